@@ -1,0 +1,114 @@
+//! Every default a config key has, in one place, each saying where its value comes from.
+//!
+//! Serde refers to these by name (`#[serde(default = "defaults::shards")]`); nothing else in the
+//! crate should hard-code a default a user could also write in a config file.
+
+use super::duration::Duration;
+use super::{EventTimeConfig, TimeUnitConfig};
+
+/// One shard per core the process may run on (`std::thread::available_parallelism`, which honours
+/// cgroup quotas and affinity masks); 1 where the platform cannot say.
+pub fn shards() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// 720 = 2^4 * 3^2 * 5: divides evenly among 1-6, 8, 9, 10, 12, 15, 16 ... shards, so key groups
+/// (and the state in them) spread evenly over most shard counts; fixed for the life of the state.
+pub fn key_groups() -> u32 {
+    720
+}
+
+/// Events per (sender, receiver) ring: 8192 x 128-byte events = 1 MiB, big enough to ride out a
+/// slow receiver for a batch or two, small enough that all rings of a 2-shard job fit in L2/L3.
+pub fn ring_capacity() -> usize {
+    8192
+}
+
+/// 1 MiB per parse chunk: large enough that per-chunk bookkeeping (a chunk-end marker to every
+/// shard) is noise, small enough that shards can share one file's chunks evenly.
+pub fn chunk_bytes() -> usize {
+    1 << 20
+}
+
+/// Thread-per-core wants each shard on its own core; the runtime falls back when the OS refuses.
+pub fn pin_cores() -> bool {
+    true
+}
+
+/// 1 MiB: far above any sane event, low enough that a file without newlines cannot eat memory.
+pub fn max_line_bytes() -> usize {
+    1 << 20
+}
+
+/// 5 s, as in the example and the usual Flink `forBoundedOutOfOrderness` choice.
+pub fn max_out_of_orderness() -> Duration {
+    Duration::from_secs(5)
+}
+
+/// 30 s without data marks a partition idle (the example value).
+pub fn idle_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+
+/// No lateness unless asked for: a window is deleted as soon as it fires (Flink's default).
+pub fn allowed_lateness() -> Duration {
+    Duration::ZERO
+}
+
+/// Generator: fixed seed so two runs of the same config produce the same events.
+pub fn seed() -> u64 {
+    42
+}
+
+/// Generator: 100 000 distinct `ad_id`s, the key count of the benchmark.
+pub fn keys() -> u64 {
+    100_000
+}
+
+/// Generator: Zipf exponent 1.0 (classic Zipf: the k-th key is 1/k as frequent as the first).
+pub fn zipf_exponent() -> f64 {
+    1.0
+}
+
+/// Generator: no celebrity key unless asked for (the benchmark has none).
+pub fn celebrity_share() -> f64 {
+    0.0
+}
+
+/// Generator: one million distinct `user_id`s.
+pub fn users() -> u64 {
+    1_000_000
+}
+
+/// Generator: 100 000 events per second of event time, so a 1-minute window holds 6 million.
+pub fn events_per_second() -> u64 {
+    100_000
+}
+
+/// Generator: 2023-11-14T22:13:20Z, a round epoch-ms value in the recent past.
+pub fn start_ms() -> i64 {
+    1_700_000_000_000
+}
+
+/// Generator: 2 s of jitter, inside the default 5 s watermark bound so nothing is late by accident.
+pub fn generator_out_of_orderness() -> Duration {
+    Duration::from_secs(2)
+}
+
+/// Generator: no late events unless asked for.
+pub fn late_fraction() -> f64 {
+    0.0
+}
+
+/// Generator: a late event is 1 minute behind its slot, beyond the default 5 s bound.
+pub fn late_by() -> Duration {
+    Duration::from_secs(60)
+}
+
+/// Generator events carry `ts` in epoch milliseconds.
+pub fn generator_event_time() -> EventTimeConfig {
+    EventTimeConfig {
+        field: "ts".to_string(),
+        unit: TimeUnitConfig::Ms,
+    }
+}

@@ -1,0 +1,300 @@
+//! The TOML config as typed data: what a user may write, with every default filled in.
+//!
+//! This module owns the shape of a config file and its parse errors (file, line, column, key,
+//! what was expected). It never checks how components refer to each other (that is
+//! [`crate::plan::build`]) and never opens the files a config names.
+//!
+//! Every table denies unknown keys; each component kind is an internally tagged enum
+//! (`type = "window"`); defaults live in [`defaults`], each saying where its value comes from.
+
+pub mod defaults;
+mod duration;
+mod error;
+mod source_text;
+pub mod suggest;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+pub use duration::{Duration, DurationError, EXPECTED_FORM};
+pub use error::ConfigError;
+pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
+
+/// A whole config file.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub runtime: RuntimeConfig,
+    #[serde(default)]
+    pub sources: BTreeMap<String, SourceConfig>,
+    #[serde(default)]
+    pub transforms: BTreeMap<String, TransformConfig>,
+    #[serde(default)]
+    pub sinks: BTreeMap<String, SinkConfig>,
+    pub dead_letter: Option<DeadLetterConfig>,
+}
+
+/// `[runtime]`. Ranges (shards >= 1, a power-of-two ring, ...) are checked by the plan, so that
+/// all of a config's problems are reported together.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeConfig {
+    #[serde(default = "defaults::shards")]
+    pub shards: usize,
+    #[serde(default = "defaults::key_groups")]
+    pub key_groups: u32,
+    #[serde(default = "defaults::ring_capacity")]
+    pub ring_capacity: usize,
+    #[serde(default = "defaults::chunk_bytes")]
+    pub chunk_bytes: usize,
+    #[serde(default = "defaults::pin_cores")]
+    pub pin_cores: bool,
+    #[serde(default = "defaults::max_line_bytes")]
+    pub max_line_bytes: usize,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            shards: defaults::shards(),
+            key_groups: defaults::key_groups(),
+            ring_capacity: defaults::ring_capacity(),
+            chunk_bytes: defaults::chunk_bytes(),
+            pin_cores: defaults::pin_cores(),
+            max_line_bytes: defaults::max_line_bytes(),
+        }
+    }
+}
+
+/// `[sources.NAME]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SourceConfig {
+    File(FileSourceConfig),
+    Generator(GeneratorSourceConfig),
+}
+
+impl SourceConfig {
+    pub fn watermark(&self) -> &WatermarkConfig {
+        match self {
+            SourceConfig::File(f) => &f.watermark,
+            SourceConfig::Generator(g) => &g.watermark,
+        }
+    }
+    pub fn event_time(&self) -> &EventTimeConfig {
+        match self {
+            SourceConfig::File(f) => &f.event_time,
+            SourceConfig::Generator(g) => &g.event_time,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSourceConfig {
+    /// A file or a glob; each matching file is one partition.
+    pub path: String,
+    #[serde(default)]
+    pub format: Format,
+    pub event_time: EventTimeConfig,
+    #[serde(default)]
+    pub watermark: WatermarkConfig,
+}
+
+/// Input encoding of a file source. Only NDJSON exists so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// One JSON object per line.
+    #[default]
+    Json,
+}
+
+/// The built-in synthetic click source; every key is optional. See [`crate::plan::GeneratorPlan`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorSourceConfig {
+    #[serde(default = "defaults::seed")]
+    pub seed: u64,
+    #[serde(default = "defaults::keys")]
+    pub keys: u64,
+    #[serde(default = "defaults::zipf_exponent")]
+    pub zipf_exponent: f64,
+    #[serde(default = "defaults::celebrity_share")]
+    pub celebrity_share: f64,
+    #[serde(default = "defaults::users")]
+    pub users: u64,
+    #[serde(default = "defaults::events_per_second")]
+    pub events_per_second: u64,
+    #[serde(default = "defaults::start_ms")]
+    pub start_ms: i64,
+    #[serde(default = "defaults::generator_out_of_orderness")]
+    pub out_of_orderness: Duration,
+    #[serde(default = "defaults::late_fraction")]
+    pub late_fraction: f64,
+    #[serde(default = "defaults::late_by")]
+    pub late_by: Duration,
+    /// Absent: unbounded.
+    pub count: Option<u64>,
+    #[serde(default = "defaults::generator_event_time")]
+    pub event_time: EventTimeConfig,
+    #[serde(default)]
+    pub watermark: WatermarkConfig,
+}
+
+/// `event_time = { field = "ts", unit = "ms" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventTimeConfig {
+    pub field: String,
+    #[serde(default)]
+    pub unit: TimeUnitConfig,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeUnitConfig {
+    #[default]
+    Ms,
+    S,
+    Us,
+    Rfc3339,
+}
+
+/// `watermark = { max_out_of_orderness = "5s", idle_timeout = "30s" }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatermarkConfig {
+    #[serde(default = "defaults::max_out_of_orderness")]
+    pub max_out_of_orderness: Duration,
+    #[serde(default = "defaults::idle_timeout")]
+    pub idle_timeout: Duration,
+}
+
+impl Default for WatermarkConfig {
+    fn default() -> Self {
+        WatermarkConfig {
+            max_out_of_orderness: defaults::max_out_of_orderness(),
+            idle_timeout: defaults::idle_timeout(),
+        }
+    }
+}
+
+/// `[transforms.NAME]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TransformConfig {
+    Window(WindowTransformConfig),
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowTransformConfig {
+    pub inputs: Vec<String>,
+    /// Empty: one global group.
+    pub group_by: Vec<String>,
+    pub window: WindowConfig,
+    #[serde(default = "defaults::allowed_lateness")]
+    pub allowed_lateness: Duration,
+    /// Name of the side output that receives events too late for their window.
+    pub late_events: Option<String>,
+    pub aggregates: Aggregates,
+}
+
+/// `window = { type = "tumbling", size = "1m" }` and its siblings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WindowConfig {
+    Tumbling { size: Duration },
+    Sliding { size: Duration, slide: Duration },
+    Session { gap: Duration },
+    Cumulative { step: Duration, max_size: Duration },
+}
+
+/// `aggregates = { name = "func(field)", ... }` in the order written, which is the order of the
+/// fields in each output line. The expressions are parsed by the plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Aggregates(pub Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for Aggregates {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct AggVisitor;
+        impl<'de> Visitor<'de> for AggVisitor {
+            type Value = Aggregates;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of `name = \"function(field)\"`")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Aggregates, A::Error> {
+                let mut out = Vec::new();
+                while let Some((name, expr)) = map.next_entry::<String, String>()? {
+                    out.push((name, expr));
+                }
+                Ok(Aggregates(out))
+            }
+        }
+        deserializer.deserialize_map(AggVisitor)
+    }
+}
+
+/// `[sinks.NAME]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SinkConfig {
+    File(FileSinkConfig),
+    Stdout(StdoutSinkConfig),
+}
+
+impl SinkConfig {
+    pub fn inputs(&self) -> &[String] {
+        match self {
+            SinkConfig::File(f) => &f.inputs,
+            SinkConfig::Stdout(s) => &s.inputs,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSinkConfig {
+    pub inputs: Vec<String>,
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StdoutSinkConfig {
+    pub inputs: Vec<String>,
+}
+
+/// `[dead_letter]`: where malformed input goes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeadLetterConfig {
+    pub path: PathBuf,
+}
+
+/// Reads and parses a config file. Messages name the file as `path` is written.
+pub fn load(path: &Path) -> Result<(Config, SourceText), ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Parses config text; `origin` names it in messages.
+pub fn parse(text: &str, origin: &str) -> Result<(Config, SourceText), ConfigError> {
+    let src = SourceText::new(origin, text);
+    match toml::from_str::<Config>(text) {
+        Ok(config) => Ok((config, src)),
+        Err(err) => Err(ConfigError::from_toml(&err, &src)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

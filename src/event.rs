@@ -1,0 +1,173 @@
+//! The event as it travels between shards: a fixed-size, `Copy` record of the fields a pipeline uses.
+//!
+//! Sources parse only what the plan needs (event time, group-by key, aggregate inputs) into an
+//! [`Event`]; the raw record stays in its source and can be recalled by (`part`, `pos`, `len`) for the
+//! rare paths that need it (late side output). An `Event` owns no heap memory, so moving it through a
+//! ring is a plain copy and the hot path never allocates.
+
+/// Bytes of group-by key an event carries inline. A longer key is rejected to the dead-letter output.
+pub const INLINE_KEY_BYTES: usize = 54;
+/// Aggregate input values an event carries (distinct fields across a window's aggregates).
+pub const MAX_VALUE_SLOTS: usize = 4;
+
+/// Kind of a value slot, 2 bits each in [`Event::kinds`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SlotKind {
+    /// Field absent or JSON `null`: ignored by every aggregate except `count()`.
+    Null = 0,
+    /// `bits` is an `i64`.
+    Int = 1,
+    /// `bits` is an `f64` (`f64::to_bits`).
+    Float = 2,
+    /// `bits` is a 64-bit hash of the value's canonical bytes (input of `count_distinct`).
+    Hash = 3,
+}
+
+/// One value slot as aggregates see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Float(f64),
+    Hash(u64),
+}
+
+/// What a ring message is. Data carries an event; the others are control messages in-band with data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Tag {
+    Data = 0,
+    /// End of one chunk's events for this receiver: `ts` = largest event time in the whole chunk
+    /// (i64::MIN if it had none), `pos` = chunk sequence number, `len` = flags (see `CHUNK_*`),
+    /// `seen_max` = ingestion time of the chunk (ns since the runtime's epoch), `part` = partition.
+    ChunkEnd = 1,
+}
+
+/// Flag in a `ChunkEnd`'s `len`: this was the partition's last chunk.
+pub const CHUNK_LAST: u32 = 1;
+/// Flag in a `ChunkEnd`'s `len`: the partition had no data for its idle timeout.
+pub const CHUNK_IDLE: u32 = 2;
+
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct Event {
+    /// Event time, epoch ms.
+    pub ts: i64,
+    /// Largest event time among the earlier events of the same chunk (i64::MIN if none): with the
+    /// chunk-end markers before it, this gives the exact watermark at this event's arrival.
+    pub seen_max: i64,
+    /// Hash of the key bytes; picks the key group and indexes state.
+    pub hash: u64,
+    /// Source position of the raw record (byte offset in a file, index for the generator).
+    pub pos: u64,
+    /// Aggregate inputs; see `kinds`.
+    pub vals: [u64; MAX_VALUE_SLOTS],
+    /// Length of the raw record at `pos`.
+    pub len: u32,
+    /// Global partition index (across all sources).
+    pub part: u16,
+    pub tag: Tag,
+    /// Which window operator this event is keyed for.
+    pub op: u8,
+    /// 2 bits per slot, slot i at bits 2i..2i+2; see [`SlotKind`].
+    pub kinds: u8,
+    pub key_len: u8,
+    /// Group-by values: each field's raw JSON token, fields separated by a 0 byte (which JSON never
+    /// contains unescaped).
+    pub key: [u8; INLINE_KEY_BYTES],
+}
+
+const _: () = assert!(std::mem::size_of::<Event>() == 128);
+
+impl Event {
+    pub const EMPTY: Event = Event {
+        ts: 0,
+        seen_max: i64::MIN,
+        hash: 0,
+        pos: 0,
+        vals: [0; MAX_VALUE_SLOTS],
+        len: 0,
+        part: 0,
+        tag: Tag::Data,
+        op: 0,
+        kinds: 0,
+        key_len: 0,
+        key: [0; INLINE_KEY_BYTES],
+    };
+
+    #[inline]
+    pub fn key(&self) -> &[u8] {
+        &self.key[..self.key_len as usize]
+    }
+
+    /// Sets the key; returns false (and leaves the event unchanged) if it is longer than
+    /// [`INLINE_KEY_BYTES`].
+    #[inline]
+    pub fn set_key(&mut self, key: &[u8]) -> bool {
+        if key.len() > INLINE_KEY_BYTES {
+            return false;
+        }
+        self.key[..key.len()].copy_from_slice(key);
+        self.key_len = key.len() as u8;
+        true
+    }
+
+    #[inline]
+    pub fn value(&self, slot: usize) -> Value {
+        let bits = self.vals[slot];
+        match (self.kinds >> (2 * slot)) & 3 {
+            1 => Value::Int(bits as i64),
+            2 => Value::Float(f64::from_bits(bits)),
+            3 => Value::Hash(bits),
+            _ => Value::Null,
+        }
+    }
+
+    #[inline]
+    pub fn set_value(&mut self, slot: usize, v: Value) {
+        let (kind, bits) = match v {
+            Value::Null => (SlotKind::Null, 0),
+            Value::Int(i) => (SlotKind::Int, i as u64),
+            Value::Float(f) => (SlotKind::Float, f.to_bits()),
+            Value::Hash(h) => (SlotKind::Hash, h),
+        };
+        self.vals[slot] = bits;
+        self.kinds = (self.kinds & !(3 << (2 * slot))) | ((kind as u8) << (2 * slot));
+    }
+}
+
+/// Hash used for key groups and state tables. Fixed seed: every shard must agree on it.
+#[inline]
+pub fn hash_key(key: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x5eed_5107).hash_one(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_slots_round_trip_without_disturbing_neighbours() {
+        let mut e = Event::EMPTY;
+        e.set_value(0, Value::Int(-5));
+        e.set_value(1, Value::Float(2.5));
+        e.set_value(2, Value::Hash(77));
+        assert_eq!(e.value(0), Value::Int(-5));
+        assert_eq!(e.value(1), Value::Float(2.5));
+        assert_eq!(e.value(2), Value::Hash(77));
+        assert_eq!(e.value(3), Value::Null);
+        e.set_value(1, Value::Null);
+        assert_eq!(e.value(0), Value::Int(-5));
+        assert_eq!(e.value(1), Value::Null);
+    }
+
+    #[test]
+    fn overlong_key_is_refused() {
+        let mut e = Event::EMPTY;
+        assert!(e.set_key(&[b'x'; INLINE_KEY_BYTES]));
+        assert!(!e.set_key(&[b'x'; INLINE_KEY_BYTES + 1]));
+        assert_eq!(e.key().len(), INLINE_KEY_BYTES);
+    }
+}

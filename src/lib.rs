@@ -1,0 +1,20 @@
+//! sluice: a single-node, thread-per-core stream processor with Flink's event-time semantics.
+//!
+//! Data flows config -> plan -> runtime -> (sources -> operators -> sinks); imports follow it:
+//! `config` parses TOML, `plan` validates it into an execution plan, `runtime` runs the plan on pinned
+//! shard threads, `sources` read and parse input, `operators` keep keyed state, `sinks` write output,
+//! `time` computes watermarks and `metrics` holds counters. `cli` wires them together.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod cli;
+pub mod config;
+pub mod event;
+pub mod loadgen;
+pub mod metrics;
+pub mod operators;
+pub mod plan;
+pub mod runtime;
+pub mod sinks;
+pub mod sources;
+pub mod time;

@@ -1,0 +1,152 @@
+//! Counters and latency: per-shard plain integers and one histogram per shard, merged at exit.
+//!
+//! Nothing here is shared between threads while the job runs: a shard owns its [`ShardStats`] and
+//! hands it back when it ends, so no counter costs an atomic per event. Metric names follow
+//! Prometheus conventions so the live endpoint (a later issue) can publish them unchanged.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Default)]
+pub struct ShardStats {
+    /// Records read and parsed by this shard (valid ones).
+    pub events_in: u64,
+    /// Events processed by this shard's operators (after routing).
+    pub events_processed: u64,
+    pub dead_letters: u64,
+    pub late_dropped: u64,
+    pub fired: u64,
+    pub refired: u64,
+    pub bytes_read: u64,
+    pub chunks_read: u64,
+    pub busy: Duration,
+    pub backpressured: Duration,
+    pub idle: Duration,
+    pub open_windows: u64,
+}
+
+impl ShardStats {
+    pub fn add(&mut self, o: &ShardStats) {
+        self.events_in += o.events_in;
+        self.events_processed += o.events_processed;
+        self.dead_letters += o.dead_letters;
+        self.late_dropped += o.late_dropped;
+        self.fired += o.fired;
+        self.refired += o.refired;
+        self.bytes_read += o.bytes_read;
+        self.chunks_read += o.chunks_read;
+        self.busy += o.busy;
+        self.backpressured += o.backpressured;
+        self.idle += o.idle;
+        self.open_windows += o.open_windows;
+    }
+}
+
+/// Ingestion-to-emission latency in microseconds, 1 us .. 1 h, 3 significant digits.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap_or_else(|_| Histogram::new(3).expect("3 sig figs is valid"))
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShardSummary {
+    pub shard: usize,
+    pub events_in: u64,
+    pub events_processed: u64,
+    pub busy_seconds: f64,
+    pub backpressured_seconds: f64,
+    pub idle_seconds: f64,
+}
+
+/// What `run` prints at exit and writes to `--stats`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub shards: usize,
+    pub elapsed_seconds: f64,
+    pub events: u64,
+    pub events_per_second: f64,
+    pub bytes_read: u64,
+    pub dead_letters: u64,
+    pub late_dropped: u64,
+    pub results_emitted: u64,
+    pub results_refired: u64,
+    pub open_windows_at_exit: u64,
+    pub stopped_by_signal: bool,
+    pub latency_p50_us: u64,
+    pub latency_p99_us: u64,
+    pub latency_p999_us: u64,
+    pub latency_max_us: u64,
+    pub per_shard: Vec<ShardSummary>,
+}
+
+impl RunSummary {
+    pub fn new(per_shard: &[ShardStats], hist: &Histogram<u64>, elapsed: Duration, stopped: bool) -> Self {
+        let mut total = ShardStats::default();
+        for s in per_shard {
+            total.add(s);
+        }
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        RunSummary {
+            shards: per_shard.len(),
+            elapsed_seconds: secs,
+            events: total.events_in,
+            events_per_second: total.events_in as f64 / secs,
+            bytes_read: total.bytes_read,
+            dead_letters: total.dead_letters,
+            late_dropped: total.late_dropped,
+            results_emitted: total.fired,
+            results_refired: total.refired,
+            open_windows_at_exit: total.open_windows,
+            stopped_by_signal: stopped,
+            latency_p50_us: hist.value_at_quantile(0.5),
+            latency_p99_us: hist.value_at_quantile(0.99),
+            latency_p999_us: hist.value_at_quantile(0.999),
+            latency_max_us: hist.max(),
+            per_shard: per_shard
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ShardSummary {
+                    shard: i,
+                    events_in: s.events_in,
+                    events_processed: s.events_processed,
+                    busy_seconds: s.busy.as_secs_f64(),
+                    backpressured_seconds: s.backpressured.as_secs_f64(),
+                    idle_seconds: s.idle.as_secs_f64(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The human summary printed at exit.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "sluice: {} events in {:.3} s = {:.2} M events/s on {} shards; {} results (+{} re-fired), {} late dropped, {} dead letters\n\
+             latency ingestion->emission: p50 {} us, p99 {} us, p999 {} us, max {} us\n",
+            self.events,
+            self.elapsed_seconds,
+            self.events_per_second / 1e6,
+            self.shards,
+            self.results_emitted,
+            self.results_refired,
+            self.late_dropped,
+            self.dead_letters,
+            self.latency_p50_us,
+            self.latency_p99_us,
+            self.latency_p999_us,
+            self.latency_max_us,
+        );
+        for p in &self.per_shard {
+            s.push_str(&format!(
+                "  shard {}: {} events in, {} processed; busy {:.2} s, backpressured {:.2} s, idle {:.2} s\n",
+                p.shard, p.events_in, p.events_processed, p.busy_seconds, p.backpressured_seconds, p.idle_seconds
+            ));
+        }
+        if self.stopped_by_signal && self.open_windows_at_exit > 0 {
+            s.push_str(&format!(
+                "  stopped by signal with {} open windows not emitted (their events were not complete)\n",
+                self.open_windows_at_exit
+            ));
+        }
+        s
+    }
+}

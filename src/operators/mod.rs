@@ -1,0 +1,49 @@
+//! Operators: per-shard, single-threaded event processors driven by the runtime.
+//!
+//! An operator sees events already routed to the shard that owns their key, together with the exact
+//! event-time watermark (see `time`). It owns all state for its keys and never sees threads, rings,
+//! sources or sinks: results leave through an [`Emitter`]. The runtime knows operators only through
+//! the [`Operator`] trait, never a window by name.
+
+pub mod window;
+
+use crate::event::Event;
+
+/// Where an operator's output goes. Called per emitted result, never per input event.
+pub trait Emitter {
+    /// One result line (a complete JSON object followed by `\n`).
+    fn result(&mut self, line: &[u8]);
+    /// An event too late for every window it belongs to: goes to the late side output, if any.
+    fn late(&mut self, event: &Event);
+}
+
+/// Counters an operator keeps; plain integers owned by the shard.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OperatorStats {
+    /// Result lines emitted when the watermark passed a window's end.
+    pub fired: u64,
+    /// Result lines emitted again because an event arrived within the allowed lateness.
+    pub refired: u64,
+    /// Events dropped from every window for lateness (each also goes to the late output if configured).
+    pub late_dropped: u64,
+}
+
+pub trait Operator: Send {
+    /// Processes one event. `wm` is the operator watermark at its arrival; `on_watermark(wm)` has
+    /// already been called with it.
+    fn on_event(&mut self, event: &Event, wm: i64, out: &mut dyn Emitter);
+    /// The watermark advanced to `wm` (strictly increasing between calls).
+    fn on_watermark(&mut self, _wm: i64, _out: &mut dyn Emitter) {}
+    /// The earliest watermark at which `on_watermark` would do anything; the runtime may skip calls
+    /// below it.
+    fn next_action(&self) -> i64 {
+        i64::MIN
+    }
+    /// Windows (or sessions) still holding state.
+    fn open_windows(&self) -> usize {
+        0
+    }
+    fn stats(&self) -> OperatorStats {
+        OperatorStats::default()
+    }
+}

@@ -1,0 +1,71 @@
+//! Result lines: `{<group-by fields>,"window_start":S,"window_end":E,<aggregates>}`.
+//!
+//! Group-by values are written as the canonical JSON tokens the source put in the key (so a string
+//! stays a string and a number a number), split at the 0 bytes that separate fields.
+
+use super::aggregate::{Acc, AggLayout};
+
+pub struct LineFormat {
+    /// `"name":` for each group-by field, pre-escaped.
+    prefixes: Vec<Vec<u8>>,
+}
+
+impl LineFormat {
+    pub fn new(group_by: &[String]) -> Self {
+        let prefixes = group_by
+            .iter()
+            .map(|name| {
+                let mut p = serde_json::to_vec(name).unwrap_or_else(|_| b"\"?\"".to_vec());
+                p.push(b':');
+                p
+            })
+            .collect();
+        LineFormat { prefixes }
+    }
+
+    /// Appends one complete line (with `\n`) to `out`.
+    pub fn write(
+        &self,
+        key: &[u8],
+        start: i64,
+        end: i64,
+        layout: &AggLayout,
+        accs: &[Acc],
+        out: &mut Vec<u8>,
+    ) {
+        out.push(b'{');
+        let mut tokens = key.split(|&b| b == 0);
+        for prefix in &self.prefixes {
+            out.extend_from_slice(prefix);
+            match tokens.next() {
+                Some(tok) if !tok.is_empty() => out.extend_from_slice(tok),
+                _ => out.extend_from_slice(b"null"),
+            }
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"window_start\":");
+        write_i64(start, out);
+        out.extend_from_slice(b",\"window_end\":");
+        write_i64(end, out);
+        layout.write_fields(accs, out);
+        out.extend_from_slice(b"}\n");
+    }
+}
+
+pub fn write_i64(v: i64, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&buf[i..]);
+}

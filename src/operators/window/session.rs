@@ -1,0 +1,229 @@
+//! Session windows: per key, sessions `[first_ts, last_ts + gap)` that merge when they touch.
+//!
+//! Merging follows Flink's `MergingWindowSet`: windows merge when they intersect *or touch*
+//! (`a.start <= b.end && a.end >= b.start`), lateness is judged on the merged window (so a late event
+//! that extends a still-open session is accepted), and a merged window whose end has already passed
+//! the watermark fires at once. Timers sit in a min-heap and are validated lazily when popped, so a
+//! merge never has to search the heap.
+
+use super::aggregate::{Acc, AggLayout};
+use super::format::LineFormat;
+use crate::event::{Event, INLINE_KEY_BYTES};
+use crate::operators::{Emitter, Operator, OperatorStats};
+use crate::time::WM_MAX;
+use hashbrown::HashTable;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+struct Session {
+    start: i64,
+    end: i64,
+    fired: bool,
+    accs: Box<[Acc]>,
+}
+
+struct KeyState {
+    hash: u64,
+    key_len: u8,
+    key: [u8; INLINE_KEY_BYTES],
+    sessions: Vec<Session>,
+}
+
+impl KeyState {
+    fn key(&self) -> &[u8] {
+        &self.key[..self.key_len as usize]
+    }
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum TimerKind {
+    Fire,
+    Cleanup,
+}
+
+pub struct SessionWindows {
+    gap: i64,
+    lateness: i64,
+    layout: AggLayout,
+    format: LineFormat,
+    index: HashTable<u32>,
+    keys: Vec<KeyState>,
+    free: Vec<u32>,
+    /// (time, kind, key index, session start)
+    timers: BinaryHeap<Reverse<(i64, TimerKind, u32, i64)>>,
+    sessions: usize,
+    line: Vec<u8>,
+    stats: OperatorStats,
+}
+
+impl SessionWindows {
+    pub fn new(gap: i64, lateness: i64, layout: AggLayout, format: LineFormat) -> Self {
+        SessionWindows {
+            gap,
+            lateness,
+            layout,
+            format,
+            index: HashTable::new(),
+            keys: Vec::new(),
+            free: Vec::new(),
+            timers: BinaryHeap::new(),
+            sessions: 0,
+            line: Vec::with_capacity(256),
+            stats: OperatorStats::default(),
+        }
+    }
+
+    fn key_index(&mut self, hash: u64, key: &[u8]) -> u32 {
+        let keys = &self.keys;
+        if let Some(&i) = self.index.find(hash, |&i| {
+            let k = &keys[i as usize];
+            k.hash == hash && k.key() == key
+        }) {
+            return i;
+        }
+        let mut state = KeyState { hash, key_len: key.len() as u8, key: [0; INLINE_KEY_BYTES], sessions: Vec::new() };
+        state.key[..key.len()].copy_from_slice(key);
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.keys[i as usize] = state;
+                i
+            }
+            None => {
+                self.keys.push(state);
+                (self.keys.len() - 1) as u32
+            }
+        };
+        let keys = &self.keys;
+        self.index.insert_unique(hash, i, |&j| keys[j as usize].hash);
+        i
+    }
+
+    fn emit(&mut self, ki: u32, si: usize, out: &mut dyn Emitter) {
+        let k = &self.keys[ki as usize];
+        let s = &k.sessions[si];
+        self.line.clear();
+        self.format.write(k.key(), s.start, s.end, &self.layout, &s.accs, &mut self.line);
+        out.result(&self.line);
+    }
+
+    fn schedule(&mut self, ki: u32, start: i64, end: i64, wm: i64) {
+        if end - 1 > wm {
+            self.timers.push(Reverse((end - 1, TimerKind::Fire, ki, start)));
+        }
+        self.timers.push(Reverse(((end - 1).saturating_add(self.lateness), TimerKind::Cleanup, ki, start)));
+    }
+
+    fn drop_key_if_empty(&mut self, ki: u32) {
+        let k = &self.keys[ki as usize];
+        if !k.sessions.is_empty() {
+            return;
+        }
+        let (hash, key) = (k.hash, k.key().to_vec());
+        let keys = &self.keys;
+        if let Ok(entry) = self.index.find_entry(hash, |&i| {
+            let k = &keys[i as usize];
+            k.hash == hash && k.key() == key.as_slice()
+        }) {
+            entry.remove();
+        }
+        self.free.push(ki);
+    }
+}
+
+impl Operator for SessionWindows {
+    fn on_event(&mut self, ev: &Event, wm: i64, out: &mut dyn Emitter) {
+        let mut start = ev.ts;
+        let mut end = ev.ts.saturating_add(self.gap);
+        let ki = self.key_index(ev.hash, ev.key());
+        let sessions = &self.keys[ki as usize].sessions;
+        // Sessions are disjoint and not touching, so one pass finds the whole merged extent.
+        let mut merging: Vec<usize> = Vec::new();
+        for (i, s) in sessions.iter().enumerate() {
+            if s.start <= end && s.end >= start {
+                merging.push(i);
+                start = start.min(s.start);
+                end = end.max(s.end);
+            }
+        }
+        if (end - 1).saturating_add(self.lateness) <= wm {
+            self.stats.late_dropped += 1;
+            out.late(ev);
+            self.drop_key_if_empty(ki);
+            return;
+        }
+        let layout = &self.layout;
+        let k = &mut self.keys[ki as usize];
+        let mut was_fired = false;
+        let mut accs: Option<Box<[Acc]>> = None;
+        for &i in merging.iter().rev() {
+            let s = k.sessions.swap_remove(i);
+            was_fired |= s.fired;
+            match accs.as_mut() {
+                None => accs = Some(s.accs),
+                Some(a) => layout.merge(a, &s.accs),
+            }
+            self.sessions -= 1;
+        }
+        let mut accs = accs.unwrap_or_else(|| {
+            let mut v = Vec::new();
+            layout.alloc(&mut v);
+            v.into_boxed_slice()
+        });
+        layout.update(&mut accs, ev);
+        let fire_now = end - 1 <= wm;
+        k.sessions.push(Session { start, end, fired: fire_now, accs });
+        self.sessions += 1;
+        let si = k.sessions.len() - 1;
+        if fire_now {
+            self.emit(ki, si, out);
+            if was_fired {
+                self.stats.refired += 1;
+            } else {
+                self.stats.fired += 1;
+            }
+        }
+        self.schedule(ki, start, end, wm);
+    }
+
+    fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
+        while let Some(Reverse((t, _, _, _))) = self.timers.peek() {
+            if *t > wm {
+                break;
+            }
+            let Some(Reverse((t, kind, ki, start))) = self.timers.pop() else { break };
+            let Some(k) = self.keys.get_mut(ki as usize) else { continue };
+            let Some(si) = k.sessions.iter().position(|s| s.start == start) else { continue };
+            let s = &k.sessions[si];
+            match kind {
+                TimerKind::Fire if !s.fired && s.end - 1 == t => {
+                    k.sessions[si].fired = true;
+                    self.emit(ki, si, out);
+                    self.stats.fired += 1;
+                }
+                TimerKind::Cleanup if (s.end - 1).saturating_add(self.lateness) == t => {
+                    if !s.fired {
+                        // Cleanup never precedes firing (lateness >= 0), but never lose a result.
+                        self.emit(ki, si, out);
+                        self.stats.fired += 1;
+                    }
+                    self.keys[ki as usize].sessions.swap_remove(si);
+                    self.sessions -= 1;
+                    self.drop_key_if_empty(ki);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn next_action(&self) -> i64 {
+        self.timers.peek().map(|Reverse((t, ..))| *t).unwrap_or(WM_MAX)
+    }
+
+    fn open_windows(&self) -> usize {
+        self.sessions
+    }
+
+    fn stats(&self) -> OperatorStats {
+        self.stats
+    }
+}

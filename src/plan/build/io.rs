@@ -1,0 +1,176 @@
+//! Validation of sources and sinks: what each reads or writes, and which streams a sink reads.
+
+use std::path::Path;
+
+use super::{Builder, Stream, Streams};
+use crate::config::{Config, KeyPath, SinkConfig, SourceConfig, TimeUnitConfig};
+use crate::plan::{
+    EventTimePlan, GeneratorPlan, SinkKind, SinkPlan, SourceKind, SourcePlan, StreamRef, TimeUnit,
+    WatermarkPlan,
+};
+
+impl Builder<'_> {
+    pub(super) fn source(&mut self, name: &str, s: &SourceConfig) -> SourcePlan {
+        let key = |k: &str| KeyPath::new(["sources", name, k]);
+        let wm = s.watermark();
+        if wm.idle_timeout.as_millis() == 0 {
+            self.err(
+                key("watermark").key("idle_timeout"),
+                "must be longer than 0s".into(),
+            );
+        }
+        let et = s.event_time();
+        if et.field.is_empty() {
+            self.err(
+                key("event_time").key("field"),
+                "the event-time field name cannot be empty".into(),
+            );
+        }
+        let kind = match s {
+            SourceConfig::File(f) => {
+                if f.path.is_empty() {
+                    self.err(key("path"), "the path cannot be empty".into());
+                } else if let Err(e) = glob::Pattern::new(&f.path) {
+                    self.err(
+                        key("path"),
+                        format!("`{}` is not a valid file name or glob: {e}", f.path),
+                    );
+                }
+                SourceKind::File {
+                    path: f.path.clone(),
+                }
+            }
+            SourceConfig::Generator(g) => {
+                if et.field != "ts" || et.unit != TimeUnitConfig::Ms {
+                    self.err(key("event_time"), "a generator's events carry their time in `ts`, epoch milliseconds: use { field = \"ts\", unit = \"ms\" } or leave event_time out".into());
+                }
+                for (k, v) in [
+                    ("keys", g.keys),
+                    ("users", g.users),
+                    ("events_per_second", g.events_per_second),
+                ] {
+                    if v == 0 {
+                        self.err(key(k), "must be at least 1".into());
+                    }
+                }
+                for (k, v) in [
+                    ("celebrity_share", g.celebrity_share),
+                    ("late_fraction", g.late_fraction),
+                ] {
+                    if !(0.0..=1.0).contains(&v) {
+                        self.err(
+                            key(k),
+                            format!("{v} is not a share: must be between 0.0 and 1.0"),
+                        );
+                    }
+                }
+                if !(g.zipf_exponent.is_finite() && g.zipf_exponent >= 0.0) {
+                    self.err(
+                        key("zipf_exponent"),
+                        format!(
+                            "{} is not allowed: must be a finite number >= 0.0",
+                            g.zipf_exponent
+                        ),
+                    );
+                }
+                SourceKind::Generator(GeneratorPlan {
+                    seed: g.seed,
+                    keys: g.keys,
+                    zipf_exponent: g.zipf_exponent,
+                    celebrity_share: g.celebrity_share,
+                    users: g.users,
+                    events_per_second: g.events_per_second,
+                    start_ms: g.start_ms,
+                    out_of_orderness_ms: g.out_of_orderness.as_millis(),
+                    late_fraction: g.late_fraction,
+                    late_by_ms: g.late_by.as_millis(),
+                    count: g.count,
+                })
+            }
+        };
+        SourcePlan {
+            name: name.to_string(),
+            kind,
+            event_time: EventTimePlan {
+                field: et.field.clone(),
+                unit: match et.unit {
+                    TimeUnitConfig::Ms => TimeUnit::Millis,
+                    TimeUnitConfig::S => TimeUnit::Seconds,
+                    TimeUnitConfig::Us => TimeUnit::Micros,
+                    TimeUnitConfig::Rfc3339 => TimeUnit::Rfc3339,
+                },
+            },
+            watermark: WatermarkPlan {
+                max_out_of_orderness_ms: wm.max_out_of_orderness.as_millis(),
+                idle_timeout_ms: wm.idle_timeout.as_millis(),
+            },
+        }
+    }
+
+    pub(super) fn sinks(&mut self, config: &Config, streams: &Streams<'_>) -> Vec<SinkPlan> {
+        let mut paths: Vec<(&Path, KeyPath)> = Vec::new();
+        if let Some(d) = &config.dead_letter {
+            if d.path.as_os_str().is_empty() {
+                self.err(
+                    KeyPath::new(["dead_letter", "path"]),
+                    "the path cannot be empty".into(),
+                );
+            }
+            paths.push((&d.path, KeyPath::new(["dead_letter", "path"])));
+        }
+        let mut plans = Vec::new();
+        for (name, sink) in &config.sinks {
+            let at = |k: &str| KeyPath::new(["sinks", name, k]);
+            let mut inputs = Vec::new();
+            if sink.inputs().is_empty() {
+                self.err(at("inputs"), "a sink needs at least one input".into());
+            }
+            let is_output = |s: Stream| matches!(s, Stream::Window(_) | Stream::Late(_));
+            for (i, input) in sink.inputs().iter().enumerate() {
+                let key = at("inputs").index(i);
+                let stream = match streams.get(input) {
+                    Some(Stream::Window(op)) => StreamRef::Window(op),
+                    Some(Stream::Late(op)) => StreamRef::Late(op),
+                    Some(Stream::Source(_)) => {
+                        self.err(key, format!("`{input}` is a source; a sink reads the results of a transform or a late_events side output, so put a transform between them"));
+                        continue;
+                    }
+                    Some(Stream::Sink) => {
+                        self.err(key, format!("`{input}` is a sink, not a stream; a sink reads the results of a transform or a late_events side output"));
+                        continue;
+                    }
+                    None => {
+                        let hint = streams.hint(input, is_output);
+                        self.err(key, format!("unknown input `{input}`: no transform or late_events output has this name{hint}"));
+                        continue;
+                    }
+                };
+                if inputs.contains(&stream) {
+                    self.err(key, format!("`{input}` is listed twice"));
+                } else {
+                    inputs.push(stream);
+                }
+            }
+            let kind = match sink {
+                SinkConfig::Stdout(_) => SinkKind::Stdout,
+                SinkConfig::File(f) => {
+                    if f.path.as_os_str().is_empty() {
+                        self.err(at("path"), "the path cannot be empty".into());
+                    } else if let Some((_, other)) = paths.iter().find(|(p, _)| *p == f.path) {
+                        self.err(at("path"), format!("`{}` is also written by `{other}`; two outputs cannot share a file", f.path.display()));
+                    }
+                    paths.push((&f.path, at("path")));
+                    SinkKind::File {
+                        path: f.path.clone(),
+                    }
+                }
+            };
+            plans.push(SinkPlan {
+                name: name.clone(),
+                kind,
+                inputs,
+            });
+        }
+        plans
+    }
+}

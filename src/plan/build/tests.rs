@@ -1,0 +1,497 @@
+//! Plan validation tests: the shipped configs build, the issue's example builds to exactly the
+//! plan written out by hand here, and each class of problem is reported at its file:line:col and
+//! key, all of them at once.
+
+use super::*;
+use crate::config::parse;
+use crate::plan::{
+    AggFunc, AggPlan, EventTimePlan, SinkKind, SinkPlan, SourceKind, SourcePlan, StreamRef,
+    TimeUnit, WatermarkPlan, WindowKind,
+};
+
+/// Line numbers in the tests below refer to this text.
+const BASE: &str = r#"[sources.clicks]
+type = "generator"
+
+[transforms.cpm]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = { type = "tumbling", size = "1m" }
+aggregates = { clicks = "count()" }
+
+[sinks.out]
+type = "stdout"
+inputs = ["cpm"]
+"#;
+
+fn build_text(text: &str) -> Result<Plan, PlanErrors> {
+    let (config, src) =
+        parse(text, "p.toml").unwrap_or_else(|e| panic!("parse failed: {e}\n{text}"));
+    build(&config, &src)
+}
+
+fn edited(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "BASE has no {from:?}");
+    BASE.replacen(from, to, 1)
+}
+
+/// The errors of `text`, one display line each.
+fn errors(text: &str) -> Vec<String> {
+    match build_text(text) {
+        Ok(plan) => panic!("built, but should not have: {plan:?}\n{text}"),
+        Err(e) => e.to_string().lines().map(str::to_string).collect(),
+    }
+}
+
+/// The single error of `text`.
+fn error(text: &str) -> String {
+    let errs = errors(text);
+    assert_eq!(errs.len(), 1, "expected one error, got {errs:#?}");
+    errs[0].clone()
+}
+
+#[test]
+fn every_shipped_config_parses_and_builds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+    let mut built = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            if let Err(e) = load(&path) {
+                panic!("{} does not build:\n{e}", path.display());
+            }
+            built += 1;
+        }
+    }
+    assert!(
+        built >= 3,
+        "only {built} configs found in {}",
+        dir.display()
+    );
+}
+
+#[test]
+fn the_issue_example_builds_to_exactly_this_plan() {
+    let plan = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("config/example.toml")).unwrap();
+    let agg = |name: &str, func, field: Option<&str>| AggPlan {
+        name: name.into(),
+        func,
+        field: field.map(Into::into),
+    };
+    let expected = Plan {
+        runtime: RuntimePlan {
+            shards: 2,
+            key_groups: 720,
+            ring_capacity: 8192,
+            chunk_bytes: 1 << 20,
+            pin_cores: true,
+            max_line_bytes: 1 << 20,
+        },
+        sources: vec![SourcePlan {
+            name: "clicks".into(),
+            kind: SourceKind::File {
+                path: "data/clicks.ndjson".into(),
+            },
+            event_time: EventTimePlan {
+                field: "ts".into(),
+                unit: TimeUnit::Millis,
+            },
+            watermark: WatermarkPlan {
+                max_out_of_orderness_ms: 5_000,
+                idle_timeout_ms: 30_000,
+            },
+        }],
+        windows: vec![WindowPlan {
+            name: "clicks_per_minute".into(),
+            inputs: vec![0],
+            group_by: vec!["ad_id".into()],
+            window: WindowKind::Tumbling { size_ms: 60_000 },
+            allowed_lateness_ms: 60_000,
+            late_events: Some("late_clicks".into()),
+            aggregates: vec![
+                agg("clicks", AggFunc::Count, None),
+                agg("spend", AggFunc::Sum, Some("bid")),
+                agg("top_bid", AggFunc::Max, Some("bid")),
+                agg("users", AggFunc::CountDistinct, Some("user_id")),
+            ],
+        }],
+        // Sorted by name: "counts" < "late".
+        sinks: vec![
+            SinkPlan {
+                name: "counts".into(),
+                kind: SinkKind::File {
+                    path: "out/clicks_per_minute.ndjson".into(),
+                },
+                inputs: vec![StreamRef::Window(0)],
+            },
+            SinkPlan {
+                name: "late".into(),
+                kind: SinkKind::File {
+                    path: "out/late_clicks.ndjson".into(),
+                },
+                inputs: vec![StreamRef::Late(0)],
+            },
+        ],
+        dead_letter: Some("out/dead_letter.ndjson".into()),
+    };
+    assert_eq!(plan, expected);
+    assert_eq!(plan.windows[0].value_fields(), ["bid", "user_id"]);
+}
+
+#[test]
+fn quickstart_is_bounded_and_exercises_the_late_path() {
+    let plan = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("config/quickstart.toml")).unwrap();
+    let SourceKind::Generator(g) = &plan.sources[0].kind else {
+        panic!("{plan:?}")
+    };
+    assert_eq!((g.count, g.keys), (Some(20_000_000), 100_000));
+    assert_eq!((g.late_fraction, g.late_by_ms), (0.001, 120_000));
+    // Late by more than out-of-orderness + lateness, so some events do reach the side output.
+    let w = &plan.windows[0];
+    assert!(
+        g.late_by_ms > plan.sources[0].watermark.max_out_of_orderness_ms + w.allowed_lateness_ms
+    );
+    assert_eq!(w.late_events.as_deref(), Some("late_clicks"));
+    assert_eq!(
+        plan.sinks.iter().map(|s| s.inputs[0]).collect::<Vec<_>>(),
+        [StreamRef::Window(0), StreamRef::Late(0)]
+    );
+}
+
+#[test]
+fn example_runs_unchanged_on_a_bare_generator() {
+    let example = include_str!("../../../config/example.toml");
+    let from = example.find("[sources.clicks]").unwrap();
+    let to = example.find("[transforms.").unwrap();
+    let text = format!(
+        "{}[sources.clicks]\ntype = \"generator\"\n\n{}",
+        &example[..from],
+        &example[to..]
+    );
+    let plan = build_text(&text).unwrap();
+    let s = &plan.sources[0];
+    assert!(matches!(&s.kind, SourceKind::Generator(g) if g.count.is_none() && g.seed == 42));
+    assert_eq!(
+        s.event_time,
+        EventTimePlan {
+            field: "ts".into(),
+            unit: TimeUnit::Millis
+        }
+    );
+    assert_eq!(s.watermark.max_out_of_orderness_ms, 5_000);
+}
+
+#[test]
+fn several_sources_union_and_ids_follow_name_order() {
+    let text = edited("inputs = [\"clicks\"]", "inputs = [\"views\", \"clicks\"]")
+        + "\n[sources.views]\ntype = \"generator\"\nseed = 7\n\n[sources.a_first]\ntype = \"generator\"\n";
+    let plan = build_text(&text).unwrap();
+    let names: Vec<&str> = plan.sources.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a_first", "clicks", "views"]);
+    assert_eq!(plan.windows[0].inputs, [2, 1]);
+}
+
+#[test]
+fn empty_group_by_and_an_unread_late_stream_are_fine() {
+    let text = edited(
+        "group_by = [\"ad_id\"]",
+        "group_by = []\nlate_events = \"nobody_reads_this\"",
+    );
+    let plan = build_text(&text).unwrap();
+    assert!(plan.windows[0].group_by.is_empty());
+    assert_eq!(plan.dead_letter, None);
+}
+
+#[test]
+fn unknown_inputs_are_reported_with_a_suggestion() {
+    let errs = errors(
+        &edited("inputs = [\"clicks\"]", "inputs = [\"clics\"]").replacen(
+            "[\"cpm\"]",
+            "[\"cmp\"]",
+            1,
+        ),
+    );
+    assert_eq!(errs, [
+        "p.toml:6:11: transforms.cpm.inputs[0]: unknown input `clics`: no source has this name; did you mean `clicks`?",
+        "p.toml:13:11: sinks.out.inputs[0]: unknown input `cmp`: no transform or late_events output has this name; did you mean `cpm`?",
+    ]);
+}
+
+#[test]
+fn cycles_are_reported_with_their_path() {
+    let text = edited("inputs = [\"clicks\"]", "inputs = [\"clicks\", \"b\"]")
+        + "\n[transforms.b]\ntype = \"window\"\ninputs = [\"cpm\"]\ngroup_by = []\nwindow = { type = \"session\", gap = \"5s\" }\naggregates = { n = \"count()\" }\n";
+    assert_eq!(error(&text), "p.toml:17:11: transforms.b.inputs[0]: transforms form a cycle: b -> cpm -> b (each reads the next); a pipeline must be acyclic");
+    let own = edited(
+        "inputs = [\"clicks\"]",
+        "inputs = [\"own_late\"]\nlate_events = \"own_late\"",
+    );
+    assert_eq!(error(&own), "p.toml:6:11: transforms.cpm.inputs[0]: transforms form a cycle: cpm -> cpm (each reads the next); a pipeline must be acyclic");
+}
+
+#[test]
+fn windows_over_windows_are_not_supported_yet() {
+    let text = edited("group_by = [\"ad_id\"]", "group_by = [\"ad_id\"]\nlate_events = \"late\"")
+        + "\n[transforms.hourly]\ntype = \"window\"\ninputs = [\"cpm\", \"late\"]\ngroup_by = []\nwindow = { type = \"tumbling\", size = \"1h\" }\naggregates = { n = \"count()\" }\n";
+    let errs = errors(&text);
+    assert_eq!(errs.len(), 2, "{errs:#?}");
+    assert!(errs[0].starts_with("p.toml:18:11: transforms.hourly.inputs[0]: `cpm` is the output of a transform; windows over a transform's output are not supported by the runtime yet"), "{}", errs[0]);
+    assert!(errs[1].starts_with("p.toml:18:18: transforms.hourly.inputs[1]: `late` is the late side output of a transform;"), "{}", errs[1]);
+}
+
+#[test]
+fn sinks_cannot_read_sources_or_sinks() {
+    let errs = errors(&edited(
+        "inputs = [\"cpm\"]",
+        "inputs = [\"cpm\", \"clicks\", \"out\", \"cpm\"]",
+    ));
+    assert_eq!(errs.len(), 3, "{errs:#?}");
+    assert!(errs[0].starts_with("p.toml:13:18: sinks.out.inputs[1]: `clicks` is a source; a sink reads the results of a transform"), "{}", errs[0]);
+    assert!(
+        errs[1].starts_with("p.toml:13:28: sinks.out.inputs[2]: `out` is a sink, not a stream"),
+        "{}",
+        errs[1]
+    );
+    assert_eq!(
+        errs[2],
+        "p.toml:13:35: sinks.out.inputs[3]: `cpm` is listed twice"
+    );
+}
+
+#[test]
+fn aggregate_functions_and_arity() {
+    let with = |aggs: &str| errors(&edited("{ clicks = \"count()\" }", aggs));
+    let e = with("{ clicks = \"cnt()\" }");
+    assert_eq!(e, ["p.toml:9:16: transforms.cpm.aggregates.clicks: unknown aggregate function `cnt` in `cnt()`; known functions: count(), sum(field), min(field), max(field), avg(field), count_distinct(field); did you mean `count`?"]);
+    let e = with("{ a = \"count(bid)\", b = \"sum()\", c = \"sum(bid, ts)\", d = \"sum bid\" }");
+    assert_eq!(e, [
+        "p.toml:9:16: transforms.cpm.aggregates.a: `count` takes no field (it counts events): write `count()`, not `count(bid)`",
+        "p.toml:9:34: transforms.cpm.aggregates.b: `sum` needs a field: write `sum(field)`",
+        "p.toml:9:47: transforms.cpm.aggregates.c: `sum` takes exactly one field in `sum(bid, ts)`",
+        "p.toml:9:67: transforms.cpm.aggregates.d: `sum bid` is not an aggregate: expected `function(field)` such as `sum(bid)`, or `count()`",
+    ]);
+    assert_eq!(with("{}"), ["p.toml:9:1: transforms.cpm.aggregates: a window needs at least one aggregate, e.g. { clicks = \"count()\" }"]);
+}
+
+#[test]
+fn parse_aggregate_table() {
+    use window::parse_aggregate;
+    let ok: &[(&str, AggFunc, Option<&str>)] = &[
+        ("count()", AggFunc::Count, None),
+        (" count( ) ", AggFunc::Count, None),
+        ("sum(bid)", AggFunc::Sum, Some("bid")),
+        ("min( ts )", AggFunc::Min, Some("ts")),
+        ("max(bid)", AggFunc::Max, Some("bid")),
+        ("avg(bid)", AggFunc::Avg, Some("bid")),
+        (
+            "count_distinct(user_id)",
+            AggFunc::CountDistinct,
+            Some("user_id"),
+        ),
+    ];
+    for &(expr, func, field) in ok {
+        assert_eq!(
+            parse_aggregate(expr),
+            Ok((func, field.map(str::to_string))),
+            "{expr}"
+        );
+    }
+    for bad in [
+        "",
+        "count",
+        "count(",
+        "sum)bid(",
+        "Sum(bid)",
+        "sum(a b)",
+        "sum((bid))",
+        "median(bid)",
+    ] {
+        assert!(parse_aggregate(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn at_most_four_value_fields_and_no_name_collisions() {
+    let aggs = "{ a = \"sum(f1)\", b = \"max(f2)\", c = \"min(f3)\", d = \"avg(f4)\", e = \"sum(f5)\", f = \"max(f1)\" }";
+    let text = edited(
+        "type = \"generator\"",
+        "type = \"file\"\npath = \"x.ndjson\"\nevent_time = { field = \"ts\" }",
+    )
+    .replacen("{ clicks = \"count()\" }", aggs, 1);
+    assert_eq!(error(&text), "p.toml:11:1: transforms.cpm.aggregates: the aggregates read 5 distinct fields (`f1`, `f2`, `f3`, `f4`, `f5`); a window may read at most 4");
+    let errs = errors(
+        &edited(
+            "{ clicks = \"count()\" }",
+            "{ ad_id = \"count()\", window_end = \"max(bid)\" }",
+        )
+        .replacen("[\"ad_id\"]", "[\"ad_id\", \"ad_id\", \"window_start\"]", 1),
+    );
+    assert_eq!(errs.len(), 4, "{errs:#?}");
+    assert_eq!(
+        errs[0],
+        "p.toml:7:22: transforms.cpm.group_by[1]: `ad_id` is listed twice"
+    );
+    assert!(errs[1].starts_with("p.toml:7:31: transforms.cpm.group_by[2]: `window_start` is a field every window result has"), "{}", errs[1]);
+    assert!(
+        errs[2].starts_with(
+            "p.toml:9:16: transforms.cpm.aggregates.ad_id: aggregate name `ad_id` collides"
+        ),
+        "{}",
+        errs[2]
+    );
+    assert!(errs[3].starts_with("p.toml:9:35: transforms.cpm.aggregates.window_end: aggregate name `window_end` collides"), "{}", errs[3]);
+}
+
+#[test]
+fn generator_sources_have_four_fields() {
+    let errs =
+        errors(&edited("[\"ad_id\"]", "[\"ad\"]").replacen("\"count()\"", "\"max(price)\"", 1));
+    assert_eq!(errs, [
+        "p.toml:7:13: transforms.cpm.group_by[0]: field `ad` is not in the events of generator source `clicks`, which carry ad_id, user_id, ts, bid",
+        "p.toml:9:16: transforms.cpm.aggregates.clicks: field `price` is not in the events of generator source `clicks`, which carry ad_id, user_id, ts, bid",
+    ]);
+}
+
+#[test]
+fn window_shapes() {
+    let with = |w: &str| errors(&edited("{ type = \"tumbling\", size = \"1m\" }", w));
+    assert_eq!(
+        with("{ type = \"tumbling\", size = \"0s\" }"),
+        ["p.toml:8:31: transforms.cpm.window.size: must be longer than 0s"]
+    );
+    assert_eq!(
+        with("{ type = \"session\", gap = \"0ms\" }"),
+        ["p.toml:8:30: transforms.cpm.window.gap: must be longer than 0s"]
+    );
+    assert_eq!(with("{ type = \"sliding\", size = \"1m\", slide = \"2m\" }"), ["p.toml:8:43: transforms.cpm.window.slide: slide 2m is longer than size 1m: events between windows would be dropped; slide must be <= size"]);
+    assert_eq!(with("{ type = \"sliding\", size = \"1m\", slide = \"7s\" }"), ["p.toml:8:43: transforms.cpm.window.slide: size 1m is not a whole multiple of slide 7s: size % slide must be 0"]);
+    assert_eq!(with("{ type = \"cumulative\", step = \"7s\", max_size = \"1m\" }"), ["p.toml:8:46: transforms.cpm.window.max_size: max_size 1m is not a whole multiple of step 7s: max_size % step must be 0"]);
+    let ok = |w: &str| {
+        build_text(&edited("{ type = \"tumbling\", size = \"1m\" }", w))
+            .unwrap()
+            .windows[0]
+            .window
+    };
+    assert_eq!(
+        ok("{ type = \"sliding\", size = \"1m\", slide = \"1m\" }"),
+        WindowKind::Sliding {
+            size_ms: 60_000,
+            slide_ms: 60_000
+        }
+    );
+    assert_eq!(
+        ok("{ type = \"cumulative\", step = \"10s\", max_size = \"1m\" }"),
+        WindowKind::Cumulative {
+            step_ms: 10_000,
+            max_size_ms: 60_000
+        }
+    );
+    assert_eq!(
+        ok("{ type = \"session\", gap = \"500ms\" }"),
+        WindowKind::Session { gap_ms: 500 }
+    );
+}
+
+#[test]
+fn names_are_unique_across_kinds_and_late_streams() {
+    let text = edited(
+        "group_by = [\"ad_id\"]",
+        "group_by = [\"ad_id\"]\nlate_events = \"clicks\"",
+    ) + "\n[sinks.cpm]\ntype = \"stdout\"\ninputs = [\"cpm\"]\n";
+    let errs = errors(&text);
+    assert_eq!(errs, [
+        "p.toml:8:1: transforms.cpm.late_events: name `clicks` is already used by `sources.clicks`; names must be unique across sources, transforms, late_events and sinks",
+        "p.toml:16:8: sinks.cpm: name `cpm` is already used by `transforms.cpm`; names must be unique across sources, transforms, late_events and sinks",
+    ]);
+}
+
+#[test]
+fn runtime_ranges() {
+    let text = format!("[runtime]\nshards = 0\nring_capacity = 100\nchunk_bytes = 0\n\n{BASE}");
+    assert_eq!(errors(&text), [
+        "p.toml:2:1: runtime.shards: must be at least 1",
+        "p.toml:3:1: runtime.ring_capacity: 100 is not allowed: must be a power of two, at least 16",
+        "p.toml:4:1: runtime.chunk_bytes: must be at least 1",
+    ]);
+    let text = format!("[runtime]\nshards = 4\nkey_groups = 3\nring_capacity = 8\n\n{BASE}");
+    assert_eq!(errors(&text), [
+        "p.toml:3:1: runtime.key_groups: 3 key groups cannot be spread over 4 shards: key_groups must be >= shards",
+        "p.toml:4:1: runtime.ring_capacity: 8 is not allowed: must be a power of two, at least 16",
+    ]);
+    let text = format!("[runtime]\nshards = 4\nkey_groups = 4\nring_capacity = 16\n\n{BASE}");
+    assert_eq!(build_text(&text).unwrap().runtime.ring_capacity, 16);
+}
+
+#[test]
+fn too_many_windows() {
+    let mut text = BASE.to_string();
+    for i in 0..MAX_WINDOWS {
+        text += &format!("\n[transforms.w{i}]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = []\nwindow = {{ type = \"tumbling\", size = \"1s\" }}\naggregates = {{ n = \"count()\" }}\n");
+    }
+    assert_eq!(error(&text), "p.toml:4:2: transforms: 256 windows, but at most 255 are supported (operator ids are one byte)");
+    let fewer = text.replacen("[transforms.cpm]", "[transforms.cpm_unused]", 1).replace("[transforms.cpm_unused]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = [\"ad_id\"]\nwindow = { type = \"tumbling\", size = \"1m\" }\naggregates = { clicks = \"count()\" }\n", "").replacen("[\"cpm\"]", "[\"w0\"]", 1);
+    assert_eq!(build_text(&fewer).unwrap().windows.len(), MAX_WINDOWS);
+}
+
+#[test]
+fn empty_pipeline_and_source_problems() {
+    assert_eq!(
+        errors("[runtime]\nshards = 1\n"),
+        [
+            "p.toml: sources: no sources: a pipeline needs at least one [sources.NAME] table",
+            "p.toml: transforms: no transforms: a pipeline needs at least one [transforms.NAME] table",
+            "p.toml: sinks: no sinks: a pipeline needs at least one [sinks.NAME] table",
+        ]
+    );
+    let text = edited("type = \"generator\"", "type = \"generator\"\nkeys = 0\nlate_fraction = 1.5\nevent_time = { field = \"time\" }\nwatermark = { idle_timeout = \"0s\" }");
+    assert_eq!(errors(&text), [
+        "p.toml:3:1: sources.clicks.keys: must be at least 1",
+        "p.toml:4:1: sources.clicks.late_fraction: 1.5 is not a share: must be between 0.0 and 1.0",
+        "p.toml:5:1: sources.clicks.event_time: a generator's events carry their time in `ts`, epoch milliseconds: use { field = \"ts\", unit = \"ms\" } or leave event_time out",
+        "p.toml:6:15: sources.clicks.watermark.idle_timeout: must be longer than 0s",
+    ]);
+    let text = edited(
+        "type = \"generator\"",
+        "type = \"file\"\npath = \"data/[.ndjson\"\nevent_time = { field = \"ts\", unit = \"s\" }",
+    );
+    let e = error(&text);
+    assert!(
+        e.starts_with(
+            "p.toml:3:1: sources.clicks.path: `data/[.ndjson` is not a valid file name or glob"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn outputs_cannot_share_a_file() {
+    let text = edited(
+        "type = \"stdout\"",
+        "type = \"file\"\npath = \"out/x.ndjson\"",
+    ) + "\n[dead_letter]\npath = \"out/x.ndjson\"\n";
+    assert_eq!(error(&text), "p.toml:13:1: sinks.out.path: `out/x.ndjson` is also written by `dead_letter.path`; two outputs cannot share a file");
+}
+
+#[test]
+fn every_problem_is_reported_at_once_in_file_order() {
+    let text = format!("[runtime]\nshards = 0\n\n{BASE}")
+        .replacen("[\"clicks\"]", "[\"nope\"]", 1)
+        .replacen("\"1m\"", "\"0s\"", 1)
+        .replacen("\"count()\"", "\"median(bid)\"", 1)
+        .replacen("[\"cpm\"]", "[\"clicks\"]", 1);
+    let errs = errors(&text);
+    let keys: Vec<&str> = errs.iter().map(|e| e.split(": ").nth(1).unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "runtime.shards",
+            "transforms.cpm.inputs[0]",
+            "transforms.cpm.window.size",
+            "transforms.cpm.aggregates.clicks",
+            "sinks.out.inputs[0]"
+        ]
+    );
+    let lines: Vec<&str> = errs.iter().map(|e| e.split(':').nth(1).unwrap()).collect();
+    assert_eq!(lines, ["2", "9", "11", "12", "16"]);
+}

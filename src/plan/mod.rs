@@ -1,0 +1,160 @@
+//! The validated execution plan: what the runtime runs, and nothing it could refuse.
+//!
+//! A `Plan` is built from a parsed [`crate::config::Config`] by [`build`], which checks the whole
+//! graph (every input names a stream, no cycles, aggregates name known functions and fields) and
+//! reports every problem at once. The plan never touches threads, rings or the files a source reads:
+//! a glob stays a pattern here and is expanded when the runtime opens the source.
+
+mod build;
+pub use build::{build, load, LoadError, PlanError, PlanErrors};
+
+use std::path::PathBuf;
+
+/// Index into [`Plan::sources`].
+pub type SourceId = usize;
+/// Index into [`Plan::windows`].
+pub type OpId = usize;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub runtime: RuntimePlan,
+    pub sources: Vec<SourcePlan>,
+    pub windows: Vec<WindowPlan>,
+    pub sinks: Vec<SinkPlan>,
+    /// Where malformed input goes; `None` means it is only counted (and logged once).
+    pub dead_letter: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimePlan {
+    pub shards: usize,
+    pub key_groups: u32,
+    /// Events each (sender, receiver) ring holds; a full ring is "no credit".
+    pub ring_capacity: usize,
+    /// Bytes of input (or generated events x 64) one chunk covers; chunks are the unit of parallel parsing.
+    pub chunk_bytes: usize,
+    /// Pin each shard thread to a core.
+    pub pin_cores: bool,
+    /// Longest accepted input line; longer lines go to the dead letter output.
+    pub max_line_bytes: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourcePlan {
+    pub name: String,
+    pub kind: SourceKind,
+    pub event_time: EventTimePlan,
+    pub watermark: WatermarkPlan,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceKind {
+    /// A file or a glob; each matching file is one partition. Format is NDJSON.
+    File { path: String },
+    Generator(GeneratorPlan),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    Millis,
+    Seconds,
+    Micros,
+    Rfc3339,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventTimePlan {
+    pub field: String,
+    pub unit: TimeUnit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatermarkPlan {
+    pub max_out_of_orderness_ms: i64,
+    pub idle_timeout_ms: i64,
+}
+
+/// The synthetic click model shared by the `generator` source and `sluice loadgen`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratorPlan {
+    pub seed: u64,
+    /// Distinct `ad_id`s (`ad-0` .. `ad-{keys-1}`), drawn Zipf-distributed.
+    pub keys: u64,
+    pub zipf_exponent: f64,
+    /// Share of events that go to the celebrity key `ad-0` regardless of Zipf (0.0 ..= 1.0).
+    pub celebrity_share: f64,
+    /// Distinct `user_id`s, drawn uniformly.
+    pub users: u64,
+    /// Event-time rate: events per second of event time.
+    pub events_per_second: u64,
+    /// Event time of the first event, epoch ms.
+    pub start_ms: i64,
+    /// Each event's time is jittered back by up to this much (stays within the watermark bound).
+    pub out_of_orderness_ms: i64,
+    /// Share of events made late on purpose (0.0 ..= 1.0).
+    pub late_fraction: f64,
+    /// How far behind its slot a late event's time is.
+    pub late_by_ms: i64,
+    /// `None`: unbounded.
+    pub count: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowKind {
+    Tumbling { size_ms: i64 },
+    Sliding { size_ms: i64, slide_ms: i64 },
+    Session { gap_ms: i64 },
+    Cumulative { step_ms: i64, max_size_ms: i64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+    CountDistinct,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggPlan {
+    /// Output field name.
+    pub name: String,
+    pub func: AggFunc,
+    /// Input field; `None` only for `count()`.
+    pub field: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowPlan {
+    pub name: String,
+    pub inputs: Vec<SourceId>,
+    pub group_by: Vec<String>,
+    pub window: WindowKind,
+    pub allowed_lateness_ms: i64,
+    /// Name of the late side output stream, if configured.
+    pub late_events: Option<String>,
+    pub aggregates: Vec<AggPlan>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamRef {
+    /// The results of window `OpId`.
+    Window(OpId),
+    /// The late side output of window `OpId`.
+    Late(OpId),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SinkKind {
+    File { path: PathBuf },
+    Stdout,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SinkPlan {
+    pub name: String,
+    pub kind: SinkKind,
+    pub inputs: Vec<StreamRef>,
+}

@@ -1,0 +1,236 @@
+//! The runtime: runs a [`Plan`] on N pinned shard threads that share nothing but SPSC rings.
+//!
+//! Key -> hash -> key group (`key_groups` of them, fixed for the life of the state) -> shard: shard `i`
+//! owns a contiguous range of key groups and all state for them. `run` builds everything a shard needs
+//! before any thread starts (so a bad source or sink fails first), starts the shards, waits for them
+//! and merges their counters. It knows operators, sources and sinks only through their traits.
+
+pub mod ring;
+pub mod schedule;
+mod setup;
+mod shard;
+
+use crate::metrics::{latency_histogram, RunSummary, ShardStats};
+use crate::operators::window;
+use crate::plan::{AggFunc, Plan, SinkKind, SourceKind, StreamRef};
+use crate::sinks::{SharedSink, SinkError};
+use crate::sources::generator::GenParser;
+use crate::sources::record::{Binding, RecordParser, SlotUse};
+use crate::sources::{PartKind, Partition, SourceError};
+use schedule::Schedule;
+use setup::{Routes, ShardSetup, StopCoord};
+use shard::{Shard, ShardParts, SourceParser};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+    #[error("window `{window}`: {message}")]
+    Setup { window: String, message: String },
+    #[error("shard {shard} failed: {message}")]
+    Shard { shard: usize, message: String },
+}
+
+pub struct RunOptions {
+    /// Set by SIGINT/SIGTERM: stop reading, finish what is in flight, flush, return.
+    pub stop: Arc<AtomicBool>,
+    /// Read files through io_uring (falls back to pread if the kernel refuses).
+    pub uring: bool,
+    /// Replace the plan's sources by these partitions (benchmarks on pre-parsed events).
+    pub partitions: Option<Vec<Partition>>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { stop: Arc::new(AtomicBool::new(false)), uring: true, partitions: None }
+    }
+}
+
+/// For each window: the value slots its events carry, and the slot each aggregate reads.
+fn slots_of(w: &crate::plan::WindowPlan) -> (Vec<(String, SlotUse)>, Vec<Option<usize>>) {
+    let mut slots: Vec<(String, SlotUse)> = Vec::new();
+    let mut agg_slots = Vec::new();
+    for a in &w.aggregates {
+        let Some(f) = &a.field else {
+            agg_slots.push(None);
+            continue;
+        };
+        let use_ = if a.func == AggFunc::CountDistinct { SlotUse::Hash } else { SlotUse::Number };
+        let i = match slots.iter().position(|(n, u)| n == f && *u == use_) {
+            Some(i) => i,
+            None => {
+                slots.push((f.clone(), use_));
+                slots.len() - 1
+            }
+        };
+        agg_slots.push(Some(i));
+    }
+    (slots, agg_slots)
+}
+
+pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
+    let n = plan.runtime.shards.max(1);
+    let parts = match opts.partitions {
+        Some(p) => p,
+        None => crate::sources::partitions(plan)?,
+    };
+    let chunk_counts: Vec<_> = parts.iter().map(|p| p.chunks(plan.runtime.chunk_bytes)).collect();
+    let schedule = Schedule::new(&chunk_counts);
+
+    // Which windows each source feeds, and how.
+    let mut agg_slots = Vec::new();
+    let mut bindings: Vec<Vec<Binding>> = vec![Vec::new(); plan.sources.len()];
+    for (i, w) in plan.windows.iter().enumerate() {
+        let (slots, per_agg) = slots_of(w);
+        if slots.len() > crate::event::MAX_VALUE_SLOTS {
+            return Err(RuntimeError::Setup {
+                window: w.name.clone(),
+                message: format!("needs {} value slots; at most {}", slots.len(), crate::event::MAX_VALUE_SLOTS),
+            });
+        }
+        agg_slots.push(per_agg);
+        for &s in &w.inputs {
+            bindings[s].push(Binding { op: i as u8, key_fields: w.group_by.clone(), slots: slots.clone() });
+        }
+    }
+    let memory = parts.iter().any(|p| matches!(p.kind, PartKind::Memory { .. }));
+    let make_parsers = || -> Result<Vec<SourceParser>, RuntimeError> {
+        plan.sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let err = |message| RuntimeError::Setup { window: format!("(source {})", s.name), message };
+                if memory {
+                    return Ok(SourceParser::Memory);
+                }
+                Ok(match &s.kind {
+                    SourceKind::File { .. } => SourceParser::Json(
+                        RecordParser::new(&s.event_time.field, s.event_time.unit, &bindings[i]).map_err(err)?,
+                    ),
+                    SourceKind::Generator(_) => SourceParser::Gen(GenParser::new(&bindings[i]).map_err(err)?),
+                })
+            })
+            .collect()
+    };
+    make_parsers()?; // fail before any thread starts
+
+    // Sinks and routes.
+    let mut shared = Vec::new();
+    for s in &plan.sinks {
+        shared.push(match &s.kind {
+            SinkKind::File { path } => SharedSink::file(&s.name, path)?,
+            SinkKind::Stdout => SharedSink::stdout(&s.name),
+        });
+    }
+    let mut routes = Routes { results: vec![Vec::new(); plan.windows.len()], late: vec![Vec::new(); plan.windows.len()] };
+    for (si, s) in plan.sinks.iter().enumerate() {
+        for input in &s.inputs {
+            match *input {
+                StreamRef::Window(op) => routes.results[op].push(si),
+                StreamRef::Late(op) => routes.late[op].push(si),
+            }
+        }
+    }
+    let dead = match &plan.dead_letter {
+        Some(path) => Some(SharedSink::file("dead_letter", path)?),
+        None => None,
+    };
+
+    let parts = Arc::new(parts);
+    let setup = Arc::new(ShardSetup {
+        shards: n,
+        key_groups: plan.runtime.key_groups.max(1),
+        ring_capacity: plan.runtime.ring_capacity,
+        chunk_bytes: plan.runtime.chunk_bytes.max(1),
+        max_line_bytes: plan.runtime.max_line_bytes,
+        uring: opts.uring,
+        tracker_init: parts
+            .iter()
+            .zip(&chunk_counts)
+            .map(|(p, c)| (p.max_out_of_orderness_ms, *c != Some(0)))
+            .collect(),
+        parts: parts.clone(),
+        chunk_counts,
+        schedule,
+        sources: plan.sources.iter().map(|s| s.name.clone()).collect(),
+        routes: Arc::new(routes),
+        stop: StopCoord { requested: opts.stop.clone(), ..StopCoord::default() },
+        epoch: Instant::now(),
+    });
+
+    // Rings: one per ordered pair of distinct shards.
+    let mut outs: Vec<Vec<Option<ring::Producer<crate::event::Event>>>> =
+        (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
+    let mut ins: Vec<Vec<Option<ring::Consumer<crate::event::Event>>>> =
+        (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
+    for (from, out) in outs.iter_mut().enumerate() {
+        for (to, slot) in out.iter_mut().enumerate() {
+            if from != to {
+                let (p, c) = ring::ring(plan.runtime.ring_capacity);
+                *slot = Some(p);
+                ins[to][from] = Some(c);
+            }
+        }
+    }
+
+    let cores = if plan.runtime.pin_cores { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
+    let start = Instant::now();
+    let mut handles = Vec::new();
+    for (id, (out, inbound)) in outs.into_iter().zip(ins).enumerate() {
+        let ops = plan.windows.iter().zip(&agg_slots).map(|(w, s)| window::build(w, s)).collect();
+        let parts_for = ShardParts {
+            parsers: make_parsers()?,
+            out,
+            inbound,
+            ops,
+            sinks: shared.iter().map(SharedSink::writer).collect(),
+            dead: dead.as_ref().map(SharedSink::writer),
+        };
+        let setup = setup.clone();
+        let core = if cores.is_empty() { None } else { Some(cores[id % cores.len()]) };
+        let handle = std::thread::Builder::new()
+            .name(format!("sluice-shard-{id}"))
+            .spawn(move || {
+                if let Some(c) = core {
+                    if !core_affinity::set_for_current(c) && id == 0 {
+                        eprintln!("sluice: pinning shard threads to cores was refused; running unpinned.");
+                    }
+                }
+                let (mut shard, refused) = Shard::new(id, setup, parts_for);
+                if let (Some(why), 0) = (refused, id) {
+                    eprintln!("sluice: io_uring unavailable ({why}); file sources fall back to pread.");
+                }
+                let res = shard.run();
+                (res, shard.stats.clone(), shard.hist.clone())
+            })
+            .map_err(|e| RuntimeError::Shard { shard: id, message: format!("cannot start thread: {e}") })?;
+        handles.push(handle);
+    }
+    let mut stats: Vec<ShardStats> = Vec::new();
+    let mut hist = latency_histogram();
+    let mut first_err = None;
+    for (id, h) in handles.into_iter().enumerate() {
+        match h.join() {
+            Ok((res, s, hh)) => {
+                if let Err(message) = res {
+                    first_err.get_or_insert(RuntimeError::Shard { shard: id, message });
+                }
+                stats.push(s);
+                let _ = hist.add(&hh);
+            }
+            Err(_) => {
+                first_err.get_or_insert(RuntimeError::Shard { shard: id, message: "panicked".into() });
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let stopped = opts.stop.load(std::sync::atomic::Ordering::Relaxed);
+    Ok(RunSummary::new(&stats, &hist, start.elapsed(), stopped))
+}

@@ -1,0 +1,221 @@
+//! Bounded lock-free single-producer/single-consumer ring: the only way shards exchange events.
+//!
+//! Invariants (the type's contract; every `unsafe` below relies on them):
+//! - `head` is written only by the consumer, `tail` only by the producer; both only grow (wrapping
+//!   `usize`), and `tail - head <= capacity` at all times.
+//! - Slots `[head, tail)` (mod capacity) hold initialised values owned by the consumer side; slots
+//!   outside it are free and owned by the producer.
+//! - Indices are published with `Release` and read with `Acquire`, so a slot's contents are visible
+//!   before the index that hands it over.
+//!
+//! Both sides cache the other side's index and publish their own once per batch (`flush`/`release`),
+//! so the hot path touches shared cache lines once per batch, not per event. The ring never blocks and
+//! never allocates after construction: a full ring is "no credit", and the producer decides what to do.
+//! Only `Copy` values travel, so no destructor ever has to run for slots left in a dropped ring.
+
+use crossbeam_utils::CachePadded;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+struct Ring<T> {
+    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    mask: usize,
+    head: CachePadded<AtomicUsize>,
+    tail: CachePadded<AtomicUsize>,
+}
+
+// SAFETY: slots are handed between exactly one producer and one consumer through the Release/Acquire
+// protocol on `head`/`tail` described in the module doc; `T: Send` values cross threads that way only.
+unsafe impl<T: Send> Sync for Ring<T> {}
+// SAFETY: as above; the ring owns only `Copy` data and atomics.
+unsafe impl<T: Send> Send for Ring<T> {}
+
+/// Creates a ring holding `capacity` values (rounded up to a power of two, at least 2).
+pub fn ring<T: Copy + Send>(capacity: usize) -> (Producer<T>, Consumer<T>) {
+    let cap = capacity.max(2).next_power_of_two();
+    let slots = (0..cap).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect();
+    let ring = Arc::new(Ring {
+        slots,
+        mask: cap - 1,
+        head: CachePadded::new(AtomicUsize::new(0)),
+        tail: CachePadded::new(AtomicUsize::new(0)),
+    });
+    (
+        Producer { ring: ring.clone(), tail: 0, published: 0, head_cache: 0, cap },
+        Consumer { ring, head: 0, released: 0, tail_cache: 0 },
+    )
+}
+
+pub struct Producer<T> {
+    ring: Arc<Ring<T>>,
+    /// Next slot to write (may be ahead of the published tail).
+    tail: usize,
+    published: usize,
+    head_cache: usize,
+    cap: usize,
+}
+
+impl<T: Copy + Send> Producer<T> {
+    /// Free slots, refreshing the consumer's index only if the cached view says the ring is full.
+    #[inline]
+    pub fn free(&mut self) -> usize {
+        let free = self.cap - self.tail.wrapping_sub(self.head_cache);
+        if free > 0 {
+            return free;
+        }
+        self.head_cache = self.ring.head.load(Ordering::Acquire);
+        self.cap - self.tail.wrapping_sub(self.head_cache)
+    }
+
+    /// Free slots after refreshing the consumer's index.
+    #[inline]
+    pub fn free_fresh(&mut self) -> usize {
+        self.head_cache = self.ring.head.load(Ordering::Acquire);
+        self.cap - self.tail.wrapping_sub(self.head_cache)
+    }
+
+    /// Writes `v` without publishing it; `Err(v)` when the ring is full (no credit).
+    #[inline]
+    pub fn push(&mut self, v: T) -> Result<(), T> {
+        if self.free() == 0 {
+            return Err(v);
+        }
+        let slot = &self.ring.slots[self.tail & self.ring.mask];
+        // SAFETY: `free() > 0` means slot `tail` lies outside `[head, tail)`, so the consumer does not
+        // read it until we publish a tail past it; we are the only producer.
+        unsafe { (*slot.get()).write(v) };
+        self.tail = self.tail.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Publishes everything pushed so far to the consumer.
+    #[inline]
+    pub fn flush(&mut self) {
+        if self.published != self.tail {
+            self.ring.tail.store(self.tail, Ordering::Release);
+            self.published = self.tail;
+        }
+    }
+
+    /// True when the consumer has taken everything ever pushed (pushed values count even if unpublished).
+    #[inline]
+    pub fn is_drained(&mut self) -> bool {
+        self.free_fresh() == self.cap
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+}
+
+pub struct Consumer<T> {
+    ring: Arc<Ring<T>>,
+    head: usize,
+    released: usize,
+    tail_cache: usize,
+}
+
+impl<T: Copy + Send> Consumer<T> {
+    /// Values ready to read, refreshing the producer's index only when the cached view is exhausted.
+    #[inline]
+    pub fn available(&mut self) -> usize {
+        let n = self.tail_cache.wrapping_sub(self.head);
+        if n > 0 {
+            return n;
+        }
+        self.tail_cache = self.ring.tail.load(Ordering::Acquire);
+        self.tail_cache.wrapping_sub(self.head)
+    }
+
+    /// The next value, if any (not yet consumed: call `advance`).
+    #[inline]
+    pub fn peek(&mut self) -> Option<&T> {
+        if self.available() == 0 {
+            return None;
+        }
+        let slot = &self.ring.slots[self.head & self.ring.mask];
+        // SAFETY: `available() > 0` means slot `head` is inside `[head, tail)` as published with Release
+        // and read with Acquire: it is initialised and the producer will not touch it until we release.
+        Some(unsafe { (*slot.get()).assume_init_ref() })
+    }
+
+    /// Consumes the value returned by the last `peek` (publication is deferred to `release`).
+    #[inline]
+    pub fn advance(&mut self) {
+        debug_assert!(self.tail_cache != self.head);
+        self.head = self.head.wrapping_add(1);
+    }
+
+    /// Pops one value (not published until `release`).
+    #[inline]
+    pub fn pop(&mut self) -> Option<T> {
+        let v = *self.peek()?;
+        self.advance();
+        Some(v)
+    }
+
+    /// Returns consumed slots to the producer (gives credit back).
+    #[inline]
+    pub fn release(&mut self) {
+        if self.released != self.head {
+            self.ring.head.store(self.head, Ordering::Release);
+            self.released = self.head;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_ring_refuses_and_credit_returns_only_on_release() {
+        let (mut p, mut c) = ring::<u64>(4);
+        for i in 0..4 {
+            p.push(i).unwrap();
+        }
+        assert_eq!(p.push(9), Err(9));
+        assert_eq!(c.pop(), None, "unpublished values are invisible");
+        p.flush();
+        assert_eq!(c.pop(), Some(0));
+        assert_eq!(p.push(9), Err(9), "credit comes back only on release");
+        c.release();
+        assert_eq!(p.push(4), Ok(()));
+        p.flush();
+        let rest: Vec<u64> = std::iter::from_fn(|| c.pop()).collect();
+        assert_eq!(rest, vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn two_threads_transfer_everything_in_order() {
+        let (mut p, mut c) = ring::<u64>(64);
+        const N: u64 = 200_000;
+        let t = std::thread::spawn(move || {
+            let mut i = 0;
+            while i < N {
+                match p.push(i) {
+                    Ok(()) => i += 1,
+                    Err(_) => {
+                        p.flush();
+                        std::hint::spin_loop();
+                    }
+                }
+                if i % 7 == 0 {
+                    p.flush();
+                }
+            }
+            p.flush();
+        });
+        let mut want = 0;
+        while want < N {
+            while let Some(v) = c.pop() {
+                assert_eq!(v, want);
+                want += 1;
+            }
+            c.release();
+        }
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,44 @@
+//! What every shard shares read-only for a run: partitions, the chunk schedule, routes from operators
+//! to sinks, and the stop coordinator. Built once before any thread starts; never mutated after,
+//! except the stop coordinator's atomics (touched once per loop iteration, never per event).
+
+use super::schedule::{ChunkCount, Schedule};
+use crate::sources::Partition;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Sink indices each operator's results and late events go to.
+#[derive(Debug, Default)]
+pub struct Routes {
+    pub results: Vec<Vec<usize>>,
+    pub late: Vec<Vec<usize>>,
+}
+
+/// Agreement on where to stop after SIGINT/SIGTERM: each shard proposes the first chunk it has not
+/// started; once all have, the maximum is the end for everyone.
+#[derive(Debug, Default)]
+pub struct StopCoord {
+    pub requested: Arc<AtomicBool>,
+    pub proposal: AtomicU64,
+    pub arrived: AtomicUsize,
+}
+
+pub struct ShardSetup {
+    pub shards: usize,
+    pub key_groups: u32,
+    pub ring_capacity: usize,
+    pub chunk_bytes: usize,
+    pub max_line_bytes: usize,
+    pub uring: bool,
+    pub parts: Arc<Vec<Partition>>,
+    pub chunk_counts: Vec<ChunkCount>,
+    pub schedule: Schedule,
+    /// Per partition: (max out-of-orderness, has data).
+    pub tracker_init: Vec<(i64, bool)>,
+    /// Source names by source index.
+    pub sources: Vec<String>,
+    pub routes: Arc<Routes>,
+    pub stop: StopCoord,
+    pub epoch: Instant,
+}

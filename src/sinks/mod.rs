@@ -1,0 +1,103 @@
+//! Sinks: where result lines, late events and dead letters are written.
+//!
+//! Every shard writes its own lines into its own buffer and appends whole buffers (whole lines only)
+//! to the shared output with one `write` on a file opened with `O_APPEND`, so shards never share a
+//! lock or a buffer and lines never interleave. A file is truncated when the run opens it.
+//!
+//! Delivery guarantee: at-least-once is not even claimed here — these sinks write as results are
+//! produced and a crash loses the unflushed buffer; results are exact for a run that ends normally
+//! (bounded input, or SIGINT/SIGTERM). File output is an upsert log (see README). Exactly-once output
+//! needs checkpoints and a transactional sink, which this module does not provide yet.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Buffered bytes per shard and sink before they are appended to the output.
+pub const FLUSH_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    #[error("sink `{sink}`: cannot open `{path}`: {err}")]
+    Open { sink: String, path: PathBuf, err: io::Error },
+    #[error("sink `{sink}`: write failed: {err}")]
+    Write { sink: String, err: io::Error },
+}
+
+#[derive(Clone, Debug)]
+pub enum Target {
+    File(Arc<File>),
+    Stdout,
+}
+
+/// An output shared by all shards; clone one [`SinkWriter`] per shard from it.
+#[derive(Clone, Debug)]
+pub struct SharedSink {
+    pub name: String,
+    target: Target,
+}
+
+impl SharedSink {
+    pub fn file(name: &str, path: &Path) -> Result<SharedSink, SinkError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|err| SinkError::Open { sink: name.into(), path: path.into(), err })?;
+        }
+        let f = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .and_then(|f| {
+                drop(f);
+                OpenOptions::new().append(true).open(path)
+            })
+            .map_err(|err| SinkError::Open { sink: name.into(), path: path.into(), err })?;
+        Ok(SharedSink { name: name.into(), target: Target::File(Arc::new(f)) })
+    }
+
+    pub fn stdout(name: &str) -> SharedSink {
+        SharedSink { name: name.into(), target: Target::Stdout }
+    }
+
+    pub fn writer(&self) -> SinkWriter {
+        SinkWriter { sink: self.clone(), buf: Vec::with_capacity(FLUSH_BYTES + 4096), lines: 0 }
+    }
+}
+
+/// One shard's buffer for one sink.
+#[derive(Debug)]
+pub struct SinkWriter {
+    sink: SharedSink,
+    buf: Vec<u8>,
+    pub lines: u64,
+}
+
+impl SinkWriter {
+    /// Appends one complete line (ending in `\n`).
+    #[inline]
+    pub fn line(&mut self, line: &[u8]) -> Result<(), SinkError> {
+        self.buf.extend_from_slice(line);
+        self.lines += 1;
+        if self.buf.len() >= FLUSH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> Result<(), SinkError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let res = match &self.sink.target {
+            Target::File(f) => (&**f).write_all(&self.buf),
+            Target::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(&self.buf).and_then(|_| out.flush())
+            }
+        };
+        self.buf.clear();
+        res.map_err(|err| SinkError::Write { sink: self.sink.name.clone(), err })
+    }
+}

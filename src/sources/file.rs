@@ -1,0 +1,257 @@
+//! The NDJSON `file` source: a file or glob, one partition per file, read in chunks through io_uring.
+//!
+//! Chunk `k` of a file covers the lines whose first byte lies in `[k * chunk_bytes, (k+1) * chunk_bytes)`.
+//! A chunk therefore reads one byte before its range (to know whether its first byte starts a line)
+//! and past its end up to the newline that ends its last line (at most `max_line_bytes` further).
+//! Reads are split into pieces submitted together to io_uring so several are in flight; where the
+//! kernel refuses io_uring the reader falls back to `pread`, saying so once.
+
+use super::SourceError;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Largest single read submitted to io_uring.
+const PIECE: usize = 256 * 1024;
+/// Step by which a chunk reads on to find the end of its last line.
+const TAIL_STEP: usize = 64 * 1024;
+
+/// Files matching `pattern` (a plain path or a glob), sorted by path.
+pub fn expand(source: &str, pattern: &str) -> Result<Vec<PathBuf>, SourceError> {
+    let is_glob = pattern.contains(['*', '?', '[']);
+    if !is_glob {
+        let p = PathBuf::from(pattern);
+        if !p.exists() {
+            return Err(SourceError::NoMatch { source_name: source.into(), pattern: pattern.into() });
+        }
+        return Ok(vec![p]);
+    }
+    let paths = glob::glob(pattern).map_err(|e| SourceError::Pattern {
+        source_name: source.into(),
+        pattern: pattern.into(),
+        message: e.to_string(),
+    })?;
+    let mut out: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+    out.sort();
+    if out.is_empty() {
+        return Err(SourceError::NoMatch { source_name: source.into(), pattern: pattern.into() });
+    }
+    Ok(out)
+}
+
+/// Where one chunk's lines are in the reader's buffer ([`ChunkReader::buf`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkBytes {
+    /// File offset of `buf[0]`.
+    pub base: u64,
+    /// Index in `buf` of the chunk's first line.
+    pub first: usize,
+    /// Lines starting at an index below this belong to the chunk.
+    pub limit: usize,
+}
+
+/// Per-shard reader; owns its io_uring instance and buffer.
+pub struct ChunkReader {
+    uring: Option<io_uring::IoUring>,
+    buf: Vec<u8>,
+}
+
+impl ChunkReader {
+    /// `uring = false` forces plain reads. Returns the reader and, if io_uring was wanted but refused,
+    /// the reason.
+    pub fn new(uring: bool) -> (Self, Option<String>) {
+        let (ring, why) = if uring {
+            match io_uring::IoUring::new(16) {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(e.to_string())),
+            }
+        } else {
+            (None, None)
+        };
+        (ChunkReader { uring: ring, buf: Vec::new() }, why)
+    }
+
+    pub fn uses_uring(&self) -> bool {
+        self.uring.is_some()
+    }
+
+    /// Reads chunk `k` of `file` (of `size` bytes).
+    pub fn read_chunk(
+        &mut self,
+        file: &File,
+        size: u64,
+        k: u64,
+        chunk_bytes: usize,
+        max_line_bytes: usize,
+    ) -> io::Result<ChunkBytes> {
+        let start = k * chunk_bytes as u64;
+        let end = (start + chunk_bytes as u64).min(size);
+        let base = start.saturating_sub(1);
+        let len = (end - base) as usize;
+        self.buf.clear();
+        self.buf.resize(len, 0);
+        let got = read_at(self.uring.as_mut(), file, base, &mut self.buf)?;
+        self.buf.truncate(got);
+        // Read on until a newline at or after `end - 1` ends the last line that starts in range.
+        let need_nl_from = (end - 1 - base) as usize;
+        let mut file_pos = base + self.buf.len() as u64;
+        while file_pos < size && memchr::memchr(b'\n', &self.buf[need_nl_from.min(self.buf.len())..]).is_none() {
+            if self.buf.len() - need_nl_from > max_line_bytes {
+                break;
+            }
+            let old = self.buf.len();
+            let step = TAIL_STEP.min((size - file_pos) as usize);
+            self.buf.resize(old + step, 0);
+            let got = file.read_at(&mut self.buf[old..], file_pos)?;
+            self.buf.truncate(old + got);
+            if got == 0 {
+                break;
+            }
+            file_pos += got as u64;
+        }
+        let first = if start == 0 {
+            0
+        } else {
+            match memchr::memchr(b'\n', &self.buf) {
+                Some(i) => i + 1,
+                None => self.buf.len(),
+            }
+        };
+        Ok(ChunkBytes { base, first, limit: (end - base) as usize })
+    }
+
+    /// The bytes of the chunk read last.
+    pub fn buf(&self) -> &[u8] {
+        &self.buf
+    }
+}
+
+/// Reads `dst.len()` bytes at `off` (fewer only at end of file).
+fn read_at(uring: Option<&mut io_uring::IoUring>, file: &File, off: u64, dst: &mut [u8]) -> io::Result<usize> {
+    let Some(ring) = uring else {
+        return pread_full(file, off, dst);
+    };
+    let fd = io_uring::types::Fd(file.as_raw_fd());
+    let pieces = dst.len().div_ceil(PIECE);
+    let mut done = vec![0usize; pieces];
+    let mut submitted = 0;
+    let mut completed = 0;
+    while completed < pieces {
+        while submitted < pieces {
+            let lo = submitted * PIECE;
+            let hi = (lo + PIECE).min(dst.len());
+            let entry = io_uring::opcode::Read::new(fd, dst[lo..].as_mut_ptr(), (hi - lo) as u32)
+                .offset(off + lo as u64)
+                .build()
+                .user_data(submitted as u64);
+            // SAFETY: the buffer `dst[lo..hi]` stays borrowed (and unmoved) until this function has
+            // reaped every completion it submitted, and the file descriptor outlives the call.
+            if unsafe { ring.submission().push(&entry) }.is_err() {
+                break;
+            }
+            submitted += 1;
+        }
+        ring.submit_and_wait(1)?;
+        let cq: Vec<(u64, i32)> = ring.completion().map(|c| (c.user_data(), c.result())).collect();
+        for (idx, res) in cq {
+            if res < 0 {
+                // Drain the rest before returning so no read still targets `dst`.
+                while completed + 1 < submitted {
+                    ring.submit_and_wait(1)?;
+                    completed += ring.completion().count();
+                }
+                return Err(io::Error::from_raw_os_error(-res));
+            }
+            done[idx as usize] = res as usize;
+            completed += 1;
+        }
+    }
+    // A short piece (end of file or a short read) is completed with plain reads, in order.
+    let mut total = 0;
+    for (i, &got) in done.iter().enumerate() {
+        let lo = i * PIECE;
+        let hi = (lo + PIECE).min(dst.len());
+        if got < hi - lo {
+            let more = pread_full(file, off + (lo + got) as u64, &mut dst[lo + got..hi])?;
+            total = lo + got + more;
+            if got + more < hi - lo {
+                return Ok(total);
+            }
+        } else {
+            total = hi;
+        }
+    }
+    Ok(total)
+}
+
+fn pread_full(file: &File, off: u64, dst: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < dst.len() {
+        match file.read_at(&mut dst[n..], off + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Reads the raw record of `len` bytes at `pos` (late side output).
+pub fn recall(file: &File, pos: u64, len: u32, out: &mut Vec<u8>) -> io::Result<()> {
+    let old = out.len();
+    out.resize(old + len as usize, 0);
+    let got = pread_full(file, pos, &mut out[old..])?;
+    out.truncate(old + got);
+    Ok(())
+}
+
+pub fn open(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn lines_of(reader: &mut ChunkReader, f: &File, size: u64, k: u64, cb: usize) -> Vec<(u64, String)> {
+        let c = reader.read_chunk(f, size, k, cb, 1 << 20).unwrap();
+        let buf = reader.buf();
+        let mut out = Vec::new();
+        let mut i = c.first;
+        while i < c.limit && i < buf.len() {
+            let nl = memchr::memchr(b'\n', &buf[i..]).map(|n| i + n).unwrap_or(buf.len());
+            out.push((c.base + i as u64, String::from_utf8_lossy(&buf[i..nl]).into_owned()));
+            i = nl + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn every_line_lands_in_exactly_one_chunk_for_any_chunk_size() {
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        let mut want = Vec::new();
+        let mut off = 0u64;
+        for i in 0..200 {
+            let line = "x".repeat(i % 23);
+            want.push((off, line.clone()));
+            writeln!(tmp, "{line}").unwrap();
+            off += line.len() as u64 + 1;
+        }
+        write!(tmp, "tail-without-newline").unwrap();
+        want.push((off, "tail-without-newline".into()));
+        let size = off + 20;
+        let f = File::open(tmp.path()).unwrap();
+        for uring in [true, false] {
+            let (mut r, _) = ChunkReader::new(uring);
+            for cb in [1usize, 2, 7, 64, 1000, 1 << 20] {
+                let chunks = size.div_ceil(cb as u64);
+                let got: Vec<_> = (0..chunks).flat_map(|k| lines_of(&mut r, &f, size, k, cb)).collect();
+                assert_eq!(got, want, "chunk_bytes={cb} uring={uring}");
+            }
+        }
+    }
+}
