@@ -61,7 +61,10 @@ fn bench_parse(c: &mut Criterion) {
     let mut g = c.benchmark_group("parse");
     g.throughput(Throughput::Bytes(bytes as u64));
 
-    for names in [&["ts", "ad_id", "bid"][..], &["ts", "ad_id", "bid", "user_id"][..]] {
+    for names in [
+        &["ts", "ad_id", "bid"][..],
+        &["ts", "ad_id", "bid", "user_id"][..],
+    ] {
         let fields = FieldSet::new(names);
         g.bench_function(format!("sluice_extract_{}_fields", names.len()), |b| {
             let mut out = [None; 4];
@@ -84,7 +87,9 @@ fn bench_parse(c: &mut Criterion) {
             let mut acc = 0i64;
             for &(s, e) in &ranges {
                 if let Ok(c) = serde_json::from_slice::<Click<'_>>(&buf[s..e]) {
-                    acc = acc.wrapping_add(c.ts ^ c.bid).wrapping_add(c.ad_id.len() as i64);
+                    acc = acc
+                        .wrapping_add(c.ts ^ c.bid)
+                        .wrapping_add(c.ad_id.len() as i64);
                 }
             }
             black_box(acc)

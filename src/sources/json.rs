@@ -16,6 +16,12 @@
 //! - Invalid UTF-8 inside strings is rejected (as serde_json does). It costs nothing on ASCII input:
 //!   the 8-byte SWAR scan that finds quotes, backslashes and control characters also flags any byte
 //!   >= 0x80, and only then is one UTF-8 sequence checked.
+//!   Strings are scanned 8 bytes at a time with portable SWAR bit tricks rather than memchr: they
+//!   are short (a few bytes) and four byte classes must be found in one pass; memchr is used where
+//!   one byte is sought in longer text (backslashes when unescaping).
+//! - Range check caveat: "overflows f64" uses Rust's correctly rounded parse; serde_json's default
+//!   (non-`float_roundtrip`) parse can differ by an ulp right at f64::MAX, so a literal within an
+//!   ulp of 1.8e308 might be judged differently. Irrelevant to real input.
 //! - The hot path never allocates: only [`unescape`]/[`canonical`] of strings with escapes do.
 //! - Error positions (`at`) are 0-based byte offsets into the line (a line's column).
 
@@ -78,8 +84,15 @@ impl FieldSet {
     pub fn new(names: &[&str]) -> FieldSet {
         let names: Vec<Box<str>> = names.iter().map(|n| Box::from(*n)).collect();
         let max_len = names.iter().map(|n| n.len()).max().unwrap_or(0);
-        let heads = names.iter().map(|n| (n.len(), head_word(n.as_bytes()))).collect();
-        FieldSet { names, heads, max_len }
+        let heads = names
+            .iter()
+            .map(|n| (n.len(), head_word(n.as_bytes())))
+            .collect();
+        FieldSet {
+            names,
+            heads,
+            max_len,
+        }
     }
     pub fn len(&self) -> usize {
         self.names.len()
@@ -100,9 +113,15 @@ impl FieldSet {
             Some(w) => load8(w),
             None => head_word(&line[start..end]),
         };
-        self.heads.iter().enumerate().position(|(i, &(n, h))| {
-            n == len && h == head && (len <= 8 || self.names[i].as_bytes()[8..] == line[start + 8..end])
-        })
+        for (i, &(n, h)) in self.heads.iter().enumerate() {
+            if n == len
+                && h == head
+                && (len <= 8 || self.names[i].as_bytes()[8..] == line[start + 8..end])
+            {
+                return Some(i);
+            }
+        }
+        None
     }
     fn slot(&self, key: &[u8]) -> Option<usize> {
         self.slot_in(key, 0, key.len())
@@ -155,7 +174,10 @@ pub fn extract<'a>(
     fields: &FieldSet,
     out: &mut [Option<Token<'a>>],
 ) -> Result<(), JsonError> {
-    debug_assert!(out.len() >= fields.len(), "one output slot per wanted field");
+    debug_assert!(
+        out.len() >= fields.len(),
+        "one output slot per wanted field"
+    );
     out.iter_mut().for_each(|o| *o = None);
     let mut s = Scan { b: line, i: 0 };
     s.ws();
@@ -174,6 +196,7 @@ pub fn extract<'a>(
                 return Err(s.expected("a string key"));
             }
             let key_escaped = s.string()?;
+            let key_end = s.i - 1;
             s.ws();
             if s.peek() != Some(b':') {
                 return Err(s.expected("':'"));
@@ -183,16 +206,20 @@ pub fn extract<'a>(
             let start = s.i;
             let (kind, has_escape) = s.value(2)?;
             let slot = if key_escaped {
-                fields.slot_escaped(&line[key_at + 1..s.i - 1])?
+                fields.slot_escaped(&line[key_at + 1..key_end])?
             } else {
-                fields.slot_in(line, key_at + 1, s.i - 1)
+                fields.slot_in(line, key_at + 1, key_end)
             };
             if let Some(o) = slot.and_then(|k| out.get_mut(k)) {
                 if o.is_some() {
                     return Err(JsonError::DuplicateField { at: key_at });
                 }
                 let raw = &line[start..s.i];
-                *o = Some(Token { kind, raw, has_escape });
+                *o = Some(Token {
+                    kind,
+                    raw,
+                    has_escape,
+                });
             }
             s.ws();
             match s.peek() {
@@ -234,7 +261,10 @@ fn load8(w: &[u8]) -> u64 {
 
 /// First <= 8 bytes of `s` as a little-endian word, zero-padded.
 fn head_word(s: &[u8]) -> u64 {
-    s.iter().take(8).enumerate().fold(0, |w, (k, &c)| w | u64::from(c) << (8 * k))
+    s.iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |w, (k, &c)| w | u64::from(c) << (8 * k))
 }
 
 /// Per byte of `w`: nonzero iff that byte is not an ASCII digit. Exact up to the first non-digit
@@ -272,7 +302,10 @@ fn parse8(w: u64) -> u64 {
     const MUL2: u64 = 1 + (10_000 << 32);
     let v = w.wrapping_sub(ONES * 0x30);
     let v = v.wrapping_mul(10).wrapping_add(v >> 8);
-    (v & MASK).wrapping_mul(MUL1).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2)) >> 32
+    (v & MASK)
+        .wrapping_mul(MUL1)
+        .wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))
+        >> 32
 }
 
 /// Index of the first byte at or after `i` that ends a plain run inside a string: `"`, `\`, a
@@ -291,7 +324,7 @@ fn next_special(b: &[u8], mut i: usize) -> usize {
         i += 8;
     }
     while let Some(&c) = b.get(i) {
-        if c == b'"' || c == b'\\' || c < 0x20 || c >= 0x80 {
+        if c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c) {
             return i;
         }
         i += 1;
@@ -322,7 +355,10 @@ impl Scan<'_> {
         if self.i >= self.b.len() {
             JsonError::Truncated { at: self.b.len() }
         } else {
-            JsonError::Expected { expected, at: self.i }
+            JsonError::Expected {
+                expected,
+                at: self.i,
+            }
         }
     }
 
@@ -547,7 +583,9 @@ fn hex4(b: &[u8], i: usize) -> Result<u32, JsonError> {
     let digits = b.get(i..i + 4).ok_or(JsonError::InvalidEscape { at: i })?;
     let mut n = 0;
     for (k, &c) in digits.iter().enumerate() {
-        let d = (c as char).to_digit(16).ok_or(JsonError::InvalidEscape { at: i + k })?;
+        let d = (c as char)
+            .to_digit(16)
+            .ok_or(JsonError::InvalidEscape { at: i + k })?;
         n = n * 16 + d;
     }
     Ok(n)
@@ -613,12 +651,19 @@ pub enum Number {
 }
 
 /// JSON number token -> Int if it is an integer literal that fits i64 (no '.', 'e'), else Float.
+#[inline]
 pub fn parse_number(raw: &[u8]) -> Result<Number, JsonError> {
     let neg = raw.first() == Some(&b'-');
-    let digits = &raw[usize::from(neg)..];
-    if let Some(v) = small_int(digits) {
-        return Ok(Number::Int(if neg { -v } else { v }));
+    match small_int(&raw[usize::from(neg)..]) {
+        Some(v) => Ok(Number::Int(if neg { -v } else { v })),
+        None => parse_number_slow(raw),
     }
+}
+
+#[inline(never)]
+fn parse_number_slow(raw: &[u8]) -> Result<Number, JsonError> {
+    let neg = raw.first() == Some(&b'-');
+    let digits = &raw[usize::from(neg)..];
     let mut s = Scan { b: raw, i: 0 };
     s.number()?;
     if s.i != raw.len() {
@@ -672,7 +717,10 @@ fn small_int(digits: &[u8]) -> Option<i64> {
 /// with quotes, fully validated as a JSON string.
 pub fn unescape(raw: &[u8]) -> Result<Cow<'_, str>, JsonError> {
     if raw.first() != Some(&b'"') {
-        return Err(JsonError::Expected { expected: "a string", at: 0 });
+        return Err(JsonError::Expected {
+            expected: "a string",
+            at: 0,
+        });
     }
     let mut s = Scan { b: raw, i: 0 };
     let escaped = s.string()?;
@@ -680,9 +728,13 @@ pub fn unescape(raw: &[u8]) -> Result<Cow<'_, str>, JsonError> {
         return Err(JsonError::TrailingCharacters { at: s.i });
     }
     let content = &raw[1..raw.len() - 1];
-    let utf8_err = |e: std::str::Utf8Error| JsonError::InvalidUtf8 { at: 1 + e.valid_up_to() };
+    let utf8_err = |e: std::str::Utf8Error| JsonError::InvalidUtf8 {
+        at: 1 + e.valid_up_to(),
+    };
     if !escaped {
-        return std::str::from_utf8(content).map(Cow::Borrowed).map_err(utf8_err);
+        return std::str::from_utf8(content)
+            .map(Cow::Borrowed)
+            .map_err(utf8_err);
     }
     let mut v = Vec::with_capacity(content.len());
     unescape_to(content, &mut |b: &[u8]| {
@@ -717,7 +769,14 @@ pub fn canonical<'b>(tok: &Token<'_>, buf: &'b mut Vec<u8>) -> Result<&'b [u8], 
             0x0D => buf.extend_from_slice(b"\\r"),
             0x00..=0x1F => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                let esc = [b'\\', b'u', b'0', b'0', HEX[usize::from(c >> 4)], HEX[usize::from(c & 15)]];
+                let esc = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(c >> 4)],
+                    HEX[usize::from(c & 15)],
+                ];
                 buf.extend_from_slice(&esc);
             }
             _ => buf.push(c),
@@ -807,12 +866,11 @@ pub fn parse_rfc3339_ms(s: &[u8]) -> Option<i64> {
     if !valid {
         return None;
     }
-    let secs = days_from_civil(year, month, day) * 86_400 + hour * 3600 + min * 60 + sec
-        - offset_min * 60;
+    let secs =
+        days_from_civil(year, month, day) * 86_400 + hour * 3600 + min * 60 + sec - offset_min * 60;
     // nanos >= 0, so integer division floors the whole value toward -inf.
     Some(secs * 1000 + nanos / 1_000_000)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -834,12 +892,21 @@ mod tests {
         let line = br#"{"ad_id":"ad-123","user_id":"u-456","ts":1700000000123,"bid":250}"#;
         let out = run(line, &["ts", "ad_id", "bid", "user_id", "absent"]).unwrap();
         let got: Vec<_> = out.iter().map(raw).collect();
-        let want = [Some("1700000000123"), Some(r#""ad-123""#), Some("250"), Some(r#""u-456""#), None];
+        let want = [
+            Some("1700000000123"),
+            Some(r#""ad-123""#),
+            Some("250"),
+            Some(r#""u-456""#),
+            None,
+        ];
         assert_eq!(got, want);
         let ts = out[0].unwrap();
         assert_eq!((ts.kind, ts.has_escape), (TokenKind::Number, false));
         assert_eq!(parse_number(ts.raw), Ok(Number::Int(1_700_000_000_123)));
-        assert!(matches!(unescape(out[1].unwrap().raw), Ok(Cow::Borrowed("ad-123"))));
+        assert!(matches!(
+            unescape(out[1].unwrap().raw),
+            Ok(Cow::Borrowed("ad-123"))
+        ));
     }
 
     #[test]
@@ -847,12 +914,28 @@ mod tests {
         let line = b" {\"x\" : [ 1 , {\"a\":[]} ] ,\t\"a\\u0064\":null, \"a\\\"b\": {\"q\":{}} }\r";
         let out = run(line, &["ad", "x", "a\"b", "zz"]).unwrap();
         let got: Vec<_> = out.iter().map(raw).collect();
-        assert_eq!(got, [Some("null"), Some(r#"[ 1 , {"a":[]} ]"#), Some(r#"{"q":{}}"#), None]);
+        assert_eq!(
+            got,
+            [
+                Some("null"),
+                Some(r#"[ 1 , {"a":[]} ]"#),
+                Some(r#"{"q":{}}"#),
+                None
+            ]
+        );
         assert_eq!(out[1].unwrap().kind, TokenKind::Array);
         assert_eq!(out[2].unwrap().kind, TokenKind::Object);
-        let lits = run(br#"{"t":true,"f":false,"e":{},"s":"\ud83d\ude00 \u00e9 \/"}"#, &["t", "f", "e", "s"]);
+        let lits = run(
+            br#"{"t":true,"f":false,"e":{},"s":"\ud83d\ude00 \u00e9 \/"}"#,
+            &["t", "f", "e", "s"],
+        );
         let kinds: Vec<_> = lits.unwrap().iter().map(|t| t.unwrap().kind).collect();
-        let want = [TokenKind::True, TokenKind::False, TokenKind::Object, TokenKind::String];
+        let want = [
+            TokenKind::True,
+            TokenKind::False,
+            TokenKind::Object,
+            TokenKind::String,
+        ];
         assert_eq!(kinds, want);
         assert_eq!(run(b"{}", &["a"]).unwrap()[0].map(|t| t.kind), None);
     }
@@ -919,11 +1002,16 @@ mod tests {
     fn depth_limit_is_64_including_the_line_object() {
         let nest = |n: usize| format!("{{\"a\":{}1{}}}", "[".repeat(n), "]".repeat(n));
         assert!(run(nest(MAX_DEPTH - 1).as_bytes(), &["a"]).is_ok());
-        let too_deep = JsonError::TooDeep { at: 5 + MAX_DEPTH - 1 };
+        let too_deep = JsonError::TooDeep {
+            at: 5 + MAX_DEPTH - 1,
+        };
         assert_eq!(run(nest(MAX_DEPTH).as_bytes(), &[]).err(), Some(too_deep));
         let objs = |n: usize| format!("{{{}}}", "\"k\":{".repeat(n) + &"}".repeat(n));
         assert!(run(objs(MAX_DEPTH - 1).as_bytes(), &["k"]).is_ok());
-        assert!(matches!(run(objs(MAX_DEPTH).as_bytes(), &[]), Err(JsonError::TooDeep { .. })));
+        assert!(matches!(
+            run(objs(MAX_DEPTH).as_bytes(), &[]),
+            Err(JsonError::TooDeep { .. })
+        ));
     }
 
     #[test]
@@ -945,14 +1033,51 @@ mod tests {
         for (s, n) in ok {
             assert_eq!(parse_number(s.as_bytes()), Ok(*n), "{s}");
         }
-        for bad in ["", "01", "-01", "1.", "+1", ".5", "-", "1e", "1 ", "0x1", "1e400", "NaN"] {
+        for bad in [
+            "", "01", "-01", "1.", "+1", ".5", "-", "1e", "1 ", "0x1", "1e400", "NaN",
+        ] {
             assert!(parse_number(bad.as_bytes()).is_err(), "{bad}");
         }
     }
 
     #[test]
+    fn integer_fast_paths_every_length_and_neighbour_byte() {
+        let all = "1987654320123456789";
+        for n in 1..=all.len() {
+            for neg in [false, true] {
+                let text = format!("{}{}", if neg { "-" } else { "" }, &all[..n]);
+                let want = text.parse::<i64>().unwrap();
+                assert_eq!(
+                    parse_number(text.as_bytes()),
+                    Ok(Number::Int(want)),
+                    "{text}"
+                );
+                // Digit runs end exactly at the first non-digit, whatever byte it is.
+                for stop in [b':', b'/', b'}', b' ', 0xFA, 0xFF, 0x00] {
+                    let mut line = text.clone().into_bytes();
+                    line.push(stop);
+                    line.extend_from_slice(b"12345678");
+                    assert_eq!(
+                        digits_end(&line, usize::from(neg)),
+                        text.len(),
+                        "{text} {stop}"
+                    );
+                }
+            }
+        }
+        assert_eq!(parse8(u64::from_le_bytes(*b"01234567")), 1_234_567);
+        assert_eq!(
+            parse_number(b"1234567a"),
+            Err(JsonError::InvalidNumber { at: 7 })
+        );
+    }
+
+    #[test]
     fn unescape_and_canonical() {
-        assert_eq!(unescape(br#""a\"\\\/\b\f\n\r\t""#).unwrap(), "a\"\\/\x08\x0c\n\r\t");
+        assert_eq!(
+            unescape(br#""a\"\\\/\b\f\n\r\t""#).unwrap(),
+            "a\"\\/\x08\x0c\n\r\t"
+        );
         assert_eq!(unescape(br#""\ud83d\ude00\u00e9""#).unwrap(), "😀é");
         assert!(unescape(br#""a"b""#).is_err());
         assert!(unescape(br#""a\""#).is_err());
@@ -965,12 +1090,20 @@ mod tests {
         ];
         let mut buf = Vec::new();
         for (raw_tok, want) in cases {
-            let tok = Token { kind: TokenKind::String, raw: raw_tok, has_escape: true };
+            let tok = Token {
+                kind: TokenKind::String,
+                raw: raw_tok,
+                has_escape: true,
+            };
             assert_eq!(canonical(&tok, &mut buf).unwrap(), *want);
             let serde = serde_json::to_vec(&unescape(raw_tok).unwrap()).unwrap();
             assert_eq!(serde, *want);
         }
-        let num = Token { kind: TokenKind::Number, raw: b"1.0", has_escape: false };
+        let num = Token {
+            kind: TokenKind::Number,
+            raw: b"1.0",
+            has_escape: false,
+        };
         assert_eq!(canonical(&num, &mut buf).unwrap(), b"1.0");
     }
 
@@ -1010,10 +1143,24 @@ mod tests {
 
     // ---- property tests against serde_json and a naive calendar ----
 
-    const KEYS: &[&str] = &["a", "b", "ad_id", "ts", "a\"b", "é", "\u{1}", "k\\", "\u{1F600}"];
+    const KEYS: &[&str] = &[
+        "a",
+        "b",
+        "ad_id",
+        "ts",
+        "a\"b",
+        "é",
+        "\u{1}",
+        "k\\",
+        "\u{1F600}",
+    ];
 
     fn arb_key() -> impl Strategy<Value = String> {
-        prop_oneof![prop::sample::select(KEYS).prop_map(String::from), "[a-c]{1,2}", any::<String>()]
+        prop_oneof![
+            prop::sample::select(KEYS).prop_map(String::from),
+            "[a-c]{1,2}",
+            any::<String>()
+        ]
     }
     fn arb_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
@@ -1021,7 +1168,8 @@ mod tests {
             any::<bool>().prop_map(Value::Bool),
             any::<i64>().prop_map(Value::from),
             any::<u64>().prop_map(Value::from),
-            any::<f64>().prop_filter_map("finite", |f| serde_json::Number::from_f64(f).map(Value::Number)),
+            any::<f64>().prop_filter_map("finite", |f| serde_json::Number::from_f64(f)
+                .map(Value::Number)),
             any::<String>().prop_map(Value::String),
             r#"[a-z\\"\x00-\x1f/é😀]{0,8}"#.prop_map(Value::String),
         ];
@@ -1034,7 +1182,8 @@ mod tests {
         })
     }
     fn arb_object() -> impl Strategy<Value = Map<String, Value>> {
-        prop::collection::vec((arb_key(), arb_value()), 0..8).prop_map(|kv| kv.into_iter().collect())
+        prop::collection::vec((arb_key(), arb_value()), 0..8)
+            .prop_map(|kv| kv.into_iter().collect())
     }
     fn wanted(obj: &Map<String, Value>, fixed: Vec<&str>, pick: usize) -> Vec<String> {
         let mut w: Vec<String> = fixed.into_iter().map(String::from).collect();
@@ -1047,7 +1196,11 @@ mod tests {
     }
 
     /// Every wanted field is found iff serde_json has it, and its token means the same value.
-    fn check_tokens(map: &Map<String, Value>, names: &[String], out: &[Option<Token<'_>>]) -> Result<(), TestCaseError> {
+    fn check_tokens(
+        map: &Map<String, Value>,
+        names: &[String],
+        out: &[Option<Token<'_>>],
+    ) -> Result<(), TestCaseError> {
         for (name, tok) in names.iter().zip(out) {
             let (v, tok) = match (map.get(name), tok) {
                 (None, None) => continue,
@@ -1068,7 +1221,10 @@ mod tests {
             if let Value::String(s) = v {
                 prop_assert_eq!(&unescape(tok.raw).unwrap(), s);
                 let mut buf = Vec::new();
-                prop_assert_eq!(canonical(tok, &mut buf).unwrap(), serde_json::to_vec(s).unwrap());
+                prop_assert_eq!(
+                    canonical(tok, &mut buf).unwrap(),
+                    serde_json::to_vec(s).unwrap()
+                );
             }
             if let Value::Number(n) = v {
                 match parse_number(tok.raw).unwrap() {
