@@ -15,7 +15,8 @@
 //!   verbatim (input bytes, no newline) to `late_events` only when it is late for ALL its windows.
 //!   An accepted event for a window with e-1 <= wm (re-)fires it at once, even if that window had
 //!   no earlier data.
-//! - A5 Sessions: a new event is [ts, ts+gap), late when ts+gap-1+lateness <= wm; sessions merge
+//! - A5 Sessions: a new event is [ts, ts+gap); it merges first and is late when the MERGED window's
+//!   end-1+lateness <= wm (Flink's MergingWindowSet); sessions merge
 //!   when they intersect inclusively (Flink's TimeWindow.intersects). Tests never put two events of
 //!   a key exactly `gap` apart, so an exclusive rule passes too. A session is dropped from state when
 //!   wm >= end-1+lateness. Tests avoid late merges that move a fired session's window_start.
@@ -414,7 +415,24 @@ impl Model<'_> {
         key: String,
         obj: Map<String, Value>,
     ) {
-        if self.late_bound(ts + gap) <= self.wm {
+        // Flink's MergingWindowSet: merge first, then judge lateness on the merged window, so a
+        // late event that joins a session still within its lateness is kept.
+        let (mut lo, mut hi) = (ts, ts + gap);
+        if let Some(list) = self.sessions.get(&key) {
+            loop {
+                let before = (lo, hi);
+                for x in list {
+                    if x.start <= hi && lo <= x.end {
+                        lo = lo.min(x.start);
+                        hi = hi.max(x.end);
+                    }
+                }
+                if (lo, hi) == before {
+                    break;
+                }
+            }
+        }
+        if self.late_bound(hi) <= self.wm {
             self.out.late.push(line.to_string());
             return;
         }
