@@ -17,4 +17,5 @@ pub mod plan;
 pub mod runtime;
 pub mod sinks;
 pub mod sources;
+pub mod state;
 pub mod time;

@@ -28,7 +28,19 @@ pub struct OperatorStats {
     pub late_dropped: u64,
 }
 
+/// Which step of a two-step prefetch: first the table slot, then (a few events later) the entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefetch {
+    Slot,
+    Entry,
+}
+
 pub trait Operator: Send {
+    /// Hints that `event` will be processed soon, so its state can be pulled into cache. Must not
+    /// change state. The runtime calls `Slot` some events ahead and `Entry` fewer events ahead.
+    #[inline(always)]
+    fn prefetch(&self, _event: &Event, _stage: Prefetch) {}
+
     /// Processes one event. `wm` is the operator watermark at its arrival; `on_watermark(wm)` has
     /// already been called with it.
     fn on_event(&mut self, event: &Event, wm: i64, out: &mut dyn Emitter);

@@ -141,6 +141,18 @@ impl<T: Copy + Send> Consumer<T> {
         Some(unsafe { (*slot.get()).assume_init_ref() })
     }
 
+    /// The value `k` places after the next one, if already published (for prefetching ahead).
+    #[inline]
+    pub fn peek_at(&mut self, k: usize) -> Option<&T> {
+        if k >= self.tail_cache.wrapping_sub(self.head) {
+            return None;
+        }
+        let slot = &self.ring.slots[self.head.wrapping_add(k) & self.ring.mask];
+        // SAFETY: `k < tail_cache - head`, so the slot lies in `[head, tail)` as published (Release)
+        // and observed (Acquire): initialised, and not reused by the producer until we release it.
+        Some(unsafe { (*slot.get()).assume_init_ref() })
+    }
+
     /// Consumes the value returned by the last `peek` (publication is deferred to `release`).
     #[inline]
     pub fn advance(&mut self) {

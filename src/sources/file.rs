@@ -90,7 +90,7 @@ impl ChunkReader {
         let end = (start + chunk_bytes as u64).min(size);
         let base = start.saturating_sub(1);
         let len = (end - base) as usize;
-        self.buf.clear();
+        // Resizing without clearing first only zero-fills growth, not the whole chunk every time.
         self.buf.resize(len, 0);
         let got = read_at(self.uring.as_mut(), file, base, &mut self.buf)?;
         self.buf.truncate(got);

@@ -80,14 +80,14 @@ impl SumState {
         (i128::from(self.hi) << 64) | i128::from(self.lo)
     }
 
-    #[inline]
+    #[inline(always)]
     fn add_int(&mut self, v: i128) {
         let s = self.int().wrapping_add(v);
         self.lo = s as u64;
         self.hi = (s >> 64) as i64;
     }
 
-    #[inline]
+    #[inline(always)]
     fn update(&mut self, v: Value) {
         match v {
             Value::Int(i) => self.add_int(i128::from(i)),
@@ -137,7 +137,7 @@ impl Acc {
 
     /// Adds one value. `Count` counts every call (rows); the others ignore `Null`. `Distinct`
     /// takes `Hash`; a bare `Int`/`Float` is mixed into a hash of its bits so it still counts.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, v: Value) {
         match self {
             Acc::Count(c) => *c += 1,
@@ -359,7 +359,7 @@ impl AggLayout {
     }
 
     /// Updates the set `accs` (exactly `len()` long) from one event's value slots.
-    #[inline]
+    #[inline(always)]
     pub fn update(&self, accs: &mut [Acc], event: &Event) {
         for (acc, spec) in accs.iter_mut().zip(&self.specs) {
             match spec.slot {

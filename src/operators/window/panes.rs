@@ -8,11 +8,11 @@
 use super::aggregate::{Acc, AggLayout};
 use super::format::LineFormat;
 use super::align;
-use crate::event::{Event, INLINE_KEY_BYTES};
-use crate::operators::{Emitter, Operator, OperatorStats};
+use crate::event::Event;
+use crate::operators::{Emitter, Operator, OperatorStats, Prefetch};
 use crate::plan::WindowKind;
 use crate::time::{WM_MAX, WM_MIN};
-use hashbrown::HashTable;
+use crate::state::acc_table::AccTable;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Geometry {
@@ -67,53 +67,27 @@ impl Geometry {
     }
 }
 
-#[derive(Clone)]
-struct Slot {
-    hash: u64,
-    key_len: u8,
-    key: [u8; INLINE_KEY_BYTES],
-    base: u32,
-}
-
-impl Slot {
-    #[inline]
-    fn key(&self) -> &[u8] {
-        &self.key[..self.key_len as usize]
-    }
-}
-
 struct Pane {
     start: i64,
-    table: HashTable<Slot>,
-    accs: Vec<Acc>,
+    table: AccTable,
 }
 
 impl Pane {
-    fn new(start: i64) -> Self {
-        Pane { start, table: HashTable::new(), accs: Vec::new() }
-    }
-
-    /// The accumulator set of `e`'s key, created on first sight.
-    #[inline]
-    fn accs_for(&mut self, hash: u64, key: &[u8], layout: &AggLayout) -> &mut [Acc] {
-        let n = layout.len();
-        let base = match self.table.find(hash, |s| s.hash == hash && s.key() == key) {
-            Some(s) => s.base,
-            None => {
-                let base = layout.alloc(&mut self.accs);
-                let mut slot = Slot { hash, key_len: key.len() as u8, key: [0; INLINE_KEY_BYTES], base };
-                slot.key[..key.len()].copy_from_slice(key);
-                self.table.insert_unique(hash, slot, |s| s.hash);
-                base
+    /// A pane for `start`, reusing a retired pane's memory when there is one: consecutive panes
+    /// usually hold about as many keys, so this avoids regrowing the table every window.
+    fn new(start: i64, recycled: Option<Pane>, n: usize) -> Self {
+        match recycled {
+            Some(mut p) => {
+                p.start = start;
+                p.table.clear();
+                p
             }
-        } as usize;
-        &mut self.accs[base..base + n]
+            None => Pane { start, table: AccTable::new(n) },
+        }
     }
 
-    fn get(&self, hash: u64, key: &[u8], n: usize) -> Option<&[Acc]> {
-        self.table
-            .find(hash, |s| s.hash == hash && s.key() == key)
-            .map(|s| &self.accs[s.base as usize..s.base as usize + n])
+    fn get(&self, hash: u64, key: &[u8]) -> Option<&[Acc]> {
+        self.table.find(hash, key).map(|e| self.table.accs(e))
     }
 }
 
@@ -124,6 +98,8 @@ pub struct PaneWindows {
     format: LineFormat,
     /// Live panes by increasing start.
     panes: Vec<Pane>,
+    /// A retired pane kept for its allocations.
+    spare: Option<Pane>,
     last_pane: usize,
     /// Windows with `end - 1 <= fired_upto` have fired.
     fired_upto: i64,
@@ -140,6 +116,7 @@ impl PaneWindows {
             layout,
             format,
             panes: Vec::new(),
+            spare: None,
             last_pane: 0,
             fired_upto: WM_MIN,
             next_action: WM_MAX,
@@ -158,7 +135,7 @@ impl PaneWindows {
         let idx = match self.panes.binary_search_by_key(&start, |p| p.start) {
             Ok(i) => i,
             Err(i) => {
-                self.panes.insert(i, Pane::new(start));
+                self.panes.insert(i, Pane::new(start, self.spare.take(), self.layout.len()));
                 self.note_pane(start);
                 i
             }
@@ -190,18 +167,17 @@ impl PaneWindows {
 
     /// Writes the result of window `[s, e)` for one key (merging its panes) into `self.line`.
     fn write_key_result(&mut self, hash: u64, key: &[u8], s: i64, e: i64) {
-        let n = self.layout.len();
         let mut merged: Option<Vec<Acc>> = None;
         let mut single: Option<usize> = None;
         for (i, p) in self.panes.iter().enumerate() {
             if p.start < s || p.start >= e {
                 continue;
             }
-            if let Some(accs) = p.get(hash, key, n) {
+            if let Some(accs) = p.get(hash, key) {
                 match (&mut merged, single) {
                     (None, None) => single = Some(i),
                     (None, Some(first)) => {
-                        let mut m = self.panes[first].get(hash, key, n).map(<[Acc]>::to_vec);
+                        let mut m = self.panes[first].get(hash, key).map(<[Acc]>::to_vec);
                         if let Some(m) = m.as_mut() {
                             self.layout.merge(m, accs);
                         }
@@ -213,7 +189,7 @@ impl PaneWindows {
         }
         let accs: &[Acc] = match (&merged, single) {
             (Some(m), _) => m,
-            (None, Some(i)) => match self.panes[i].get(hash, key, n) {
+            (None, Some(i)) => match self.panes[i].get(hash, key) {
                 Some(a) => a,
                 None => return,
             },
@@ -224,52 +200,42 @@ impl PaneWindows {
 
     /// Emits every key of window `[s, e)`.
     fn fire_window(&mut self, s: i64, e: i64, out: &mut dyn Emitter) {
-        let n = self.layout.len();
         let in_window: Vec<usize> =
             (0..self.panes.len()).filter(|&i| self.panes[i].start >= s && self.panes[i].start < e).collect();
         match in_window.as_slice() {
             [] => {}
             [only] => {
-                let pane = &self.panes[*only];
-                for slot in pane.table.iter() {
+                for (k, accs) in self.panes[*only].table.iter() {
                     self.line.clear();
-                    let accs = &pane.accs[slot.base as usize..slot.base as usize + n];
-                    self.format.write(slot.key(), s, e, &self.layout, accs, &mut self.line);
+                    self.format.write(k.key(), s, e, &self.layout, accs, &mut self.line);
                     out.result(&self.line);
                     self.stats.fired += 1;
                 }
             }
             many => {
-                let mut table: HashTable<Slot> = HashTable::new();
-                let mut accs: Vec<Acc> = Vec::new();
+                let mut merged = AccTable::new(self.layout.len());
                 for &i in many {
-                    let pane = &self.panes[i];
-                    for slot in pane.table.iter() {
-                        let from = &pane.accs[slot.base as usize..slot.base as usize + n];
-                        match table.find(slot.hash, |t| t.hash == slot.hash && t.key() == slot.key()) {
-                            Some(t) => {
-                                let b = t.base as usize;
-                                self.layout.merge(&mut accs[b..b + n], from);
-                            }
-                            None => {
-                                let base = accs.len() as u32;
-                                accs.extend_from_slice(from);
-                                let mut t = slot.clone();
-                                t.base = base;
-                                table.insert_unique(slot.hash, t, |t| t.hash);
-                            }
-                        }
+                    for (k, from) in self.panes[i].table.iter() {
+                        let into = merged.upsert(k.hash, k.key(), &self.layout);
+                        self.layout.merge(into, from);
                     }
                 }
-                for slot in table.iter() {
+                for (k, accs) in merged.iter() {
                     self.line.clear();
-                    let a = &accs[slot.base as usize..slot.base as usize + n];
-                    self.format.write(slot.key(), s, e, &self.layout, a, &mut self.line);
+                    self.format.write(k.key(), s, e, &self.layout, accs, &mut self.line);
                     out.result(&self.line);
                     self.stats.fired += 1;
                 }
             }
         }
+    }
+
+    /// The pane `ev` falls in, if it is the one last used (prefetching never creates panes).
+    #[inline(always)]
+    fn cached_pane(&self, ev: &Event) -> Option<&Pane> {
+        let p = self.panes.get(self.last_pane)?;
+        let start = align(ev.ts, self.geo.pane);
+        (p.start == start).then_some(p)
     }
 }
 
@@ -280,6 +246,16 @@ impl Operator for PaneWindows {
         // now must still count windows up to `wm` as fired.
         self.fired_upto = self.fired_upto.max(wm);
         let p = align(ev.ts, self.geo.pane);
+        if let WindowKind::Tumbling { size_ms } = self.geo.kind {
+            // The common case, without the general per-window classification.
+            if p.saturating_add(size_ms) - 1 > wm {
+                let idx = self.pane_index(p);
+                let layout = &self.layout;
+                let accs = self.panes[idx].table.upsert(ev.hash, ev.key(), layout);
+                layout.update(accs, ev);
+                return;
+            }
+        }
         let lateness = self.lateness;
         // Classify the event against each of its windows: on time, late but allowed (re-fire), dropped.
         let mut accepted = false;
@@ -307,7 +283,7 @@ impl Operator for PaneWindows {
         }
         let idx = self.pane_index(p);
         let layout = &self.layout;
-        let accs = self.panes[idx].accs_for(ev.hash, ev.key(), layout);
+        let accs = self.panes[idx].table.upsert(ev.hash, ev.key(), layout);
         layout.update(accs, ev);
         for &(s, e) in refire[..n_refire].iter().chain(overflow_refire.iter()) {
             self.line.clear();
@@ -340,13 +316,34 @@ impl Operator for PaneWindows {
         }
         self.fired_upto = wm;
         let (geo, lateness) = (self.geo, self.lateness);
-        self.panes.retain(|p| wm < (geo.last_end(p.start) - 1).saturating_add(lateness));
+        let mut i = 0;
+        while i < self.panes.len() {
+            let p = &self.panes[i];
+            if wm < (geo.last_end(p.start) - 1).saturating_add(lateness) {
+                i += 1;
+                continue;
+            }
+            let retired = self.panes.remove(i);
+            if self.spare.as_ref().is_none_or(|s| s.table.capacity() < retired.table.capacity()) {
+                self.spare = Some(retired);
+            }
+        }
         self.last_pane = 0;
         self.recompute_next_action();
     }
 
     fn next_action(&self) -> i64 {
         self.next_action
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, ev: &Event, stage: Prefetch) {
+        if let Some(p) = self.cached_pane(ev) {
+            match stage {
+                Prefetch::Slot => p.table.prefetch_slot(ev.hash),
+                Prefetch::Entry => p.table.prefetch_entry(ev.hash),
+            }
+        }
     }
 
     fn open_windows(&self) -> usize {
