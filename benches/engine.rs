@@ -13,7 +13,7 @@
 //!
 //! Run: `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 5`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use sluice::cli::{Cli, Command};
 use sluice::event::{hash_key, Event, Value};
 use sluice::plan::Plan;
@@ -142,6 +142,8 @@ fn bench_engine(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut g = c.benchmark_group("engine_2_shards");
     g.sample_size(10);
+    // Iterations are long (a whole job / a 1 M-event pass): equal-sized samples, no linear ramp.
+    g.sampling_mode(SamplingMode::Flat);
 
     let n = scaled(GENERATOR_EVENTS);
     let plan = job(

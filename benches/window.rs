@@ -6,16 +6,18 @@
 //! quotes, `hash = event::hash_key(key)`, value slot 0 = `Int(bid)`. The watermark is advanced the
 //! way the runtime does it: before each event it is the largest earlier event time minus the 5 s
 //! out-of-orderness bound, and `on_watermark` is called only when it grew and reached the operator's
-//! `next_action()`. One criterion iteration is one pass over the 1 M events; pass `k` shifts every
-//! event time by `k * 10 s` (1 M events at 100 000/s of event time), so the passes continue the
-//! generator's stream and windows keep firing (about one per 6 passes) instead of turning late.
+//! `next_action()`; each event's state is prefetched 12 (slot) and 6 (entry) events ahead, as the
+//! shard's receive loop does. One criterion iteration is one pass over the 1 M events; pass `k`
+//! shifts every event time by `k * 10 s` (1 M events at 100 000/s of event time), so the passes
+//! continue the generator's stream and windows keep firing (about one per 6 passes) instead of
+//! turning late.
 //!
 //! Run: `cargo bench --bench window -- --warm-up-time 1 --measurement-time 3`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use hashbrown::{HashMap, HashTable};
 use sluice::event::{hash_key, Event, Value};
-use sluice::operators::{window, Emitter, Operator};
+use sluice::operators::{window, Emitter, Operator, Prefetch};
 use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
 use sluice::sources::generator::model::{default_plan, defaults, write_ad_id, ClickModel};
 use std::time::{Duration, Instant};
@@ -23,6 +25,9 @@ use std::time::{Duration, Instant};
 const EVENTS: u64 = 1_000_000;
 const WINDOW_MS: i64 = 60_000;
 const OUT_OF_ORDERNESS_MS: i64 = 5_000;
+/// Prefetch distances of the shard's receive loop (`runtime::shard`), in events.
+const PREFETCH_SLOT: usize = 12;
+const PREFETCH_ENTRY: usize = 6;
 /// Event time one pass covers: `EVENTS` at the model's default rate (exact: 1 M / 100 000 per s).
 const PASS_MS: i64 = (EVENTS * 1000 / defaults::EVENTS_PER_SECOND) as i64;
 /// Passes per minute of event time: how often the bare-limit maps are cleared, as a window fires.
@@ -116,9 +121,23 @@ impl Driver {
     fn pass(&mut self, events: &[Event]) {
         let shift = self.pass * PASS_MS;
         self.pass += 1;
-        for src in events {
-            let mut e = *src;
+        let shifted = |i: usize| {
+            let mut e = events[i];
             e.ts += shift;
+            e
+        };
+        for i in 0..events.len() {
+            // As the shard's receive loop does: the state of the events PREFETCH_SLOT and
+            // PREFETCH_ENTRY places ahead is prefetched so their cache misses overlap.
+            for (k, stage) in [
+                (PREFETCH_SLOT, Prefetch::Slot),
+                (PREFETCH_ENTRY, Prefetch::Entry),
+            ] {
+                if i + k < events.len() {
+                    self.op.prefetch(&shifted(i + k), stage);
+                }
+            }
+            let e = shifted(i);
             let wm = self.seen_max.saturating_sub(OUT_OF_ORDERNESS_MS);
             if wm > self.wm {
                 self.wm = wm;
@@ -151,6 +170,8 @@ fn bench_window(c: &mut Criterion) {
     let mut g = c.benchmark_group("window_update");
     g.throughput(Throughput::Elements(EVENTS));
     g.sample_size(10);
+    // Iterations are long (a whole job / a 1 M-event pass): equal-sized samples, no linear ramp.
+    g.sampling_mode(SamplingMode::Flat);
 
     let mut d = Driver::new();
     g.bench_function("tumbling_1m_count_sum", |b| {

@@ -50,6 +50,18 @@ impl AccTable {
         AccTable { slots: vec![0; 16], mask: 15, keys: Vec::new(), accs: Vec::new(), n }
     }
 
+    /// A table sized for `keys` entries without growing (a neighbouring pane's size is a good guess).
+    pub fn with_capacity(n: usize, keys: usize) -> Self {
+        let slots = (keys * 2).next_power_of_two().max(16);
+        AccTable {
+            slots: vec![0; slots],
+            mask: slots - 1,
+            keys: Vec::with_capacity(keys),
+            accs: Vec::with_capacity(keys * n),
+            n,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.keys.len()
     }

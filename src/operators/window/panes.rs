@@ -75,14 +75,14 @@ struct Pane {
 impl Pane {
     /// A pane for `start`, reusing a retired pane's memory when there is one: consecutive panes
     /// usually hold about as many keys, so this avoids regrowing the table every window.
-    fn new(start: i64, recycled: Option<Pane>, n: usize) -> Self {
+    fn new(start: i64, recycled: Option<Pane>, n: usize, hint: usize) -> Self {
         match recycled {
             Some(mut p) => {
                 p.start = start;
                 p.table.clear();
                 p
             }
-            None => Pane { start, table: AccTable::new(n) },
+            None => Pane { start, table: AccTable::with_capacity(n, hint) },
         }
     }
 
@@ -135,7 +135,8 @@ impl PaneWindows {
         let idx = match self.panes.binary_search_by_key(&start, |p| p.start) {
             Ok(i) => i,
             Err(i) => {
-                self.panes.insert(i, Pane::new(start, self.spare.take(), self.layout.len()));
+                let hint = self.panes.iter().map(|p| p.table.len()).max().unwrap_or(0);
+                self.panes.insert(i, Pane::new(start, self.spare.take(), self.layout.len(), hint));
                 self.note_pane(start);
                 i
             }
