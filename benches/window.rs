@@ -154,7 +154,7 @@ impl Driver {
 /// Clears a bare-limit map once per minute of event time, as a window fire would.
 fn window_boundary(pass: &mut u64) -> bool {
     *pass += 1;
-    *pass % PASSES_PER_WINDOW == 0
+    pass.is_multiple_of(PASSES_PER_WINDOW)
 }
 
 fn timed(iters: u64, mut f: impl FnMut()) -> Duration {

@@ -339,21 +339,33 @@ impl Shard {
                         None => break,
                     }
                 } else {
-                    let c = self.inbound[ch].as_mut().expect("a ring from every other shard");
-                    if c.available() == 0 {
-                        break;
-                    }
-                    for (k, stage) in [(PREFETCH_SLOT, Prefetch::Slot), (PREFETCH_ENTRY, Prefetch::Entry)] {
-                        if let Some(e) = c.peek_at(k) {
-                            if e.tag == Tag::Data {
-                                self.ops[e.op as usize].prefetch(e, stage);
+                    // Events are processed in place in the ring (no copy out): the consumer is taken
+                    // out of `self` for the call, since `receive` never touches the rings.
+                    let mut c = self.inbound[ch].take().expect("a ring from every other shard");
+                    let mut took = false;
+                    if c.available() > 0 {
+                        for (k, stage) in [(PREFETCH_SLOT, Prefetch::Slot), (PREFETCH_ENTRY, Prefetch::Entry)] {
+                            if let Some(e) = c.peek_at(k) {
+                                if e.tag == Tag::Data {
+                                    self.ops[e.op as usize].prefetch(e, stage);
+                                }
                             }
                         }
+                        if let Some(e) = c.peek() {
+                            self.receive(e);
+                            took = true;
+                        }
+                        if took {
+                            c.advance();
+                        }
                     }
-                    match c.pop() {
-                        Some(e) => e,
-                        None => break,
+                    self.inbound[ch] = Some(c);
+                    if !took {
+                        break;
                     }
+                    got_any = true;
+                    done += 1;
+                    continue;
                 };
                 got_any = true;
                 self.receive(&ev);

@@ -13,7 +13,7 @@
 //! when the watermark retires it, keeping its capacity for the next pane.
 
 use super::prefetch::prefetch;
-use crate::event::INLINE_KEY_BYTES;
+use crate::event::{keys_equal, INLINE_KEY_BYTES};
 use crate::operators::window::aggregate::{Acc, AggLayout};
 
 #[derive(Clone, Copy)]
@@ -106,9 +106,9 @@ impl AccTable {
         }
     }
 
-    /// The entry of `key`, if present.
+    /// The entry of the zero-padded key `key[..len]`, if present.
     #[inline]
-    pub fn find(&self, hash: u64, key: &[u8]) -> Option<usize> {
+    pub fn find(&self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> Option<usize> {
         let t = tag(hash);
         let mut i = self.home(hash);
         loop {
@@ -119,7 +119,7 @@ impl AccTable {
             if s >> 32 == t {
                 let e = (s & 0xffff_ffff) as usize - 1;
                 let k = &self.keys[e];
-                if k.hash == hash && k.key() == key {
+                if k.hash == hash && k.len == len && keys_equal(&k.bytes, key, len as usize) {
                     return Some(e);
                 }
             }
@@ -127,24 +127,24 @@ impl AccTable {
         }
     }
 
-    /// The accumulators of `key`, created (empty) on first sight.
+    /// The accumulators of the zero-padded key `key[..len]`, created (empty) on first sight.
     #[inline]
-    pub fn upsert(&mut self, hash: u64, key: &[u8], layout: &AggLayout) -> &mut [Acc] {
-        let e = match self.find(hash, key) {
+    pub fn upsert(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8, layout: &AggLayout) -> &mut [Acc] {
+        let e = match self.find(hash, key, len) {
             Some(e) => e,
-            None => self.insert(hash, key, layout),
+            None => self.insert(hash, key, len, layout),
         };
         &mut self.accs[e * self.n..e * self.n + self.n]
     }
 
     #[cold]
-    fn insert(&mut self, hash: u64, key: &[u8], layout: &AggLayout) -> usize {
+    fn insert(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8, layout: &AggLayout) -> usize {
         if (self.keys.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
         let e = self.keys.len();
-        let mut k = KeyEntry { hash, len: key.len() as u8, bytes: [0; INLINE_KEY_BYTES] };
-        k.bytes[..key.len()].copy_from_slice(key);
+        let mut k = KeyEntry { hash, len, bytes: [0; INLINE_KEY_BYTES] };
+        k.bytes[..len as usize].copy_from_slice(&key[..len as usize]);
         self.keys.push(k);
         layout.alloc(&mut self.accs);
         self.place(hash, e);
@@ -204,18 +204,24 @@ mod tests {
             let hash = if k % 3 == 0 { full & !0xfff } else { full };
             let mut ev = Event::EMPTY;
             ev.set_value(0, Value::Int(i as i64));
-            l.update(t.upsert(hash, key.as_bytes(), &l), &ev);
+            let mut padded = [0u8; INLINE_KEY_BYTES];
+            padded[..key.len()].copy_from_slice(key.as_bytes());
+            l.update(t.upsert(hash, &padded, key.len() as u8, &l), &ev);
             model.entry(key).or_insert((hash, 0i64)).1 += i as i64;
         }
         assert_eq!(t.len(), 1700);
         for (key, (hash, sum)) in &model {
-            let e = t.find(*hash, key.as_bytes()).expect("present");
+            let mut padded = [0u8; INLINE_KEY_BYTES];
+            padded[..key.len()].copy_from_slice(key.as_bytes());
+            let e = t.find(*hash, &padded, key.len() as u8).expect("present");
             let mut out = Vec::new();
             l.write_fields(t.accs(e), &mut out);
             assert_eq!(String::from_utf8(out).unwrap(), format!(",\"s\":{sum}"));
         }
-        assert_eq!(t.find(1, b"absent"), None);
+        let mut k1 = [0u8; INLINE_KEY_BYTES];
+        k1[..2].copy_from_slice(b"k1");
+        assert_eq!(t.find(1, &k1, 2), None);
         t.clear();
-        assert!(t.is_empty() && t.find(model["k1"].0, b"k1").is_none());
+        assert!(t.is_empty() && t.find(model["k1"].0, &k1, 2).is_none());
     }
 }

@@ -8,7 +8,7 @@
 use super::aggregate::{Acc, AggLayout};
 use super::format::LineFormat;
 use super::align;
-use crate::event::Event;
+use crate::event::{Event, INLINE_KEY_BYTES};
 use crate::operators::{Emitter, Operator, OperatorStats, Prefetch};
 use crate::plan::WindowKind;
 use crate::time::{WM_MAX, WM_MIN};
@@ -86,8 +86,8 @@ impl Pane {
         }
     }
 
-    fn get(&self, hash: u64, key: &[u8]) -> Option<&[Acc]> {
-        self.table.find(hash, key).map(|e| self.table.accs(e))
+    fn get(&self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> Option<&[Acc]> {
+        self.table.find(hash, key, len).map(|e| self.table.accs(e))
     }
 }
 
@@ -123,6 +123,17 @@ impl PaneWindows {
             line: Vec::with_capacity(256),
             stats: OperatorStats::default(),
         }
+    }
+
+    /// Start of the pane holding `ts`; the last pane used is checked first, without a division.
+    #[inline(always)]
+    fn pane_start(&self, ts: i64) -> i64 {
+        if let Some(p) = self.panes.get(self.last_pane) {
+            if ts >= p.start && ts - p.start < self.geo.pane {
+                return p.start;
+            }
+        }
+        align(ts, self.geo.pane)
     }
 
     #[inline]
@@ -167,18 +178,18 @@ impl PaneWindows {
     }
 
     /// Writes the result of window `[s, e)` for one key (merging its panes) into `self.line`.
-    fn write_key_result(&mut self, hash: u64, key: &[u8], s: i64, e: i64) {
+    fn write_key_result(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8, s: i64, e: i64) {
         let mut merged: Option<Vec<Acc>> = None;
         let mut single: Option<usize> = None;
         for (i, p) in self.panes.iter().enumerate() {
             if p.start < s || p.start >= e {
                 continue;
             }
-            if let Some(accs) = p.get(hash, key) {
+            if let Some(accs) = p.get(hash, key, len) {
                 match (&mut merged, single) {
                     (None, None) => single = Some(i),
                     (None, Some(first)) => {
-                        let mut m = self.panes[first].get(hash, key).map(<[Acc]>::to_vec);
+                        let mut m = self.panes[first].get(hash, key, len).map(<[Acc]>::to_vec);
                         if let Some(m) = m.as_mut() {
                             self.layout.merge(m, accs);
                         }
@@ -190,13 +201,13 @@ impl PaneWindows {
         }
         let accs: &[Acc] = match (&merged, single) {
             (Some(m), _) => m,
-            (None, Some(i)) => match self.panes[i].get(hash, key) {
+            (None, Some(i)) => match self.panes[i].get(hash, key, len) {
                 Some(a) => a,
                 None => return,
             },
             (None, None) => return,
         };
-        self.format.write(key, s, e, &self.layout, accs, &mut self.line);
+        self.format.write(&key[..len as usize], s, e, &self.layout, accs, &mut self.line);
     }
 
     /// Emits every key of window `[s, e)`.
@@ -217,7 +228,7 @@ impl PaneWindows {
                 let mut merged = AccTable::new(self.layout.len());
                 for &i in many {
                     for (k, from) in self.panes[i].table.iter() {
-                        let into = merged.upsert(k.hash, k.key(), &self.layout);
+                        let into = merged.upsert(k.hash, &k.bytes, k.len, &self.layout);
                         self.layout.merge(into, from);
                     }
                 }
@@ -235,8 +246,7 @@ impl PaneWindows {
     #[inline(always)]
     fn cached_pane(&self, ev: &Event) -> Option<&Pane> {
         let p = self.panes.get(self.last_pane)?;
-        let start = align(ev.ts, self.geo.pane);
-        (p.start == start).then_some(p)
+        (ev.ts >= p.start && ev.ts - p.start < self.geo.pane).then_some(p)
     }
 }
 
@@ -246,17 +256,18 @@ impl Operator for PaneWindows {
         // The runtime skips `on_watermark` below `next_action`, where nothing is due; a pane created
         // now must still count windows up to `wm` as fired.
         self.fired_upto = self.fired_upto.max(wm);
-        let p = align(ev.ts, self.geo.pane);
         if let WindowKind::Tumbling { size_ms } = self.geo.kind {
             // The common case, without the general per-window classification.
+            let p = self.pane_start(ev.ts);
             if p.saturating_add(size_ms) - 1 > wm {
                 let idx = self.pane_index(p);
                 let layout = &self.layout;
-                let accs = self.panes[idx].table.upsert(ev.hash, ev.key(), layout);
+                let accs = self.panes[idx].table.upsert(ev.hash, &ev.key, ev.key_len, layout);
                 layout.update(accs, ev);
                 return;
             }
         }
+        let p = self.pane_start(ev.ts);
         let lateness = self.lateness;
         // Classify the event against each of its windows: on time, late but allowed (re-fire), dropped.
         let mut accepted = false;
@@ -284,11 +295,11 @@ impl Operator for PaneWindows {
         }
         let idx = self.pane_index(p);
         let layout = &self.layout;
-        let accs = self.panes[idx].table.upsert(ev.hash, ev.key(), layout);
+        let accs = self.panes[idx].table.upsert(ev.hash, &ev.key, ev.key_len, layout);
         layout.update(accs, ev);
         for &(s, e) in refire[..n_refire].iter().chain(overflow_refire.iter()) {
             self.line.clear();
-            self.write_key_result(ev.hash, ev.key(), s, e);
+            self.write_key_result(ev.hash, &ev.key, ev.key_len, s, e);
             if !self.line.is_empty() {
                 out.result(&self.line);
                 self.stats.refired += 1;
