@@ -326,18 +326,33 @@ impl Shard {
             // events PREFETCH_SLOT and PREFETCH_ENTRY places ahead so their cache misses overlap.
             let mut got_any = false;
             while done < STEP && self.next_seq == seq {
-                let ev = if ch == self.id {
+                if ch == self.id {
+                    // In place, as for rings: the local queue is taken out of `self` for the call.
+                    let mut local = std::mem::take(&mut self.local);
                     for (k, stage) in [(PREFETCH_SLOT, Prefetch::Slot), (PREFETCH_ENTRY, Prefetch::Entry)] {
-                        if let Some(e) = self.local.get(k) {
+                        if let Some(e) = local.get(k) {
                             if e.tag == Tag::Data {
                                 self.ops[e.op as usize].prefetch(e, stage);
                             }
                         }
                     }
-                    match self.local.pop_front() {
-                        Some(e) => e,
-                        None => break,
+                    let took = match local.front() {
+                        Some(e) => {
+                            self.receive(e);
+                            true
+                        }
+                        None => false,
+                    };
+                    if took {
+                        local.pop_front();
                     }
+                    self.local = local;
+                    if !took {
+                        break;
+                    }
+                    got_any = true;
+                    done += 1;
+                    continue;
                 } else {
                     // Events are processed in place in the ring (no copy out): the consumer is taken
                     // out of `self` for the call, since `receive` never touches the rings.
@@ -365,11 +380,7 @@ impl Shard {
                     }
                     got_any = true;
                     done += 1;
-                    continue;
-                };
-                got_any = true;
-                self.receive(&ev);
-                done += 1;
+                }
             }
             if !got_any {
                 break;
