@@ -4,7 +4,7 @@
 //! - `generator`: the in-process generator source, bounded to 2 M events;
 //! - `ndjson_file`: a 2 M-line file written once by `sluice loadgen` into a temp dir (~70-byte
 //!   lines; read from the page cache after warm-up);
-//! - `memory`: 5 M pre-parsed events handed in as `PartKind::Memory` partitions (16 384 per chunk),
+//! - `memory`: 20 M pre-parsed events handed in as `PartKind::Memory` partitions (16 384 per chunk),
 //!   so the number is the engine without any parser.
 //!
 //! Each iteration is one whole job (threads started, input read, every window fired, sink flushed),
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 const GENERATOR_EVENTS: u64 = 2_000_000;
 const FILE_EVENTS: u64 = 2_000_000;
-const MEMORY_EVENTS: u64 = 5_000_000;
+const MEMORY_EVENTS: u64 = 20_000_000;
 const MEMORY_PER_CHUNK: u64 = 16_384;
 const SHARDS: usize = 2;
 const OUT_OF_ORDERNESS_MS: i64 = 5_000;

@@ -33,8 +33,10 @@ use std::time::Instant;
 /// Records (or received events) handled per step before the shard turns to its other duty.
 const STEP: usize = 1024;
 /// How far ahead of the event being processed its state's table slot, then its entry, is prefetched.
-const PREFETCH_SLOT: usize = 16;
-const PREFETCH_ENTRY: usize = 8;
+const PREFETCH_SLOT: usize = 32;
+const PREFETCH_ENTRY: usize = 16;
+/// How far ahead ring slots (written by another core) are pulled in before their events are read.
+const PREFETCH_RING: usize = 64;
 
 pub enum SourceParser {
     Json(RecordParser),
@@ -359,6 +361,7 @@ impl Shard {
                     let mut c = self.inbound[ch].take().expect("a ring from every other shard");
                     let mut took = false;
                     if c.available() > 0 {
+                        c.prefetch_at(PREFETCH_RING);
                         for (k, stage) in [(PREFETCH_SLOT, Prefetch::Slot), (PREFETCH_ENTRY, Prefetch::Entry)] {
                             if let Some(e) = c.peek_at(k) {
                                 if e.tag == Tag::Data {
@@ -621,6 +624,9 @@ impl Shard {
                 g.outputs()
             }
             (PartKind::Memory { events, .. }, _) => {
+                let ahead = events.as_ptr().wrapping_add(i as usize + 16);
+                crate::state::prefetch::prefetch(ahead);
+                crate::state::prefetch::prefetch((ahead as *const u8).wrapping_add(64));
                 self.evs[0] = events[i as usize];
                 1
             }
