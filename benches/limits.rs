@@ -28,7 +28,11 @@ fn limits(c: &mut Criterion) {
     let mut g = c.benchmark_group("limits");
     g.sample_size(10);
     g.throughput(Throughput::Elements(N));
-    let binding = Binding { op: 0, key_fields: vec!["ad_id".into()], slots: vec![("bid".into(), SlotUse::Number)] };
+    let binding = Binding {
+        op: 0,
+        key_fields: vec!["ad_id".into()],
+        slots: vec![("bid".into(), SlotUse::Number)],
+    };
     let mut parser = RecordParser::new("ts", TimeUnit::Millis, &[binding]).expect("parser");
     let mut evs = [Event::EMPTY];
     g.bench_function("parse_only", |b| {

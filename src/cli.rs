@@ -9,7 +9,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 #[derive(Debug, Parser)]
-#[command(name = "sluice", version, about = "Thread-per-core stream processor with Flink's event-time semantics")]
+#[command(
+    name = "sluice",
+    version,
+    about = "Thread-per-core stream processor with Flink's event-time semantics"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -51,7 +55,11 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Run { config, stats, no_uring } => {
+        Command::Run {
+            config,
+            stats,
+            no_uring,
+        } => {
             let plan = crate::plan::load(&config)?;
             let stop = Arc::new(AtomicBool::new(false));
             for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -59,7 +67,14 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
                 signal_hook::flag::register_conditional_shutdown(sig, 1, stop.clone())?;
                 signal_hook::flag::register(sig, stop.clone())?;
             }
-            let summary = runtime::run(&plan, RunOptions { stop, uring: !no_uring, partitions: None })?;
+            let summary = runtime::run(
+                &plan,
+                RunOptions {
+                    stop,
+                    uring: !no_uring,
+                    partitions: None,
+                },
+            )?;
             eprint!("{}", summary.text());
             if let Some(path) = stats {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -146,8 +146,26 @@ pub fn keys_equal(a: &[u8; INLINE_KEY_BYTES], b: &[u8; INLINE_KEY_BYTES], len: u
     let words = len.div_ceil(8).min(INLINE_KEY_BYTES / 8);
     for w in 0..words {
         let i = w * 8;
-        let x = u64::from_ne_bytes([a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4], a[i + 5], a[i + 6], a[i + 7]]);
-        let y = u64::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+        let x = u64::from_ne_bytes([
+            a[i],
+            a[i + 1],
+            a[i + 2],
+            a[i + 3],
+            a[i + 4],
+            a[i + 5],
+            a[i + 6],
+            a[i + 7],
+        ]);
+        let y = u64::from_ne_bytes([
+            b[i],
+            b[i + 1],
+            b[i + 2],
+            b[i + 3],
+            b[i + 4],
+            b[i + 5],
+            b[i + 6],
+            b[i + 7],
+        ]);
         if x != y {
             return false;
         }

@@ -143,14 +143,14 @@ fn model_assigns_windows_with_floor_division() {
 /// Gap 10 s, bound 5 s, lateness 20 s, hand-worked (watermark on arrival in the comments).
 fn session_events() -> Vec<String> {
     vec![
-        kv(0, "a", 1),        // -inf: [0,10s)
-        kv(14_000, "a", 2),   // -5000: [14s,24s), 14 s > gap apart
-        kv(9_500, "a", 4),    // 9000: bridges both -> [0,24s), nothing fired yet
-        kv(40_000, "a", 8),   // 9000: [40s,50s)
-        kv(41_000, "a", 16),  // 35000: [0,24s) fires c=3 s=7; -> [40s,51s)
-        kv(20_000, "a", 32),  // 36000: joins fired [0,24s) -> [0,30s), re-fires at once c=4 s=39
-        kv(9_000, "b", 64),   // 36000: new key, [9s,19s) within lateness, fires at once
-        kv(1_000, "a", 128),  // 36000: [1s,11s) alone is late, but it merges into [0,30s) whose
+        kv(0, "a", 1),       // -inf: [0,10s)
+        kv(14_000, "a", 2),  // -5000: [14s,24s), 14 s > gap apart
+        kv(9_500, "a", 4),   // 9000: bridges both -> [0,24s), nothing fired yet
+        kv(40_000, "a", 8),  // 9000: [40s,50s)
+        kv(41_000, "a", 16), // 35000: [0,24s) fires c=3 s=7; -> [40s,51s)
+        kv(20_000, "a", 32), // 36000: joins fired [0,24s) -> [0,30s), re-fires at once c=4 s=39
+        kv(9_000, "b", 64),  // 36000: new key, [9s,19s) within lateness, fires at once
+        kv(1_000, "a", 128), // 36000: [1s,11s) alone is late, but it merges into [0,30s) whose
         //                       29999+20000 > 36000: kept (Flink judges the merged window), re-fires c=5 s=167
         kv(70_000, "a", 256), // 36000: [70s,80s)
     ]
@@ -177,7 +177,10 @@ fn model_matches_hand_worked_sessions() {
         &[&file_of(&lines)],
     );
     assert_eq!(m.rows, session_expected());
-    assert!(m.late.is_empty(), "the late event merges into a session within lateness");
+    assert!(
+        m.late.is_empty(),
+        "the late event merges into a session within lateness"
+    );
     assert_eq!(
         (m.refires, m.bridging_merges, m.ambiguous_session_merges),
         (2, 1, 0)

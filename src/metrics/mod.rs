@@ -45,7 +45,8 @@ impl ShardStats {
 
 /// Ingestion-to-emission latency in microseconds, 1 us .. 1 h, 3 significant digits.
 pub fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap_or_else(|_| Histogram::new(3).expect("3 sig figs is valid"))
+    Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .unwrap_or_else(|_| Histogram::new(3).expect("3 sig figs is valid"))
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -80,7 +81,12 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    pub fn new(per_shard: &[ShardStats], hist: &Histogram<u64>, elapsed: Duration, stopped: bool) -> Self {
+    pub fn new(
+        per_shard: &[ShardStats],
+        hist: &Histogram<u64>,
+        elapsed: Duration,
+        stopped: bool,
+    ) -> Self {
         let mut total = ShardStats::default();
         for s in per_shard {
             total.add(s);

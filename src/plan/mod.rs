@@ -50,7 +50,9 @@ pub struct SourcePlan {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceKind {
     /// A file or a glob; each matching file is one partition. Format is NDJSON.
-    File { path: String },
+    File {
+        path: String,
+    },
     Generator(GeneratorPlan),
 }
 

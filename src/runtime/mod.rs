@@ -47,7 +47,11 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { stop: Arc::new(AtomicBool::new(false)), uring: true, partitions: None }
+        RunOptions {
+            stop: Arc::new(AtomicBool::new(false)),
+            uring: true,
+            partitions: None,
+        }
     }
 }
 
@@ -60,7 +64,11 @@ fn slots_of(w: &crate::plan::WindowPlan) -> (Vec<(String, SlotUse)>, Vec<Option<
             agg_slots.push(None);
             continue;
         };
-        let use_ = if a.func == AggFunc::CountDistinct { SlotUse::Hash } else { SlotUse::Number };
+        let use_ = if a.func == AggFunc::CountDistinct {
+            SlotUse::Hash
+        } else {
+            SlotUse::Number
+        };
         let i = match slots.iter().position(|(n, u)| n == f && *u == use_) {
             Some(i) => i,
             None => {
@@ -79,7 +87,10 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         Some(p) => p,
         None => crate::sources::partitions(plan)?,
     };
-    let chunk_counts: Vec<_> = parts.iter().map(|p| p.chunks(plan.runtime.chunk_bytes)).collect();
+    let chunk_counts: Vec<_> = parts
+        .iter()
+        .map(|p| p.chunks(plan.runtime.chunk_bytes))
+        .collect();
     let schedule = Schedule::new(&chunk_counts);
 
     // Which windows each source feeds, and how.
@@ -90,29 +101,45 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         if slots.len() > crate::event::MAX_VALUE_SLOTS {
             return Err(RuntimeError::Setup {
                 window: w.name.clone(),
-                message: format!("needs {} value slots; at most {}", slots.len(), crate::event::MAX_VALUE_SLOTS),
+                message: format!(
+                    "needs {} value slots; at most {}",
+                    slots.len(),
+                    crate::event::MAX_VALUE_SLOTS
+                ),
             });
         }
         agg_slots.push(per_agg);
         for &s in &w.inputs {
-            bindings[s].push(Binding { op: i as u8, key_fields: w.group_by.clone(), slots: slots.clone() });
+            bindings[s].push(Binding {
+                op: i as u8,
+                key_fields: w.group_by.clone(),
+                slots: slots.clone(),
+            });
         }
     }
-    let memory = parts.iter().any(|p| matches!(p.kind, PartKind::Memory { .. }));
+    let memory = parts
+        .iter()
+        .any(|p| matches!(p.kind, PartKind::Memory { .. }));
     let make_parsers = || -> Result<Vec<SourceParser>, RuntimeError> {
         plan.sources
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let err = |message| RuntimeError::Setup { window: format!("(source {})", s.name), message };
+                let err = |message| RuntimeError::Setup {
+                    window: format!("(source {})", s.name),
+                    message,
+                };
                 if memory {
                     return Ok(SourceParser::Memory);
                 }
                 Ok(match &s.kind {
                     SourceKind::File { .. } => SourceParser::Json(
-                        RecordParser::new(&s.event_time.field, s.event_time.unit, &bindings[i]).map_err(err)?,
+                        RecordParser::new(&s.event_time.field, s.event_time.unit, &bindings[i])
+                            .map_err(err)?,
                     ),
-                    SourceKind::Generator(_) => SourceParser::Gen(GenParser::new(&bindings[i]).map_err(err)?),
+                    SourceKind::Generator(_) => {
+                        SourceParser::Gen(GenParser::new(&bindings[i]).map_err(err)?)
+                    }
                 })
             })
             .collect()
@@ -127,7 +154,10 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
             SinkKind::Stdout => SharedSink::stdout(&s.name),
         });
     }
-    let mut routes = Routes { results: vec![Vec::new(); plan.windows.len()], late: vec![Vec::new(); plan.windows.len()] };
+    let mut routes = Routes {
+        results: vec![Vec::new(); plan.windows.len()],
+        late: vec![Vec::new(); plan.windows.len()],
+    };
     for (si, s) in plan.sinks.iter().enumerate() {
         for input in &s.inputs {
             match *input {
@@ -159,7 +189,10 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         schedule,
         sources: plan.sources.iter().map(|s| s.name.clone()).collect(),
         routes: Arc::new(routes),
-        stop: StopCoord { requested: opts.stop.clone(), ..StopCoord::default() },
+        stop: StopCoord {
+            requested: opts.stop.clone(),
+            ..StopCoord::default()
+        },
         epoch: Instant::now(),
     });
 
@@ -178,11 +211,20 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         }
     }
 
-    let cores = if plan.runtime.pin_cores { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
+    let cores = if plan.runtime.pin_cores {
+        core_affinity::get_core_ids().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let start = Instant::now();
     let mut handles = Vec::new();
     for (id, (out, inbound)) in outs.into_iter().zip(ins).enumerate() {
-        let ops = plan.windows.iter().zip(&agg_slots).map(|(w, s)| window::build(w, s)).collect();
+        let ops = plan
+            .windows
+            .iter()
+            .zip(&agg_slots)
+            .map(|(w, s)| window::build(w, s))
+            .collect();
         let parts_for = ShardParts {
             parsers: make_parsers()?,
             out,
@@ -192,23 +234,34 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
             dead: dead.as_ref().map(SharedSink::writer),
         };
         let setup = setup.clone();
-        let core = if cores.is_empty() { None } else { Some(cores[id % cores.len()]) };
+        let core = if cores.is_empty() {
+            None
+        } else {
+            Some(cores[id % cores.len()])
+        };
         let handle = std::thread::Builder::new()
             .name(format!("sluice-shard-{id}"))
             .spawn(move || {
                 if let Some(c) = core {
                     if !core_affinity::set_for_current(c) && id == 0 {
-                        eprintln!("sluice: pinning shard threads to cores was refused; running unpinned.");
+                        eprintln!(
+                            "sluice: pinning shard threads to cores was refused; running unpinned."
+                        );
                     }
                 }
                 let (mut shard, refused) = Shard::new(id, setup, parts_for);
                 if let (Some(why), 0) = (refused, id) {
-                    eprintln!("sluice: io_uring unavailable ({why}); file sources fall back to pread.");
+                    eprintln!(
+                        "sluice: io_uring unavailable ({why}); file sources fall back to pread."
+                    );
                 }
                 let res = shard.run();
                 (res, shard.stats.clone(), shard.hist.clone())
             })
-            .map_err(|e| RuntimeError::Shard { shard: id, message: format!("cannot start thread: {e}") })?;
+            .map_err(|e| RuntimeError::Shard {
+                shard: id,
+                message: format!("cannot start thread: {e}"),
+            })?;
         handles.push(handle);
     }
     let mut stats: Vec<ShardStats> = Vec::new();
@@ -224,7 +277,10 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
                 let _ = hist.add(&hh);
             }
             Err(_) => {
-                first_err.get_or_insert(RuntimeError::Shard { shard: id, message: "panicked".into() });
+                first_err.get_or_insert(RuntimeError::Shard {
+                    shard: id,
+                    message: "panicked".into(),
+                });
             }
         }
     }

@@ -35,7 +35,9 @@ unsafe impl<T: Send> Send for Ring<T> {}
 /// Creates a ring holding `capacity` values (rounded up to a power of two, at least 2).
 pub fn ring<T: Copy + Send>(capacity: usize) -> (Producer<T>, Consumer<T>) {
     let cap = capacity.max(2).next_power_of_two();
-    let slots = (0..cap).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect();
+    let slots = (0..cap)
+        .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+        .collect();
     let ring = Arc::new(Ring {
         slots,
         mask: cap - 1,
@@ -43,8 +45,19 @@ pub fn ring<T: Copy + Send>(capacity: usize) -> (Producer<T>, Consumer<T>) {
         tail: CachePadded::new(AtomicUsize::new(0)),
     });
     (
-        Producer { ring: ring.clone(), tail: 0, published: 0, head_cache: 0, cap },
-        Consumer { ring, head: 0, released: 0, tail_cache: 0 },
+        Producer {
+            ring: ring.clone(),
+            tail: 0,
+            published: 0,
+            head_cache: 0,
+            cap,
+        },
+        Consumer {
+            ring,
+            head: 0,
+            released: 0,
+            tail_cache: 0,
+        },
     )
 }
 

@@ -24,7 +24,12 @@ pub struct Schedule {
 impl Schedule {
     pub fn new(counts: &[ChunkCount]) -> Schedule {
         // Round boundaries are the distinct bounded counts; between two of them the active set is fixed.
-        let mut bounds: Vec<u64> = counts.iter().flatten().copied().filter(|&c| c > 0).collect();
+        let mut bounds: Vec<u64> = counts
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&c| c > 0)
+            .collect();
         bounds.sort_unstable();
         bounds.dedup();
         let mut segments = Vec::new();
@@ -33,7 +38,11 @@ impl Schedule {
         for &b in &bounds {
             let parts = active(counts, round);
             let rounds = b - round;
-            segments.push(Segment { first_seq: seq, first_round: round, parts: parts.clone() });
+            segments.push(Segment {
+                first_seq: seq,
+                first_round: round,
+                parts: parts.clone(),
+            });
             seq += rounds * parts.len() as u64;
             round = b;
         }
@@ -41,7 +50,11 @@ impl Schedule {
         let total = if unbounded.is_empty() {
             Some(seq)
         } else {
-            segments.push(Segment { first_seq: seq, first_round: round, parts: unbounded });
+            segments.push(Segment {
+                first_seq: seq,
+                first_round: round,
+                parts: unbounded,
+            });
             None
         };
         Schedule { segments, total }
@@ -92,7 +105,10 @@ mod tests {
     fn round_robin_until_short_partitions_end() {
         let got = order(&[Some(3), Some(1), Some(0), Some(2)], 100);
         assert_eq!(got, vec![(0, 0), (1, 0), (3, 0), (0, 1), (3, 1), (0, 2)]);
-        assert_eq!(Schedule::new(&[Some(3), Some(1), Some(0), Some(2)]).total(), Some(6));
+        assert_eq!(
+            Schedule::new(&[Some(3), Some(1), Some(0), Some(2)]).total(),
+            Some(6)
+        );
     }
 
     #[test]

@@ -116,7 +116,8 @@ impl Emitter for ShardEmitter {
             }
             PartKind::Generator { model, .. } => raw_record(model, ev.pos, &mut self.scratch),
             PartKind::Memory { .. } => {
-                self.scratch.extend_from_slice(format!("{{\"ts\":{}}}\n", ev.ts).as_bytes());
+                self.scratch
+                    .extend_from_slice(format!("{{\"ts\":{}}}\n", ev.ts).as_bytes());
             }
         }
         for i in 0..self.routes.late[self.op].len() {
@@ -261,7 +262,11 @@ impl Shard {
                 self.stats.idle += dt;
             }
             let end = self.end_seq();
-            if self.next_seq >= end && self.next_prod >= end && self.cur.is_none() && self.pending.is_empty() {
+            if self.next_seq >= end
+                && self.next_prod >= end
+                && self.cur.is_none()
+                && self.pending.is_empty()
+            {
                 break;
             }
             if received + produced == 0 {
@@ -331,7 +336,10 @@ impl Shard {
                 if ch == self.id {
                     // In place, as for rings: the local queue is taken out of `self` for the call.
                     let mut local = std::mem::take(&mut self.local);
-                    for (k, stage) in [(PREFETCH_SLOT, Prefetch::Slot), (PREFETCH_ENTRY, Prefetch::Entry)] {
+                    for (k, stage) in [
+                        (PREFETCH_SLOT, Prefetch::Slot),
+                        (PREFETCH_ENTRY, Prefetch::Entry),
+                    ] {
                         if let Some(e) = local.get(k) {
                             if e.tag == Tag::Data {
                                 self.ops[e.op as usize].prefetch(e, stage);
@@ -358,11 +366,16 @@ impl Shard {
                 } else {
                     // Events are processed in place in the ring (no copy out): the consumer is taken
                     // out of `self` for the call, since `receive` never touches the rings.
-                    let mut c = self.inbound[ch].take().expect("a ring from every other shard");
+                    let mut c = self.inbound[ch]
+                        .take()
+                        .expect("a ring from every other shard");
                     let mut took = false;
                     if c.available() > 0 {
                         c.prefetch_at(PREFETCH_RING);
-                        for (k, stage) in [(PREFETCH_SLOT, Prefetch::Slot), (PREFETCH_ENTRY, Prefetch::Entry)] {
+                        for (k, stage) in [
+                            (PREFETCH_SLOT, Prefetch::Slot),
+                            (PREFETCH_ENTRY, Prefetch::Entry),
+                        ] {
                             if let Some(e) = c.peek_at(k) {
                                 if e.tag == Tag::Data {
                                     self.ops[e.op as usize].prefetch(e, stage);
@@ -408,7 +421,12 @@ impl Shard {
                 self.stats.events_processed += 1;
             }
             Tag::ChunkEnd => {
-                let wm = self.tracker.chunk_end(ev.part, ev.ts, ev.len & CHUNK_LAST != 0, ev.len & CHUNK_IDLE != 0);
+                let wm = self.tracker.chunk_end(
+                    ev.part,
+                    ev.ts,
+                    ev.len & CHUNK_LAST != 0,
+                    ev.len & CHUNK_IDLE != 0,
+                );
                 if wm > self.wm {
                     self.advance(wm);
                 }
@@ -454,7 +472,11 @@ impl Shard {
         let mut done = 0;
         while done < STEP {
             let Some(cur) = self.cur.as_ref() else { break };
-            let more = if cur.is_file { self.next_line() } else { self.next_indexed() };
+            let more = if cur.is_file {
+                self.next_line()
+            } else {
+                self.next_indexed()
+            };
             if !more {
                 self.end_chunk();
                 let ok = self.drain_pending();
@@ -476,7 +498,9 @@ impl Shard {
         if seq >= self.end_seq() {
             return false;
         }
-        let Some((part, k)) = self.setup.schedule.chunk(seq) else { return false };
+        let Some((part, k)) = self.setup.schedule.chunk(seq) else {
+            return false;
+        };
         self.next_prod += self.n as u64;
         let last = self.setup.chunk_counts[part as usize].is_some_and(|c| k + 1 == c);
         let ingest_ns = self.now_ns();
@@ -507,7 +531,13 @@ impl Shard {
                     }
                 }
                 if let Some(f) = self.files[part as usize].as_ref() {
-                    match self.reader.read_chunk(f, *size, k, setup.chunk_bytes, setup.max_line_bytes) {
+                    match self.reader.read_chunk(
+                        f,
+                        *size,
+                        k,
+                        setup.chunk_bytes,
+                        setup.max_line_bytes,
+                    ) {
                         Ok(c) => {
                             chunk.pos = c.first;
                             chunk.limit = c.limit.min(self.reader.buf().len());
@@ -521,7 +551,9 @@ impl Shard {
                     }
                 }
             }
-            PartKind::Generator { per_chunk, count, .. } => {
+            PartKind::Generator {
+                per_chunk, count, ..
+            } => {
                 chunk.next = k * per_chunk;
                 chunk.end = ((k + 1) * per_chunk).min(count.unwrap_or(u64::MAX));
             }
@@ -538,7 +570,10 @@ impl Shard {
 
     fn dead_letter_io(&mut self, p: &Partition, offset: u64, reason: &str) {
         self.stats.dead_letters += 1;
-        eprintln!("sluice: source partition={} offset={offset}: {reason}", p.name);
+        eprintln!(
+            "sluice: source partition={} offset={offset}: {reason}",
+            p.name
+        );
     }
 
     /// Parses the next line of the current file chunk; false at the end of the chunk.
@@ -561,7 +596,11 @@ impl Shard {
             let setup = &self.setup;
             let src = setup.parts[part as usize].source;
             let res = if line.len() > setup.max_line_bytes {
-                Err(format!("line is {} bytes; max_line_bytes is {}", line.len(), setup.max_line_bytes))
+                Err(format!(
+                    "line is {} bytes; max_line_bytes is {}",
+                    line.len(),
+                    setup.max_line_bytes
+                ))
             } else {
                 match &mut self.parsers[src] {
                     SourceParser::Json(p) => p.parse(line, &mut self.evs).map_err(|m| m.0),
@@ -595,7 +634,13 @@ impl Shard {
                     self.stats.dead_letters += 1;
                     if let Some(d) = self.dead.as_mut() {
                         let name = &setup.sources[src];
-                        let l = dead_letter_line(&reason, name, &setup.parts[part as usize].name, offset, line);
+                        let l = dead_letter_line(
+                            &reason,
+                            name,
+                            &setup.parts[part as usize].name,
+                            offset,
+                            line,
+                        );
                         if let Err(e) = d.line(&l) {
                             self.emitter.error.get_or_insert(e);
                         }
@@ -707,7 +752,13 @@ impl Shard {
     }
 }
 
-fn dead_letter_line(reason: &str, source: &str, partition: &str, offset: u64, raw: &[u8]) -> Vec<u8> {
+fn dead_letter_line(
+    reason: &str,
+    source: &str,
+    partition: &str,
+    offset: u64,
+    raw: &[u8],
+) -> Vec<u8> {
     let v = serde_json::json!({
         "reason": reason,
         "source": source,

@@ -20,7 +20,11 @@ pub const FLUSH_BYTES: usize = 256 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum SinkError {
     #[error("sink `{sink}`: cannot open `{path}`: {err}")]
-    Open { sink: String, path: PathBuf, err: io::Error },
+    Open {
+        sink: String,
+        path: PathBuf,
+        err: io::Error,
+    },
     #[error("sink `{sink}`: write failed: {err}")]
     Write { sink: String, err: io::Error },
 }
@@ -41,8 +45,11 @@ pub struct SharedSink {
 impl SharedSink {
     pub fn file(name: &str, path: &Path) -> Result<SharedSink, SinkError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|err| SinkError::Open { sink: name.into(), path: path.into(), err })?;
+            std::fs::create_dir_all(dir).map_err(|err| SinkError::Open {
+                sink: name.into(),
+                path: path.into(),
+                err,
+            })?;
         }
         let f = OpenOptions::new()
             .create(true)
@@ -53,16 +60,30 @@ impl SharedSink {
                 drop(f);
                 OpenOptions::new().append(true).open(path)
             })
-            .map_err(|err| SinkError::Open { sink: name.into(), path: path.into(), err })?;
-        Ok(SharedSink { name: name.into(), target: Target::File(Arc::new(f)) })
+            .map_err(|err| SinkError::Open {
+                sink: name.into(),
+                path: path.into(),
+                err,
+            })?;
+        Ok(SharedSink {
+            name: name.into(),
+            target: Target::File(Arc::new(f)),
+        })
     }
 
     pub fn stdout(name: &str) -> SharedSink {
-        SharedSink { name: name.into(), target: Target::Stdout }
+        SharedSink {
+            name: name.into(),
+            target: Target::Stdout,
+        }
     }
 
     pub fn writer(&self) -> SinkWriter {
-        SinkWriter { sink: self.clone(), buf: Vec::with_capacity(FLUSH_BYTES + 4096), lines: 0 }
+        SinkWriter {
+            sink: self.clone(),
+            buf: Vec::with_capacity(FLUSH_BYTES + 4096),
+            lines: 0,
+        }
     }
 }
 
@@ -98,6 +119,9 @@ impl SinkWriter {
             }
         };
         self.buf.clear();
-        res.map_err(|err| SinkError::Write { sink: self.sink.name.clone(), err })
+        res.map_err(|err| SinkError::Write {
+            sink: self.sink.name.clone(),
+            err,
+        })
     }
 }

@@ -24,7 +24,10 @@ pub fn expand(source: &str, pattern: &str) -> Result<Vec<PathBuf>, SourceError> 
     if !is_glob {
         let p = PathBuf::from(pattern);
         if !p.exists() {
-            return Err(SourceError::NoMatch { source_name: source.into(), pattern: pattern.into() });
+            return Err(SourceError::NoMatch {
+                source_name: source.into(),
+                pattern: pattern.into(),
+            });
         }
         return Ok(vec![p]);
     }
@@ -33,10 +36,16 @@ pub fn expand(source: &str, pattern: &str) -> Result<Vec<PathBuf>, SourceError> 
         pattern: pattern.into(),
         message: e.to_string(),
     })?;
-    let mut out: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+    let mut out: Vec<PathBuf> = paths
+        .filter_map(Result::ok)
+        .filter(|p| p.is_file())
+        .collect();
     out.sort();
     if out.is_empty() {
-        return Err(SourceError::NoMatch { source_name: source.into(), pattern: pattern.into() });
+        return Err(SourceError::NoMatch {
+            source_name: source.into(),
+            pattern: pattern.into(),
+        });
     }
     Ok(out)
 }
@@ -70,7 +79,13 @@ impl ChunkReader {
         } else {
             (None, None)
         };
-        (ChunkReader { uring: ring, buf: Vec::new() }, why)
+        (
+            ChunkReader {
+                uring: ring,
+                buf: Vec::new(),
+            },
+            why,
+        )
     }
 
     pub fn uses_uring(&self) -> bool {
@@ -97,7 +112,9 @@ impl ChunkReader {
         // Read on until a newline at or after `end - 1` ends the last line that starts in range.
         let need_nl_from = (end - 1 - base) as usize;
         let mut file_pos = base + self.buf.len() as u64;
-        while file_pos < size && memchr::memchr(b'\n', &self.buf[need_nl_from.min(self.buf.len())..]).is_none() {
+        while file_pos < size
+            && memchr::memchr(b'\n', &self.buf[need_nl_from.min(self.buf.len())..]).is_none()
+        {
             if self.buf.len() - need_nl_from > max_line_bytes {
                 break;
             }
@@ -119,7 +136,11 @@ impl ChunkReader {
                 None => self.buf.len(),
             }
         };
-        Ok(ChunkBytes { base, first, limit: (end - base) as usize })
+        Ok(ChunkBytes {
+            base,
+            first,
+            limit: (end - base) as usize,
+        })
     }
 
     /// The bytes of the chunk read last.
@@ -129,7 +150,12 @@ impl ChunkReader {
 }
 
 /// Reads `dst.len()` bytes at `off` (fewer only at end of file).
-fn read_at(uring: Option<&mut io_uring::IoUring>, file: &File, off: u64, dst: &mut [u8]) -> io::Result<usize> {
+fn read_at(
+    uring: Option<&mut io_uring::IoUring>,
+    file: &File,
+    off: u64,
+    dst: &mut [u8],
+) -> io::Result<usize> {
     let Some(ring) = uring else {
         return pread_full(file, off, dst);
     };
@@ -154,7 +180,10 @@ fn read_at(uring: Option<&mut io_uring::IoUring>, file: &File, off: u64, dst: &m
             submitted += 1;
         }
         ring.submit_and_wait(1)?;
-        let cq: Vec<(u64, i32)> = ring.completion().map(|c| (c.user_data(), c.result())).collect();
+        let cq: Vec<(u64, i32)> = ring
+            .completion()
+            .map(|c| (c.user_data(), c.result()))
+            .collect();
         for (idx, res) in cq {
             if res < 0 {
                 // Drain the rest before returning so no read still targets `dst`.
@@ -217,14 +246,25 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn lines_of(reader: &mut ChunkReader, f: &File, size: u64, k: u64, cb: usize) -> Vec<(u64, String)> {
+    fn lines_of(
+        reader: &mut ChunkReader,
+        f: &File,
+        size: u64,
+        k: u64,
+        cb: usize,
+    ) -> Vec<(u64, String)> {
         let c = reader.read_chunk(f, size, k, cb, 1 << 20).unwrap();
         let buf = reader.buf();
         let mut out = Vec::new();
         let mut i = c.first;
         while i < c.limit && i < buf.len() {
-            let nl = memchr::memchr(b'\n', &buf[i..]).map(|n| i + n).unwrap_or(buf.len());
-            out.push((c.base + i as u64, String::from_utf8_lossy(&buf[i..nl]).into_owned()));
+            let nl = memchr::memchr(b'\n', &buf[i..])
+                .map(|n| i + n)
+                .unwrap_or(buf.len());
+            out.push((
+                c.base + i as u64,
+                String::from_utf8_lossy(&buf[i..nl]).into_owned(),
+            ));
             i = nl + 1;
         }
         out
@@ -249,7 +289,9 @@ mod tests {
             let (mut r, _) = ChunkReader::new(uring);
             for cb in [1usize, 2, 7, 64, 1000, 1 << 20] {
                 let chunks = size.div_ceil(cb as u64);
-                let got: Vec<_> = (0..chunks).flat_map(|k| lines_of(&mut r, &f, size, k, cb)).collect();
+                let got: Vec<_> = (0..chunks)
+                    .flat_map(|k| lines_of(&mut r, &f, size, k, cb))
+                    .collect();
                 assert_eq!(got, want, "chunk_bytes={cb} uring={uring}");
             }
         }

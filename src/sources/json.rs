@@ -14,8 +14,8 @@
 //!   an object, nesting deeper than [`MAX_DEPTH`] is rejected, and a *wanted* field that appears
 //!   twice is an error (which one would be meant is ambiguous); unwanted duplicates are fine.
 //! - Invalid UTF-8 inside strings is rejected (as serde_json does). It costs nothing on ASCII input:
-//!   the 8-byte SWAR scan that finds quotes, backslashes and control characters also flags any byte
-//!   >= 0x80, and only then is one UTF-8 sequence checked.
+//!   the 8-byte SWAR scan that finds quotes, backslashes and control characters also flags any
+//!   byte of 0x80 or above, and only then is one UTF-8 sequence checked.
 //!   Strings are scanned 8 bytes at a time with portable SWAR bit tricks rather than memchr: they
 //!   are short (a few bytes) and four byte classes must be found in one pass; memchr is used where
 //!   one byte is sought in longer text (backslashes when unescaping).

@@ -21,24 +21,48 @@ pub const GENERATED_EVENT_BYTES: usize = 64;
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("source `{source_name}`: invalid path pattern `{pattern}`: {message}")]
-    Pattern { source_name: String, pattern: String, message: String },
+    Pattern {
+        source_name: String,
+        pattern: String,
+        message: String,
+    },
     #[error("source `{source_name}`: no file matches `{pattern}`")]
-    NoMatch { source_name: String, pattern: String },
+    NoMatch {
+        source_name: String,
+        pattern: String,
+    },
     #[error("source `{source_name}`: cannot open `{path}`: {err}")]
-    Open { source_name: String, path: PathBuf, err: std::io::Error },
+    Open {
+        source_name: String,
+        path: PathBuf,
+        err: std::io::Error,
+    },
     #[error("source `{source_name}`: {message}")]
-    Config { source_name: String, message: String },
+    Config {
+        source_name: String,
+        message: String,
+    },
     #[error("more than {max} partitions in total ({found})")]
     TooManyPartitions { max: usize, found: usize },
 }
 
 #[derive(Debug, Clone)]
 pub enum PartKind {
-    File { path: PathBuf, size: u64 },
-    Generator { model: Arc<ClickModel>, per_chunk: u64, count: Option<u64> },
+    File {
+        path: PathBuf,
+        size: u64,
+    },
+    Generator {
+        model: Arc<ClickModel>,
+        per_chunk: u64,
+        count: Option<u64>,
+    },
     /// Events already parsed (benchmarks and tests of the engine without a parser): each event must
     /// carry its key, hash, `op`, values and `ts`; the runtime fills in the rest.
-    Memory { events: Arc<[crate::event::Event]>, per_chunk: u64 },
+    Memory {
+        events: Arc<[crate::event::Event]>,
+        per_chunk: u64,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -55,8 +79,12 @@ impl Partition {
     pub fn chunks(&self, chunk_bytes: usize) -> Option<u64> {
         match &self.kind {
             PartKind::File { size, .. } => Some(size.div_ceil(chunk_bytes as u64)),
-            PartKind::Generator { per_chunk, count, .. } => count.map(|c| c.div_ceil(*per_chunk)),
-            PartKind::Memory { events, per_chunk } => Some((events.len() as u64).div_ceil(*per_chunk)),
+            PartKind::Generator {
+                per_chunk, count, ..
+            } => count.map(|c| c.div_ceil(*per_chunk)),
+            PartKind::Memory { events, per_chunk } => {
+                Some((events.len() as u64).div_ceil(*per_chunk))
+            }
         }
     }
 }
@@ -70,7 +98,11 @@ pub fn partitions(plan: &Plan) -> Result<Vec<Partition>, SourceError> {
             SourceKind::File { path } => {
                 for p in file::expand(&src.name, path)? {
                     let size = std::fs::metadata(&p)
-                        .map_err(|err| SourceError::Open { source_name: src.name.clone(), path: p.clone(), err })?
+                        .map_err(|err| SourceError::Open {
+                            source_name: src.name.clone(),
+                            path: p.clone(),
+                            err,
+                        })?
                         .len();
                     out.push(Partition {
                         source: i,
@@ -80,16 +112,26 @@ pub fn partitions(plan: &Plan) -> Result<Vec<Partition>, SourceError> {
                     });
                 }
             }
-            SourceKind::Generator(g) => out.push(generator_partition(i, ooo, g, plan.runtime.chunk_bytes)),
+            SourceKind::Generator(g) => {
+                out.push(generator_partition(i, ooo, g, plan.runtime.chunk_bytes))
+            }
         }
     }
     if out.len() > u16::MAX as usize {
-        return Err(SourceError::TooManyPartitions { max: u16::MAX as usize, found: out.len() });
+        return Err(SourceError::TooManyPartitions {
+            max: u16::MAX as usize,
+            found: out.len(),
+        });
     }
     Ok(out)
 }
 
-fn generator_partition(source: usize, ooo: i64, g: &GeneratorPlan, chunk_bytes: usize) -> Partition {
+fn generator_partition(
+    source: usize,
+    ooo: i64,
+    g: &GeneratorPlan,
+    chunk_bytes: usize,
+) -> Partition {
     Partition {
         source,
         name: "generator".into(),

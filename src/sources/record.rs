@@ -67,7 +67,11 @@ impl RecordParser {
             .map(|b| CompiledBinding {
                 op: b.op,
                 key_fields: b.key_fields.iter().map(|f| index(f, &mut names)).collect(),
-                slots: b.slots.iter().map(|(f, u)| (index(f, &mut names), *u)).collect(),
+                slots: b
+                    .slots
+                    .iter()
+                    .map(|(f, u)| (index(f, &mut names), *u))
+                    .collect(),
             })
             .collect();
         if names.len() > MAX_FIELDS {
@@ -97,7 +101,8 @@ impl RecordParser {
     pub fn parse(&mut self, line: &[u8], out: &mut [Event]) -> Result<i64, Malformed> {
         let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
         let toks = &mut toks[..self.names.len()];
-        json::extract(line, &self.fields, toks).map_err(|e| Malformed(format!("invalid JSON: {e}")))?;
+        json::extract(line, &self.fields, toks)
+            .map_err(|e| Malformed(format!("invalid JSON: {e}")))?;
         let ts = self.event_time(toks[self.ts_field])?;
         for (b, ev) in self.bindings.iter().zip(out.iter_mut()) {
             ev.ts = ts;
@@ -133,7 +138,9 @@ impl RecordParser {
                         TokenKind::Number => match json::parse_number(t.raw) {
                             Ok(Number::Int(i)) => Value::Int(i),
                             Ok(Number::Float(x)) => Value::Float(x),
-                            Err(e) => return Err(Malformed(format!("field `{}`: {e}", self.names[f]))),
+                            Err(e) => {
+                                return Err(Malformed(format!("field `{}`: {e}", self.names[f])))
+                            }
                         },
                         _ => {
                             return Err(Malformed(format!(
@@ -163,28 +170,46 @@ impl RecordParser {
         let tok = tok.ok_or_else(|| Malformed(format!("missing event time field `{name}`")))?;
         let ms = match (self.unit, tok.kind) {
             (TimeUnit::Rfc3339, TokenKind::String) => {
-                let s = json::unescape(tok.raw).map_err(|e| Malformed(format!("field `{name}`: {e}")))?;
-                json::parse_rfc3339_ms(s.as_bytes())
-                    .ok_or_else(|| Malformed(format!("field `{name}` is not an RFC 3339 timestamp")))?
+                let s = json::unescape(tok.raw)
+                    .map_err(|e| Malformed(format!("field `{name}`: {e}")))?;
+                json::parse_rfc3339_ms(s.as_bytes()).ok_or_else(|| {
+                    Malformed(format!("field `{name}` is not an RFC 3339 timestamp"))
+                })?
             }
             (TimeUnit::Rfc3339, _) => {
-                return Err(Malformed(format!("field `{name}` must be an RFC 3339 string")))
+                return Err(Malformed(format!(
+                    "field `{name}` must be an RFC 3339 string"
+                )))
             }
             (unit, TokenKind::Number) => {
-                let n = json::parse_number(tok.raw).map_err(|e| Malformed(format!("field `{name}`: {e}")))?;
-                to_millis(n, unit).ok_or_else(|| Malformed(format!("field `{name}` is out of range")))?
+                let n = json::parse_number(tok.raw)
+                    .map_err(|e| Malformed(format!("field `{name}`: {e}")))?;
+                to_millis(n, unit)
+                    .ok_or_else(|| Malformed(format!("field `{name}` is out of range")))?
             }
-            _ => return Err(Malformed(format!("field `{name}` must be a number (event time)"))),
+            _ => {
+                return Err(Malformed(format!(
+                    "field `{name}` must be a number (event time)"
+                )))
+            }
         };
         if ms.abs() > MAX_ABS_EVENT_TIME_MS {
-            return Err(Malformed(format!("field `{name}` is out of range: {ms} ms")));
+            return Err(Malformed(format!(
+                "field `{name}` is out of range: {ms} ms"
+            )));
         }
         Ok(ms)
     }
 }
 
 fn to_millis(n: Number, unit: TimeUnit) -> Option<i64> {
-    let f = |x: f64| if x.is_finite() && x.abs() < 9e18 { Some(x.floor() as i64) } else { None };
+    let f = |x: f64| {
+        if x.is_finite() && x.abs() < 9e18 {
+            Some(x.floor() as i64)
+        } else {
+            None
+        }
+    };
     match (n, unit) {
         (Number::Int(i), TimeUnit::Millis) => Some(i),
         (Number::Int(i), TimeUnit::Seconds) => i.checked_mul(1000),
@@ -207,7 +232,10 @@ mod tests {
             &[Binding {
                 op: 0,
                 key_fields: vec!["ad_id".into(), "n".into()],
-                slots: vec![("bid".into(), SlotUse::Number), ("user".into(), SlotUse::Hash)],
+                slots: vec![
+                    ("bid".into(), SlotUse::Number),
+                    ("user".into(), SlotUse::Hash),
+                ],
             }],
         )
         .unwrap()
@@ -217,23 +245,39 @@ mod tests {
     fn projects_key_values_and_time() {
         let mut p = parser(TimeUnit::Millis);
         let mut out = [Event::EMPTY];
-        let ts = p.parse(br#"{"x":[1,{"y":2}],"ad_id":"a\u0062","ts":1700,"bid":2.5,"user":"u1","n":7}"#, &mut out).unwrap();
+        let ts = p
+            .parse(
+                br#"{"x":[1,{"y":2}],"ad_id":"a\u0062","ts":1700,"bid":2.5,"user":"u1","n":7}"#,
+                &mut out,
+            )
+            .unwrap();
         assert_eq!(ts, 1700);
         assert_eq!(out[0].key(), b"\"ab\"\x007");
         assert_eq!(out[0].value(0), Value::Float(2.5));
         assert_eq!(out[0].value(1), Value::Hash(hash_key(b"\"u1\"")));
         // The same key spelt without escapes hashes identically.
         let mut out2 = [Event::EMPTY];
-        p.parse(br#"{"ad_id":"ab","ts":1,"n":7}"#, &mut out2).unwrap();
+        p.parse(br#"{"ad_id":"ab","ts":1,"n":7}"#, &mut out2)
+            .unwrap();
         assert_eq!(out2[0].hash, out[0].hash);
-        assert_eq!(out2[0].value(0), Value::Null, "missing numeric field is null");
+        assert_eq!(
+            out2[0].value(0),
+            Value::Null,
+            "missing numeric field is null"
+        );
     }
 
     #[test]
     fn units_convert_to_millis_with_floor() {
         let mut out = [Event::EMPTY];
-        assert_eq!(parser(TimeUnit::Seconds).parse(br#"{"ts":1.5}"#, &mut out), Ok(1500));
-        assert_eq!(parser(TimeUnit::Micros).parse(br#"{"ts":-1}"#, &mut out), Ok(-1));
+        assert_eq!(
+            parser(TimeUnit::Seconds).parse(br#"{"ts":1.5}"#, &mut out),
+            Ok(1500)
+        );
+        assert_eq!(
+            parser(TimeUnit::Micros).parse(br#"{"ts":-1}"#, &mut out),
+            Ok(-1)
+        );
         assert_eq!(
             parser(TimeUnit::Rfc3339).parse(br#"{"ts":"1970-01-01T00:00:01.250Z"}"#, &mut out),
             Ok(1250)

@@ -47,7 +47,13 @@ fn tag(hash: u64) -> u64 {
 impl AccTable {
     /// A table whose entries hold `n` accumulators each.
     pub fn new(n: usize) -> Self {
-        AccTable { slots: vec![0; 16], mask: 15, keys: Vec::new(), accs: Vec::new(), n }
+        AccTable {
+            slots: vec![0; 16],
+            mask: 15,
+            keys: Vec::new(),
+            accs: Vec::new(),
+            n,
+        }
     }
 
     /// A table sized for `keys` entries without growing (a neighbouring pane's size is a good guess).
@@ -129,7 +135,13 @@ impl AccTable {
 
     /// The accumulators of the zero-padded key `key[..len]`, created (empty) on first sight.
     #[inline]
-    pub fn upsert(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8, layout: &AggLayout) -> &mut [Acc] {
+    pub fn upsert(
+        &mut self,
+        hash: u64,
+        key: &[u8; INLINE_KEY_BYTES],
+        len: u8,
+        layout: &AggLayout,
+    ) -> &mut [Acc] {
         let e = match self.find(hash, key, len) {
             Some(e) => e,
             None => self.insert(hash, key, len, layout),
@@ -138,12 +150,22 @@ impl AccTable {
     }
 
     #[cold]
-    fn insert(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8, layout: &AggLayout) -> usize {
+    fn insert(
+        &mut self,
+        hash: u64,
+        key: &[u8; INLINE_KEY_BYTES],
+        len: u8,
+        layout: &AggLayout,
+    ) -> usize {
         if (self.keys.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
         let e = self.keys.len();
-        let mut k = KeyEntry { hash, len, bytes: [0; INLINE_KEY_BYTES] };
+        let mut k = KeyEntry {
+            hash,
+            len,
+            bytes: [0; INLINE_KEY_BYTES],
+        };
         k.bytes[..len as usize].copy_from_slice(&key[..len as usize]);
         self.keys.push(k);
         layout.alloc(&mut self.accs);
@@ -177,7 +199,10 @@ impl AccTable {
 
     /// Entries in insertion order: (key entry, accumulators).
     pub fn iter(&self) -> impl Iterator<Item = (&KeyEntry, &[Acc])> + '_ {
-        self.keys.iter().enumerate().map(move |(e, k)| (k, self.accs(e)))
+        self.keys
+            .iter()
+            .enumerate()
+            .map(move |(e, k)| (k, self.accs(e)))
     }
 }
 
@@ -188,7 +213,14 @@ mod tests {
     use crate::plan::{AggFunc, AggPlan};
 
     fn layout() -> AggLayout {
-        AggLayout::new(&[AggPlan { name: "s".into(), func: AggFunc::Sum, field: Some("v".into()) }], &[Some(0)])
+        AggLayout::new(
+            &[AggPlan {
+                name: "s".into(),
+                func: AggFunc::Sum,
+                field: Some("v".into()),
+            }],
+            &[Some(0)],
+        )
     }
 
     #[test]

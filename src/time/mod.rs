@@ -48,7 +48,12 @@ impl WatermarkTracker {
         WatermarkTracker {
             parts: parts
                 .iter()
-                .map(|&(ooo, live)| Part { max: WM_MIN, ooo, live, idle: false })
+                .map(|&(ooo, live)| Part {
+                    max: WM_MIN,
+                    ooo,
+                    live,
+                    idle: false,
+                })
                 .collect(),
             cur: None,
             others: WM_MAX,
@@ -119,10 +124,22 @@ mod tests {
         let mut t = WatermarkTracker::new(&[(5, true)]);
         assert_eq!(t.before_event(0, WM_MIN), WM_MIN);
         assert_eq!(t.before_event(0, 100), 95);
-        assert_eq!(t.before_event(0, 100), 95, "an older event does not move it");
+        assert_eq!(
+            t.before_event(0, 100),
+            95,
+            "an older event does not move it"
+        );
         assert_eq!(t.chunk_end(0, 120, false, false), 115);
-        assert_eq!(t.before_event(0, 50), 115, "a new chunk starts from the earlier chunks' max");
-        assert_eq!(t.chunk_end(0, 130, true, false), WM_MAX, "the last chunk ends the partition");
+        assert_eq!(
+            t.before_event(0, 50),
+            115,
+            "a new chunk starts from the earlier chunks' max"
+        );
+        assert_eq!(
+            t.chunk_end(0, 130, true, false),
+            WM_MAX,
+            "the last chunk ends the partition"
+        );
     }
 
     #[test]
@@ -134,7 +151,11 @@ mod tests {
         assert_eq!(t.current(), 490);
         assert_eq!(t.before_event(0, 2000), 490);
         assert_eq!(t.before_event(1, 700), 690);
-        assert_eq!(t.chunk_end(1, 800, true, false), 1000, "a finished partition stops holding it back");
+        assert_eq!(
+            t.chunk_end(1, 800, true, false),
+            1000,
+            "a finished partition stops holding it back"
+        );
     }
 
     #[test]
@@ -143,7 +164,15 @@ mod tests {
         t.chunk_end(0, 1000, false, false);
         t.chunk_end(1, 100, false, false);
         assert_eq!(t.current(), 100);
-        assert_eq!(t.chunk_end(1, WM_MIN, false, true), 1000, "idle: no longer the minimum");
-        assert_eq!(t.before_event(1, 200), 200, "data again: it holds the watermark");
+        assert_eq!(
+            t.chunk_end(1, WM_MIN, false, true),
+            1000,
+            "idle: no longer the minimum"
+        );
+        assert_eq!(
+            t.before_event(1, 200),
+            200,
+            "data again: it holds the watermark"
+        );
     }
 }

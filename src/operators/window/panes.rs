@@ -6,13 +6,13 @@
 //! is past `end - 1 + allowed_lateness`, which bounds state by the watermark.
 
 use super::aggregate::{Acc, AggLayout};
-use super::format::LineFormat;
 use super::align;
+use super::format::LineFormat;
 use crate::event::{Event, INLINE_KEY_BYTES};
 use crate::operators::{Emitter, Operator, OperatorStats, Prefetch};
 use crate::plan::WindowKind;
-use crate::time::{WM_MAX, WM_MIN};
 use crate::state::acc_table::AccTable;
+use crate::time::{WM_MAX, WM_MIN};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Geometry {
@@ -43,7 +43,10 @@ impl Geometry {
                     f(s, s.saturating_add(size_ms));
                 }
             }
-            WindowKind::Cumulative { step_ms, max_size_ms } => {
+            WindowKind::Cumulative {
+                step_ms,
+                max_size_ms,
+            } => {
                 let b = align(p, max_size_ms);
                 let first = (p - b) / step_ms + 1;
                 for k in first..=max_size_ms / step_ms {
@@ -82,7 +85,10 @@ impl Pane {
                 p.table.clear();
                 p
             }
-            None => Pane { start, table: AccTable::with_capacity(n, hint) },
+            None => Pane {
+                start,
+                table: AccTable::with_capacity(n, hint),
+            },
         }
     }
 
@@ -147,7 +153,10 @@ impl PaneWindows {
             Ok(i) => i,
             Err(i) => {
                 let hint = self.panes.iter().map(|p| p.table.len()).max().unwrap_or(0);
-                self.panes.insert(i, Pane::new(start, self.spare.take(), self.layout.len(), hint));
+                self.panes.insert(
+                    i,
+                    Pane::new(start, self.spare.take(), self.layout.len(), hint),
+                );
                 self.note_pane(start);
                 i
             }
@@ -178,7 +187,14 @@ impl PaneWindows {
     }
 
     /// Writes the result of window `[s, e)` for one key (merging its panes) into `self.line`.
-    fn write_key_result(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8, s: i64, e: i64) {
+    fn write_key_result(
+        &mut self,
+        hash: u64,
+        key: &[u8; INLINE_KEY_BYTES],
+        len: u8,
+        s: i64,
+        e: i64,
+    ) {
         let mut merged: Option<Vec<Acc>> = None;
         let mut single: Option<usize> = None;
         for (i, p) in self.panes.iter().enumerate() {
@@ -207,19 +223,28 @@ impl PaneWindows {
             },
             (None, None) => return,
         };
-        self.format.write(&key[..len as usize], s, e, &self.layout, accs, &mut self.line);
+        self.format.write(
+            &key[..len as usize],
+            s,
+            e,
+            &self.layout,
+            accs,
+            &mut self.line,
+        );
     }
 
     /// Emits every key of window `[s, e)`.
     fn fire_window(&mut self, s: i64, e: i64, out: &mut dyn Emitter) {
-        let in_window: Vec<usize> =
-            (0..self.panes.len()).filter(|&i| self.panes[i].start >= s && self.panes[i].start < e).collect();
+        let in_window: Vec<usize> = (0..self.panes.len())
+            .filter(|&i| self.panes[i].start >= s && self.panes[i].start < e)
+            .collect();
         match in_window.as_slice() {
             [] => {}
             [only] => {
                 for (k, accs) in self.panes[*only].table.iter() {
                     self.line.clear();
-                    self.format.write(k.key(), s, e, &self.layout, accs, &mut self.line);
+                    self.format
+                        .write(k.key(), s, e, &self.layout, accs, &mut self.line);
                     out.result(&self.line);
                     self.stats.fired += 1;
                 }
@@ -234,7 +259,8 @@ impl PaneWindows {
                 }
                 for (k, accs) in merged.iter() {
                     self.line.clear();
-                    self.format.write(k.key(), s, e, &self.layout, accs, &mut self.line);
+                    self.format
+                        .write(k.key(), s, e, &self.layout, accs, &mut self.line);
                     out.result(&self.line);
                     self.stats.fired += 1;
                 }
@@ -262,7 +288,9 @@ impl Operator for PaneWindows {
             if p.saturating_add(size_ms) - 1 > wm {
                 let idx = self.pane_index(p);
                 let layout = &self.layout;
-                let accs = self.panes[idx].table.upsert(ev.hash, &ev.key, ev.key_len, layout);
+                let accs = self.panes[idx]
+                    .table
+                    .upsert(ev.hash, &ev.key, ev.key_len, layout);
                 layout.update(accs, ev);
                 return;
             }
@@ -295,7 +323,9 @@ impl Operator for PaneWindows {
         }
         let idx = self.pane_index(p);
         let layout = &self.layout;
-        let accs = self.panes[idx].table.upsert(ev.hash, &ev.key, ev.key_len, layout);
+        let accs = self.panes[idx]
+            .table
+            .upsert(ev.hash, &ev.key, ev.key_len, layout);
         layout.update(accs, ev);
         for &(s, e) in refire[..n_refire].iter().chain(overflow_refire.iter()) {
             self.line.clear();
@@ -336,7 +366,11 @@ impl Operator for PaneWindows {
                 continue;
             }
             let retired = self.panes.remove(i);
-            if self.spare.as_ref().is_none_or(|s| s.table.capacity() < retired.table.capacity()) {
+            if self
+                .spare
+                .as_ref()
+                .is_none_or(|s| s.table.capacity() < retired.table.capacity())
+            {
                 self.spare = Some(retired);
             }
         }

@@ -81,7 +81,12 @@ impl SessionWindows {
         }) {
             return i;
         }
-        let mut state = KeyState { hash, key_len: key.len() as u8, key: [0; INLINE_KEY_BYTES], sessions: Vec::new() };
+        let mut state = KeyState {
+            hash,
+            key_len: key.len() as u8,
+            key: [0; INLINE_KEY_BYTES],
+            sessions: Vec::new(),
+        };
         state.key[..key.len()].copy_from_slice(key);
         let i = match self.free.pop() {
             Some(i) => {
@@ -94,7 +99,8 @@ impl SessionWindows {
             }
         };
         let keys = &self.keys;
-        self.index.insert_unique(hash, i, |&j| keys[j as usize].hash);
+        self.index
+            .insert_unique(hash, i, |&j| keys[j as usize].hash);
         i
     }
 
@@ -102,15 +108,28 @@ impl SessionWindows {
         let k = &self.keys[ki as usize];
         let s = &k.sessions[si];
         self.line.clear();
-        self.format.write(k.key(), s.start, s.end, &self.layout, &s.accs, &mut self.line);
+        self.format.write(
+            k.key(),
+            s.start,
+            s.end,
+            &self.layout,
+            &s.accs,
+            &mut self.line,
+        );
         out.result(&self.line);
     }
 
     fn schedule(&mut self, ki: u32, start: i64, end: i64, wm: i64) {
         if end - 1 > wm {
-            self.timers.push(Reverse((end - 1, TimerKind::Fire, ki, start)));
+            self.timers
+                .push(Reverse((end - 1, TimerKind::Fire, ki, start)));
         }
-        self.timers.push(Reverse(((end - 1).saturating_add(self.lateness), TimerKind::Cleanup, ki, start)));
+        self.timers.push(Reverse((
+            (end - 1).saturating_add(self.lateness),
+            TimerKind::Cleanup,
+            ki,
+            start,
+        )));
     }
 
     fn drop_key_if_empty(&mut self, ki: u32) {
@@ -171,7 +190,12 @@ impl Operator for SessionWindows {
         });
         layout.update(&mut accs, ev);
         let fire_now = end - 1 <= wm;
-        k.sessions.push(Session { start, end, fired: fire_now, accs });
+        k.sessions.push(Session {
+            start,
+            end,
+            fired: fire_now,
+            accs,
+        });
         self.sessions += 1;
         let si = k.sessions.len() - 1;
         if fire_now {
@@ -190,9 +214,15 @@ impl Operator for SessionWindows {
             if *t > wm {
                 break;
             }
-            let Some(Reverse((t, kind, ki, start))) = self.timers.pop() else { break };
-            let Some(k) = self.keys.get_mut(ki as usize) else { continue };
-            let Some(si) = k.sessions.iter().position(|s| s.start == start) else { continue };
+            let Some(Reverse((t, kind, ki, start))) = self.timers.pop() else {
+                break;
+            };
+            let Some(k) = self.keys.get_mut(ki as usize) else {
+                continue;
+            };
+            let Some(si) = k.sessions.iter().position(|s| s.start == start) else {
+                continue;
+            };
             let s = &k.sessions[si];
             match kind {
                 TimerKind::Fire if !s.fired && s.end - 1 == t => {
@@ -216,7 +246,10 @@ impl Operator for SessionWindows {
     }
 
     fn next_action(&self) -> i64 {
-        self.timers.peek().map(|Reverse((t, ..))| *t).unwrap_or(WM_MAX)
+        self.timers
+            .peek()
+            .map(|Reverse((t, ..))| *t)
+            .unwrap_or(WM_MAX)
     }
 
     fn open_windows(&self) -> usize {

@@ -13,7 +13,12 @@ struct Collect {
 
 impl Emitter for Collect {
     fn result(&mut self, line: &[u8]) {
-        self.lines.push(String::from_utf8(line.to_vec()).unwrap().trim_end().to_string());
+        self.lines.push(
+            String::from_utf8(line.to_vec())
+                .unwrap()
+                .trim_end()
+                .to_string(),
+        );
     }
     fn late(&mut self, e: &Event) {
         self.late.push(e.ts);
@@ -29,8 +34,16 @@ fn op(window: WindowKind, lateness: i64) -> Box<dyn Operator> {
         allowed_lateness_ms: lateness,
         late_events: None,
         aggregates: vec![
-            AggPlan { name: "n".into(), func: AggFunc::Count, field: None },
-            AggPlan { name: "s".into(), func: AggFunc::Sum, field: Some("v".into()) },
+            AggPlan {
+                name: "n".into(),
+                func: AggFunc::Count,
+                field: None,
+            },
+            AggPlan {
+                name: "s".into(),
+                func: AggFunc::Sum,
+                field: Some("v".into()),
+            },
         ],
     };
     build(&plan, &[None, Some(0)])
@@ -71,8 +84,8 @@ fn tumbling_fires_at_last_millisecond_and_refires_within_lateness() {
         &[
             (ev("a", 1, 1), i64::MIN),
             (ev("a", 9, 2), 0),
-            (ev("a", 12, 4), 8), // wm 8 < 9: window [0,10) still open
-            (ev("a", 3, 8), 9),  // wm 9 fires [0,10) first; this one re-fires it
+            (ev("a", 12, 4), 8),  // wm 8 < 9: window [0,10) still open
+            (ev("a", 3, 8), 9),   // wm 9 fires [0,10) first; this one re-fires it
             (ev("a", 4, 16), 14), // 14 >= 9 + 5: too late for [0,10)
         ],
     );
@@ -90,8 +103,21 @@ fn tumbling_fires_at_last_millisecond_and_refires_within_lateness() {
 
 #[test]
 fn sliding_windows_merge_panes_per_key() {
-    let mut w = op(WindowKind::Sliding { size_ms: 10, slide_ms: 5 }, 0);
-    let out = drive(&mut *w, &[(ev("a", 2, 1), i64::MIN), (ev("a", 7, 2), 0), (ev("b", 7, 4), 0)]);
+    let mut w = op(
+        WindowKind::Sliding {
+            size_ms: 10,
+            slide_ms: 5,
+        },
+        0,
+    );
+    let out = drive(
+        &mut *w,
+        &[
+            (ev("a", 2, 1), i64::MIN),
+            (ev("a", 7, 2), 0),
+            (ev("b", 7, 4), 0),
+        ],
+    );
     let mut lines = out.lines.clone();
     lines.sort();
     assert_eq!(
@@ -108,8 +134,21 @@ fn sliding_windows_merge_panes_per_key() {
 
 #[test]
 fn cumulative_windows_grow_by_step_within_max_size() {
-    let mut w = op(WindowKind::Cumulative { step_ms: 10, max_size_ms: 30 }, 0);
-    let out = drive(&mut *w, &[(ev("a", 5, 1), i64::MIN), (ev("a", 25, 2), 0), (ev("a", 31, 4), 0)]);
+    let mut w = op(
+        WindowKind::Cumulative {
+            step_ms: 10,
+            max_size_ms: 30,
+        },
+        0,
+    );
+    let out = drive(
+        &mut *w,
+        &[
+            (ev("a", 5, 1), i64::MIN),
+            (ev("a", 25, 2), 0),
+            (ev("a", 31, 4), 0),
+        ],
+    );
     assert_eq!(
         out.lines,
         vec![
@@ -130,8 +169,8 @@ fn sessions_merge_when_touching_and_late_events_extend_open_sessions() {
         &mut *w,
         &[
             (ev("a", 0, 1), i64::MIN),
-            (ev("a", 20, 2), 0),  // separate session [20,30)
-            (ev("a", 10, 4), 5),  // [10,20) touches both: one session [0,30)
+            (ev("a", 20, 2), 0),   // separate session [20,30)
+            (ev("a", 10, 4), 5),   // [10,20) touches both: one session [0,30)
             (ev("a", 100, 8), 15), // new session
         ],
     );
@@ -149,5 +188,8 @@ fn session_too_late_goes_to_side_output() {
     let mut w = op(WindowKind::Session { gap_ms: 10 }, 0);
     let out = drive(&mut *w, &[(ev("a", 100, 1), i64::MIN), (ev("a", 0, 2), 50)]);
     assert_eq!(out.late, vec![0]);
-    assert_eq!(out.lines, vec![r#"{"k":"a","window_start":100,"window_end":110,"n":1,"s":1}"#]);
+    assert_eq!(
+        out.lines,
+        vec![r#"{"k":"a","window_start":100,"window_end":110,"n":1,"s":1}"#]
+    );
 }

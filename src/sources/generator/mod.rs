@@ -44,22 +44,40 @@ impl GenParser {
     pub fn new(bindings: &[super::record::Binding]) -> Result<Self, String> {
         use super::record::SlotUse;
         let lookup = |n: &str| {
-            field(n).ok_or_else(|| format!("the generator has no field `{n}`; it has {}", FIELDS.join(", ")))
+            field(n).ok_or_else(|| {
+                format!(
+                    "the generator has no field `{n}`; it has {}",
+                    FIELDS.join(", ")
+                )
+            })
         };
         let mut out = Vec::new();
         for b in bindings {
-            let key = b.key_fields.iter().map(|f| lookup(f)).collect::<Result<Vec<_>, _>>()?;
+            let key = b
+                .key_fields
+                .iter()
+                .map(|f| lookup(f))
+                .collect::<Result<Vec<_>, _>>()?;
             let mut slots = Vec::new();
             for (f, u) in &b.slots {
                 let fld = lookup(f)?;
                 if *u == SlotUse::Number && matches!(fld, Field::AdId | Field::UserId) {
-                    return Err(format!("generator field `{f}` is a string; numeric aggregates need a number"));
+                    return Err(format!(
+                        "generator field `{f}` is a string; numeric aggregates need a number"
+                    ));
                 }
                 slots.push((fld, *u));
             }
-            out.push(GenBinding { op: b.op, key, slots });
+            out.push(GenBinding {
+                op: b.op,
+                key,
+                slots,
+            });
         }
-        Ok(GenParser { bindings: out, key: Vec::with_capacity(48) })
+        Ok(GenParser {
+            bindings: out,
+            key: Vec::with_capacity(48),
+        })
     }
 
     pub fn outputs(&self) -> usize {
