@@ -18,4 +18,5 @@ pub mod runtime;
 pub mod sinks;
 pub mod sources;
 pub mod state;
+pub mod text;
 pub mod time;

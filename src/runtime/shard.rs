@@ -617,17 +617,7 @@ impl Shard {
                     cur.seen_max = seen.max(ts);
                     let len = line.len() as u32;
                     self.stats.events_in += 1;
-                    // Take the scratch events out so they can be routed by reference (no extra copy).
-                    let mut evs = std::mem::take(&mut self.evs);
-                    for ev in &mut evs[..n] {
-                        ev.tag = Tag::Data;
-                        ev.seen_max = seen;
-                        ev.part = part;
-                        ev.pos = offset;
-                        ev.len = len;
-                        self.route(ev);
-                    }
-                    self.evs = evs;
+                    self.route_scratch(n, seen, part, offset, len);
                     return true;
                 }
                 Err(reason) => {
@@ -682,16 +672,25 @@ impl Shard {
             cur.seen_max = seen.max(self.evs[0].ts);
             self.stats.events_in += 1;
         }
+        self.route_scratch(n, seen, part, i, 0);
+        true
+    }
+
+    /// Stamps the first `n` scratch events with their source position and the chunk's running
+    /// maximum before them, and routes them. The scratch is taken out of `self` so events are routed
+    /// by reference (no extra copy).
+    #[inline(always)]
+    fn route_scratch(&mut self, n: usize, seen: i64, part: u16, pos: u64, len: u32) {
         let mut evs = std::mem::take(&mut self.evs);
         for ev in &mut evs[..n] {
             ev.tag = Tag::Data;
             ev.seen_max = seen;
             ev.part = part;
-            ev.pos = i;
+            ev.pos = pos;
+            ev.len = len;
             self.route(ev);
         }
         self.evs = evs;
-        true
     }
 
     fn end_chunk(&mut self) {

@@ -23,6 +23,7 @@ use std::cmp::Ordering;
 use super::distinct::Distinct;
 use crate::event::{Event, Value, MAX_VALUE_SLOTS};
 use crate::plan::{AggFunc, AggPlan};
+use crate::text::{write_i64, write_u64};
 
 /// A number as `min`/`max` keep it: the input exactly as given.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -183,18 +184,18 @@ impl Acc {
     /// Appends the result as a JSON value (no key). See the module doc for the rules.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
-            Acc::Count(c) => write_u64(out, *c),
-            Acc::Distinct(d) => write_u64(out, d.estimate()),
+            Acc::Count(c) => write_u64(*c, out),
+            Acc::Distinct(d) => write_u64(d.estimate(), out),
             Acc::Sum(s) if s.n == 0 => out.extend_from_slice(b"null"),
             Acc::Sum(s) => match i64::try_from(s.int()) {
-                Ok(i) if !s.has_float => write_i64(out, i),
+                Ok(i) if !s.has_float => write_i64(i, out),
                 _ => write_f64(out, s.total_f64()),
             },
             Acc::Avg(s) if s.n == 0 => out.extend_from_slice(b"null"),
             Acc::Avg(s) => write_f64(out, s.total_f64() / s.n as f64),
             Acc::Min(m) | Acc::Max(m) => match m {
                 None => out.extend_from_slice(b"null"),
-                Some(Num::Int(i)) => write_i64(out, *i),
+                Some(Num::Int(i)) => write_i64(*i, out),
                 Some(Num::Float(f)) => write_f64(out, *f),
             },
         }
@@ -223,27 +224,6 @@ fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-fn write_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[at..]);
-}
-
-fn write_i64(out: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        out.push(b'-');
-    }
-    write_u64(out, v.unsigned_abs());
 }
 
 /// Shortest round-trip form; integral values keep a `.0` (or an exponent) so they read as floats.
@@ -551,10 +531,6 @@ mod tests {
         assert_eq!(render(1.5e-7), "1.5e-7");
         assert_eq!(render(123456789.125), "123456789.125");
         assert_eq!(render(f64::NEG_INFINITY), "null");
-        let mut out = Vec::new();
-        write_i64(&mut out, i64::MIN);
-        write_u64(&mut out, u64::MAX);
-        assert_eq!(out, b"-922337203685477580818446744073709551615");
     }
 
     fn plan(name: &str, func: AggFunc) -> AggPlan {

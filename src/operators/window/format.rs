@@ -4,6 +4,7 @@
 //! stays a string and a number a number), split at the 0 bytes that separate fields.
 
 use super::aggregate::{Acc, AggLayout};
+use crate::text::write_i64;
 
 pub struct LineFormat {
     /// `"name":` for each group-by field, pre-escaped.
@@ -50,22 +51,4 @@ impl LineFormat {
         layout.write_fields(accs, out);
         out.extend_from_slice(b"}\n");
     }
-}
-
-pub fn write_i64(v: i64, out: &mut Vec<u8>) {
-    let mut buf = [0u8; 20];
-    let mut n = v.unsigned_abs();
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&buf[i..]);
 }

@@ -131,6 +131,17 @@ impl PaneWindows {
         }
     }
 
+    /// Adds `ev` to the pane starting at `p` (created if needed).
+    #[inline(always)]
+    fn add(&mut self, p: i64, ev: &Event) {
+        let idx = self.pane_index(p);
+        let layout = &self.layout;
+        let accs = self.panes[idx]
+            .table
+            .upsert(ev.hash, &ev.key, ev.key_len, layout);
+        layout.update(accs, ev);
+    }
+
     /// Start of the pane holding `ts`; the last pane used is checked first, without a division.
     #[inline(always)]
     fn pane_start(&self, ts: i64) -> i64 {
@@ -286,34 +297,23 @@ impl Operator for PaneWindows {
             // The common case, without the general per-window classification.
             let p = self.pane_start(ev.ts);
             if p.saturating_add(size_ms) - 1 > wm {
-                let idx = self.pane_index(p);
-                let layout = &self.layout;
-                let accs = self.panes[idx]
-                    .table
-                    .upsert(ev.hash, &ev.key, ev.key_len, layout);
-                layout.update(accs, ev);
+                self.add(p, ev);
                 return;
             }
         }
         let p = self.pane_start(ev.ts);
         let lateness = self.lateness;
         // Classify the event against each of its windows: on time, late but allowed (re-fire), dropped.
+        // `Vec::new` does not allocate; only an event late within the lateness pushes to it.
         let mut accepted = false;
-        let mut refire: [(i64, i64); 4] = [(0, 0); 4];
-        let mut n_refire = 0usize;
-        let mut overflow_refire: Vec<(i64, i64)> = Vec::new();
+        let mut refire: Vec<(i64, i64)> = Vec::new();
         self.geo.windows_of_pane(p, |s, e| {
             let last = e - 1;
             if last > wm {
                 accepted = true;
             } else if wm < last.saturating_add(lateness) {
                 accepted = true;
-                if n_refire < refire.len() {
-                    refire[n_refire] = (s, e);
-                    n_refire += 1;
-                } else {
-                    overflow_refire.push((s, e));
-                }
+                refire.push((s, e));
             }
         });
         if !accepted {
@@ -321,13 +321,8 @@ impl Operator for PaneWindows {
             out.late(ev);
             return;
         }
-        let idx = self.pane_index(p);
-        let layout = &self.layout;
-        let accs = self.panes[idx]
-            .table
-            .upsert(ev.hash, &ev.key, ev.key_len, layout);
-        layout.update(accs, ev);
-        for &(s, e) in refire[..n_refire].iter().chain(overflow_refire.iter()) {
+        self.add(p, ev);
+        for (s, e) in refire {
             self.line.clear();
             self.write_key_result(ev.hash, &ev.key, ev.key_len, s, e);
             if !self.line.is_empty() {

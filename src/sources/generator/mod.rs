@@ -96,8 +96,8 @@ impl GenParser {
                 model::write_user_id(c.user_id, out);
                 out.push(b'"');
             }
-            Field::Ts => out.extend_from_slice(c.ts.to_string().as_bytes()),
-            Field::Bid => out.extend_from_slice(c.bid.to_string().as_bytes()),
+            Field::Ts => crate::text::write_i64(c.ts, out),
+            Field::Bid => crate::text::write_i64(c.bid, out),
         }
     }
 
