@@ -36,10 +36,11 @@ pub enum Prefetch {
 }
 
 pub trait Operator: Send {
-    /// Hints that `event` will be processed soon, so its state can be pulled into cache. Must not
-    /// change state. The runtime calls `Slot` some events ahead and `Entry` fewer events ahead.
+    /// Hints that an event with time `ts` and key hash `hash` will be processed soon, so its state
+    /// can be pulled into cache. Must not change state. The runtime calls `Slot` some events ahead
+    /// and `Entry` fewer events ahead.
     #[inline(always)]
-    fn prefetch(&self, _event: &Event, _stage: Prefetch) {}
+    fn prefetch(&self, _ts: i64, _hash: u64, _stage: Prefetch) {}
 
     /// Processes one event. `wm` is the operator watermark at its arrival; `on_watermark(wm)` has
     /// already been called with it.

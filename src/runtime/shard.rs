@@ -342,7 +342,7 @@ impl Shard {
                     ] {
                         if let Some(e) = local.get(k) {
                             if e.tag == Tag::Data {
-                                self.ops[e.op as usize].prefetch(e, stage);
+                                self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
                             }
                         }
                     }
@@ -378,7 +378,7 @@ impl Shard {
                         ] {
                             if let Some(e) = c.peek_at(k) {
                                 if e.tag == Tag::Data {
-                                    self.ops[e.op as usize].prefetch(e, stage);
+                                    self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
                                 }
                             }
                         }

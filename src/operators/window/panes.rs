@@ -281,9 +281,9 @@ impl PaneWindows {
 
     /// The pane `ev` falls in, if it is the one last used (prefetching never creates panes).
     #[inline(always)]
-    fn cached_pane(&self, ev: &Event) -> Option<&Pane> {
+    fn cached_pane(&self, ts: i64) -> Option<&Pane> {
         let p = self.panes.get(self.last_pane)?;
-        (ev.ts >= p.start && ev.ts - p.start < self.geo.pane).then_some(p)
+        (ts >= p.start && ts - p.start < self.geo.pane).then_some(p)
     }
 }
 
@@ -378,11 +378,11 @@ impl Operator for PaneWindows {
     }
 
     #[inline(always)]
-    fn prefetch(&self, ev: &Event, stage: Prefetch) {
-        if let Some(p) = self.cached_pane(ev) {
+    fn prefetch(&self, ts: i64, hash: u64, stage: Prefetch) {
+        if let Some(p) = self.cached_pane(ts) {
             match stage {
-                Prefetch::Slot => p.table.prefetch_slot(ev.hash),
-                Prefetch::Entry => p.table.prefetch_entry(ev.hash),
+                Prefetch::Slot => p.table.prefetch_slot(hash),
+                Prefetch::Entry => p.table.prefetch_entry(hash),
             }
         }
     }
