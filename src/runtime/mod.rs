@@ -24,6 +24,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// What a shard says when it stops because another one failed.
+pub(crate) const SECONDARY_FAILURE: &str = "stopped because another shard failed";
+
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     #[error(transparent)]
@@ -266,25 +269,29 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
     }
     let mut stats: Vec<ShardStats> = Vec::new();
     let mut hist = latency_histogram();
-    let mut first_err = None;
+    // A failing shard makes the others stop with a secondary error; report the cause.
+    let mut errors: Vec<(bool, RuntimeError)> = Vec::new();
     for (id, h) in handles.into_iter().enumerate() {
         match h.join() {
             Ok((res, s, hh)) => {
                 if let Err(message) = res {
-                    first_err.get_or_insert(RuntimeError::Shard { shard: id, message });
+                    let secondary = message == SECONDARY_FAILURE;
+                    errors.push((secondary, RuntimeError::Shard { shard: id, message }));
                 }
                 stats.push(s);
                 let _ = hist.add(&hh);
             }
-            Err(_) => {
-                first_err.get_or_insert(RuntimeError::Shard {
+            Err(_) => errors.push((
+                false,
+                RuntimeError::Shard {
                     shard: id,
                     message: "panicked".into(),
-                });
-            }
+                },
+            )),
         }
     }
-    if let Some(e) = first_err {
+    errors.sort_by_key(|(secondary, _)| *secondary);
+    if let Some((_, e)) = errors.into_iter().next() {
         return Err(e);
     }
     let stopped = opts.stop.load(std::sync::atomic::Ordering::Relaxed);

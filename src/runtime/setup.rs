@@ -22,6 +22,8 @@ pub struct StopCoord {
     pub requested: Arc<AtomicBool>,
     pub proposal: AtomicU64,
     pub arrived: AtomicUsize,
+    /// Set by a shard that fails, so the others stop instead of waiting for its chunks.
+    pub failed: AtomicBool,
 }
 
 pub struct ShardSetup {

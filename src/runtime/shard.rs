@@ -155,6 +155,8 @@ pub struct Shard {
     // ending
     proposed: bool,
     stop_seq: Option<u64>,
+    /// Why this shard must stop (unreadable input, failed write).
+    failure: Option<String>,
     pub stats: ShardStats,
     pub hist: Histogram<u64>,
 }
@@ -219,6 +221,7 @@ impl Shard {
             emit_marks: Vec::new(),
             proposed: false,
             stop_seq: None,
+            failure: None,
             stats: ShardStats::default(),
             hist: latency_histogram(),
             setup,
@@ -248,7 +251,15 @@ impl Shard {
                 p.flush();
             }
             if let Some(e) = self.emitter.error.take() {
-                return Err(e.to_string());
+                self.failure = Some(e.to_string());
+            }
+            if let Some(why) = self.failure.take() {
+                // Others would wait forever for this shard's chunks: tell them to give up too.
+                self.setup.stop.failed.store(true, Ordering::Release);
+                return Err(why);
+            }
+            if self.setup.stop.failed.load(Ordering::Relaxed) {
+                return Err(super::SECONDARY_FAILURE.into());
             }
             let now = Instant::now();
             let dt = now - last;
@@ -284,13 +295,12 @@ impl Shard {
     }
 
     fn finish(&mut self) -> Result<(), String> {
-        for (i, op) in self.ops.iter().enumerate() {
+        for op in &self.ops {
             let s = op.stats();
             self.stats.fired += s.fired;
             self.stats.refired += s.refired;
             self.stats.late_dropped += s.late_dropped;
             self.stats.open_windows += op.open_windows() as u64;
-            let _ = i;
         }
         for s in &mut self.emitter.sinks {
             s.flush().map_err(|e| e.to_string())?;
@@ -522,32 +532,40 @@ impl Shard {
         match &p.kind {
             PartKind::File { path, size } => {
                 chunk.is_file = true;
+                // An unreadable input is a failed run, not a dead letter: skipping a chunk would lose
+                // every line in it without a trace.
+                let offset = k * setup.chunk_bytes as u64;
                 if self.files[part as usize].is_none() {
                     match File::open(path) {
                         Ok(f) => self.files[part as usize] = Some(f),
                         Err(e) => {
-                            self.dead_letter_io(p, k * setup.chunk_bytes as u64, &e.to_string());
+                            self.failure = Some(format!(
+                                "source partition={} offset={offset}: cannot open: {e}",
+                                p.name
+                            ));
+                            return false;
                         }
                     }
                 }
-                if let Some(f) = self.files[part as usize].as_ref() {
-                    match self.reader.read_chunk(
-                        f,
-                        *size,
-                        k,
-                        setup.chunk_bytes,
-                        setup.max_line_bytes,
-                    ) {
-                        Ok(c) => {
-                            chunk.pos = c.first;
-                            chunk.limit = c.limit.min(self.reader.buf().len());
-                            chunk.base = c.base;
-                            self.stats.bytes_read += self.reader.buf().len() as u64;
-                        }
-                        Err(e) => {
-                            let off = k * setup.chunk_bytes as u64;
-                            self.dead_letter_io(p, off, &format!("read failed: {e}"));
-                        }
+                let Some(f) = self.files[part as usize].as_ref() else {
+                    return false;
+                };
+                match self
+                    .reader
+                    .read_chunk(f, *size, k, setup.chunk_bytes, setup.max_line_bytes)
+                {
+                    Ok(c) => {
+                        chunk.pos = c.first;
+                        chunk.limit = c.limit.min(self.reader.buf().len());
+                        chunk.base = c.base;
+                        self.stats.bytes_read += self.reader.buf().len() as u64;
+                    }
+                    Err(e) => {
+                        self.failure = Some(format!(
+                            "source partition={} offset={offset}: read failed: {e}",
+                            p.name
+                        ));
+                        return false;
                     }
                 }
             }
@@ -566,14 +584,6 @@ impl Shard {
         self.pending_seq = seq;
         self.cur = Some(chunk);
         true
-    }
-
-    fn dead_letter_io(&mut self, p: &Partition, offset: u64, reason: &str) {
-        self.stats.dead_letters += 1;
-        eprintln!(
-            "sluice: source partition={} offset={offset}: {reason}",
-            p.name
-        );
     }
 
     /// Parses the next line of the current file chunk; false at the end of the chunk.
