@@ -1,0 +1,95 @@
+//! Where a shard's operator output goes: its own buffers for each sink (whole lines, appended to the
+//! shared output in large writes), late events recalled from their source, and dead letters.
+
+use super::super::setup::Routes;
+use crate::event::Event;
+use crate::operators::Emitter;
+use crate::sinks::{SinkError, SinkWriter};
+use crate::sources::generator::raw_record;
+use crate::sources::{PartKind, Partition};
+use std::fs::File;
+use std::sync::Arc;
+
+/// Writes operator output to this shard's sink buffers.
+pub(super) struct ShardEmitter {
+    pub(super) sinks: Vec<SinkWriter>,
+    pub(super) routes: Arc<Routes>,
+    pub(super) parts: Arc<Vec<Partition>>,
+    pub(super) recall_files: Vec<Option<File>>,
+    pub(super) op: usize,
+    pub(super) scratch: Vec<u8>,
+    pub(super) emitted: u64,
+    pub(super) error: Option<SinkError>,
+}
+
+impl ShardEmitter {
+    fn write(&mut self, sink: usize, line_from_scratch: bool, line: &[u8]) {
+        let res = if line_from_scratch {
+            self.sinks[sink].line(&self.scratch)
+        } else {
+            self.sinks[sink].line(line)
+        };
+        if let Err(e) = res {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+impl Emitter for ShardEmitter {
+    fn result(&mut self, line: &[u8]) {
+        self.emitted += 1;
+        for i in 0..self.routes.results[self.op].len() {
+            let s = self.routes.results[self.op][i];
+            self.write(s, false, line);
+        }
+    }
+
+    fn late(&mut self, ev: &Event) {
+        if self.routes.late[self.op].is_empty() {
+            return;
+        }
+        self.scratch.clear();
+        match &self.parts[ev.part as usize].kind {
+            PartKind::File { path, .. } => {
+                let slot = &mut self.recall_files[ev.part as usize];
+                if slot.is_none() {
+                    *slot = File::open(path).ok();
+                }
+                if let Some(f) = slot.as_ref() {
+                    if crate::sources::file::recall(f, ev.pos, ev.len, &mut self.scratch).is_err() {
+                        self.scratch.clear();
+                    }
+                }
+                self.scratch.push(b'\n');
+            }
+            PartKind::Generator { model, .. } => raw_record(model, ev.pos, &mut self.scratch),
+            PartKind::Memory { .. } => {
+                self.scratch
+                    .extend_from_slice(format!("{{\"ts\":{}}}\n", ev.ts).as_bytes());
+            }
+        }
+        for i in 0..self.routes.late[self.op].len() {
+            let s = self.routes.late[self.op][i];
+            self.write(s, true, &[]);
+        }
+    }
+}
+
+pub(super) fn dead_letter_line(
+    reason: &str,
+    source: &str,
+    partition: &str,
+    offset: u64,
+    raw: &[u8],
+) -> Vec<u8> {
+    let v = serde_json::json!({
+        "reason": reason,
+        "source": source,
+        "partition": partition,
+        "offset": offset,
+        "raw": String::from_utf8_lossy(raw),
+    });
+    let mut out = serde_json::to_vec(&v).unwrap_or_default();
+    out.push(b'\n');
+    out
+}

@@ -1,0 +1,273 @@
+//! One shard: a pinned worker thread that reads its share of source chunks, routes each event to the
+//! shard owning its key, and runs the operators for the key groups it owns.
+//!
+//! Two duties alternate in one loop, never blocking:
+//! - *produce*: read and parse the chunks `seq ≡ id (mod shards)`, sending each event to its owner
+//!   (the own shard directly, others through SPSC rings) and ending each chunk with a `ChunkEnd` marker
+//!   to every shard. A full ring is no credit: the shard stops reading its source until credit returns.
+//! - *receive*: take events in global chunk order (chunk `seq` comes from shard `seq % shards`), so the
+//!   watermark each event sees, and thus every window result, is independent of thread timing.
+//!
+//! Deadlock freedom: the lowest chunk not yet fully sent is never waiting on a receiver that waits for
+//! a later chunk, because receivers only advance past a chunk after its end marker; and every shard
+//! keeps receiving while its own production is stalled.
+
+mod emit;
+mod produce;
+mod receive;
+
+use super::ring::{Consumer, Producer};
+use super::setup::{ShardSetup, StopCoord};
+use crate::event::Event;
+use crate::metrics::{latency_histogram, ShardStats};
+use crate::operators::Operator;
+use crate::sinks::SinkWriter;
+use crate::sources::file::ChunkReader;
+use crate::sources::generator::GenParser;
+use crate::sources::record::RecordParser;
+use crate::time::WatermarkTracker;
+use hdrhistogram::Histogram;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Records (or received events) handled per step before the shard turns to its other duty.
+const STEP: usize = 1024;
+/// How far ahead of the event being processed its state's table slot, then its entry, is prefetched.
+const PREFETCH_SLOT: usize = 32;
+const PREFETCH_ENTRY: usize = 16;
+/// How far ahead ring slots (written by another core) are pulled in before their events are read.
+const PREFETCH_RING: usize = 64;
+
+pub enum SourceParser {
+    Json(RecordParser),
+    Gen(GenParser),
+    Memory,
+}
+
+/// The chunk this shard is producing.
+struct ProdChunk {
+    seq: u64,
+    part: u16,
+    last: bool,
+    ingest_ns: i64,
+    /// Max event time so far in this chunk (the `seen_max` of the next event).
+    seen_max: i64,
+    /// File chunks: next line index and limit inside the reader's buffer, file offset of buf[0].
+    pos: usize,
+    limit: usize,
+    base: u64,
+    /// Generator and memory chunks: next index and end.
+    next: u64,
+    end: u64,
+    is_file: bool,
+}
+
+use emit::ShardEmitter;
+
+pub struct Shard {
+    id: usize,
+    n: usize,
+    setup: Arc<ShardSetup>,
+    parsers: Vec<SourceParser>,
+    out: Vec<Option<Producer<Event>>>,
+    inbound: Vec<Option<Consumer<Event>>>,
+    local: VecDeque<Event>,
+    local_cap: usize,
+    // producing
+    cur: Option<ProdChunk>,
+    next_prod: u64,
+    pending: VecDeque<(usize, Event)>,
+    pending_seq: u64,
+    reader: ChunkReader,
+    files: Vec<Option<File>>,
+    dead: Option<SinkWriter>,
+    evs: Vec<Event>,
+    // receiving
+    next_seq: u64,
+    tracker: WatermarkTracker,
+    wm: i64,
+    ops: Vec<Box<dyn Operator>>,
+    emitter: ShardEmitter,
+    emit_marks: Vec<(i64, u64)>,
+    // ending
+    proposed: bool,
+    stop_seq: Option<u64>,
+    /// Why this shard must stop (unreadable input, failed write).
+    failure: Option<String>,
+    pub stats: ShardStats,
+    pub hist: Histogram<u64>,
+}
+
+pub struct ShardParts {
+    pub parsers: Vec<SourceParser>,
+    pub out: Vec<Option<Producer<Event>>>,
+    pub inbound: Vec<Option<Consumer<Event>>>,
+    pub ops: Vec<Box<dyn Operator>>,
+    pub sinks: Vec<SinkWriter>,
+    pub dead: Option<SinkWriter>,
+}
+
+impl Shard {
+    pub fn new(id: usize, setup: Arc<ShardSetup>, p: ShardParts) -> (Shard, Option<String>) {
+        let n = setup.shards;
+        let (reader, uring_refused) = ChunkReader::new(setup.uring);
+        let nparts = setup.parts.len();
+        let tracker = WatermarkTracker::new(&setup.tracker_init);
+        let max_outputs = p
+            .parsers
+            .iter()
+            .map(|s| match s {
+                SourceParser::Json(r) => r.outputs(),
+                SourceParser::Gen(g) => g.outputs(),
+                SourceParser::Memory => 1,
+            })
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let emitter = ShardEmitter {
+            sinks: p.sinks,
+            routes: setup.routes.clone(),
+            parts: setup.parts.clone(),
+            recall_files: (0..nparts).map(|_| None).collect(),
+            op: 0,
+            scratch: Vec::new(),
+            emitted: 0,
+            error: None,
+        };
+        let shard = Shard {
+            id,
+            n,
+            local: VecDeque::with_capacity(setup.ring_capacity),
+            local_cap: setup.ring_capacity,
+            parsers: p.parsers,
+            out: p.out,
+            inbound: p.inbound,
+            cur: None,
+            next_prod: id as u64,
+            pending: VecDeque::with_capacity(max_outputs + n),
+            pending_seq: 0,
+            reader,
+            files: (0..nparts).map(|_| None).collect(),
+            dead: p.dead,
+            evs: vec![Event::EMPTY; max_outputs],
+            next_seq: 0,
+            tracker,
+            wm: crate::time::WM_MIN,
+            ops: p.ops,
+            emitter,
+            emit_marks: Vec::new(),
+            proposed: false,
+            stop_seq: None,
+            failure: None,
+            stats: ShardStats::default(),
+            hist: latency_histogram(),
+            setup,
+        };
+        (shard, uring_refused)
+    }
+
+    fn now_ns(&self) -> i64 {
+        self.setup.epoch.elapsed().as_nanos() as i64
+    }
+
+    /// The chunk sequence at which this run ends (exclusive).
+    fn end_seq(&self) -> u64 {
+        let total = self.setup.schedule.total().unwrap_or(u64::MAX);
+        total.min(self.stop_seq.unwrap_or(u64::MAX))
+    }
+
+    /// Runs until every chunk before the end has been produced and received.
+    pub fn run(&mut self) -> Result<(), String> {
+        let mut idle_spins = 0u32;
+        let mut last = Instant::now();
+        loop {
+            self.check_stop();
+            let received = self.receive_step();
+            let (produced, stalled) = self.produce_step();
+            for p in self.out.iter_mut().flatten() {
+                p.flush();
+            }
+            if let Some(e) = self.emitter.error.take() {
+                self.failure = Some(e.to_string());
+            }
+            if let Some(why) = self.failure.take() {
+                // Others would wait forever for this shard's chunks: tell them to give up too.
+                self.setup.stop.failed.store(true, Ordering::Release);
+                return Err(why);
+            }
+            if self.setup.stop.failed.load(Ordering::Relaxed) {
+                return Err(super::SECONDARY_FAILURE.into());
+            }
+            let now = Instant::now();
+            let dt = now - last;
+            last = now;
+            if received + produced > 0 {
+                self.stats.busy += dt;
+                idle_spins = 0;
+            } else if stalled {
+                self.stats.backpressured += dt;
+            } else {
+                self.stats.idle += dt;
+            }
+            let end = self.end_seq();
+            if self.next_seq >= end
+                && self.next_prod >= end
+                && self.cur.is_none()
+                && self.pending.is_empty()
+            {
+                break;
+            }
+            if received + produced == 0 {
+                idle_spins += 1;
+                if idle_spins < 64 {
+                    std::hint::spin_loop();
+                } else if idle_spins < 256 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+            }
+        }
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        for op in &self.ops {
+            let s = op.stats();
+            self.stats.fired += s.fired;
+            self.stats.refired += s.refired;
+            self.stats.late_dropped += s.late_dropped;
+            self.stats.open_windows += op.open_windows() as u64;
+        }
+        for s in &mut self.emitter.sinks {
+            s.flush().map_err(|e| e.to_string())?;
+        }
+        if let Some(d) = self.dead.as_mut() {
+            d.flush().map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Joins the stop protocol once a signal asked for it: all shards agree on the first chunk nobody
+    /// has started, finish everything before it, and end there.
+    fn check_stop(&mut self) {
+        if self.stop_seq.is_some() {
+            return;
+        }
+        let coord: &StopCoord = &self.setup.stop;
+        if !coord.requested.load(Ordering::Relaxed) {
+            return;
+        }
+        if !self.proposed {
+            coord.proposal.fetch_max(self.next_prod, Ordering::AcqRel);
+            coord.arrived.fetch_add(1, Ordering::AcqRel);
+            self.proposed = true;
+        }
+        if coord.arrived.load(Ordering::Acquire) == self.n {
+            self.stop_seq = Some(coord.proposal.load(Ordering::Acquire));
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! The producing half of a shard: reads and parses its chunks, stamps each event with its source
+//! position and the chunk's running maximum event time, and routes it to the shard owning its key.
+//! A full ring is no credit: production stops (the source does not advance) until credit returns.
+
+use super::emit::dead_letter_line;
+use super::{ProdChunk, Shard, SourceParser, STEP};
+use crate::event::{Event, Tag, CHUNK_LAST};
+use crate::sources::PartKind;
+use std::fs::File;
+
+impl Shard {
+    /// Returns (records produced, stalled for credit).
+    pub(super) fn produce_step(&mut self) -> (usize, bool) {
+        if !self.drain_pending() {
+            return (0, true);
+        }
+        if self.cur.is_none() && !self.start_chunk() {
+            return (0, false);
+        }
+        let mut done = 0;
+        while done < STEP {
+            let Some(cur) = self.cur.as_ref() else { break };
+            let more = if cur.is_file {
+                self.next_line()
+            } else {
+                self.next_indexed()
+            };
+            if !more {
+                self.end_chunk();
+                let ok = self.drain_pending();
+                return (done + 1, !ok);
+            }
+            done += 1;
+            if !self.drain_pending() {
+                return (done, true);
+            }
+        }
+        (done, false)
+    }
+
+    fn start_chunk(&mut self) -> bool {
+        if self.proposed && self.stop_seq.is_none() {
+            return false; // waiting for the other shards to agree where to stop
+        }
+        let seq = self.next_prod;
+        if seq >= self.end_seq() {
+            return false;
+        }
+        let Some((part, k)) = self.setup.schedule.chunk(seq) else {
+            return false;
+        };
+        self.next_prod += self.n as u64;
+        let last = self.setup.chunk_counts[part as usize].is_some_and(|c| k + 1 == c);
+        let ingest_ns = self.now_ns();
+        let setup = self.setup.clone();
+        let p = &setup.parts[part as usize];
+        let mut chunk = ProdChunk {
+            seq,
+            part,
+            last,
+            ingest_ns,
+            seen_max: i64::MIN,
+            pos: 0,
+            limit: 0,
+            base: 0,
+            next: 0,
+            end: 0,
+            is_file: false,
+        };
+        match &p.kind {
+            PartKind::File { path, size } => {
+                chunk.is_file = true;
+                // An unreadable input is a failed run, not a dead letter: skipping a chunk would lose
+                // every line in it without a trace.
+                let offset = k * setup.chunk_bytes as u64;
+                if self.files[part as usize].is_none() {
+                    match File::open(path) {
+                        Ok(f) => self.files[part as usize] = Some(f),
+                        Err(e) => {
+                            self.failure = Some(format!(
+                                "source partition={} offset={offset}: cannot open: {e}",
+                                p.name
+                            ));
+                            return false;
+                        }
+                    }
+                }
+                let Some(f) = self.files[part as usize].as_ref() else {
+                    return false;
+                };
+                match self
+                    .reader
+                    .read_chunk(f, *size, k, setup.chunk_bytes, setup.max_line_bytes)
+                {
+                    Ok(c) => {
+                        chunk.pos = c.first;
+                        chunk.limit = c.limit.min(self.reader.buf().len());
+                        chunk.base = c.base;
+                        self.stats.bytes_read += self.reader.buf().len() as u64;
+                    }
+                    Err(e) => {
+                        self.failure = Some(format!(
+                            "source partition={} offset={offset}: read failed: {e}",
+                            p.name
+                        ));
+                        return false;
+                    }
+                }
+            }
+            PartKind::Generator {
+                per_chunk, count, ..
+            } => {
+                chunk.next = k * per_chunk;
+                chunk.end = ((k + 1) * per_chunk).min(count.unwrap_or(u64::MAX));
+            }
+            PartKind::Memory { events, per_chunk } => {
+                chunk.next = k * per_chunk;
+                chunk.end = ((k + 1) * per_chunk).min(events.len() as u64);
+            }
+        }
+        self.stats.chunks_read += 1;
+        self.pending_seq = seq;
+        self.cur = Some(chunk);
+        true
+    }
+
+    /// Parses the next line of the current file chunk; false at the end of the chunk.
+    fn next_line(&mut self) -> bool {
+        let cur = self.cur.as_mut().expect("a current chunk");
+        let buf = self.reader.buf();
+        loop {
+            if cur.pos >= cur.limit || cur.pos >= buf.len() {
+                return false;
+            }
+            let start = cur.pos;
+            let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+            cur.pos = nl + 1;
+            let line = &buf[start..nl];
+            if line.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            let offset = cur.base + start as u64;
+            let part = cur.part;
+            let setup = &self.setup;
+            let src = setup.parts[part as usize].source;
+            let res = if line.len() > setup.max_line_bytes {
+                Err(format!(
+                    "line is {} bytes; max_line_bytes is {}",
+                    line.len(),
+                    setup.max_line_bytes
+                ))
+            } else {
+                match &mut self.parsers[src] {
+                    SourceParser::Json(p) => p.parse(line, &mut self.evs).map_err(|m| m.0),
+                    _ => Err("not a file source".to_string()),
+                }
+            };
+            match res {
+                Ok(ts) => {
+                    let n = match &self.parsers[src] {
+                        SourceParser::Json(p) => p.outputs(),
+                        _ => 0,
+                    };
+                    let seen = cur.seen_max;
+                    cur.seen_max = seen.max(ts);
+                    let len = line.len() as u32;
+                    self.stats.events_in += 1;
+                    self.route_scratch(n, seen, part, offset, len);
+                    return true;
+                }
+                Err(reason) => {
+                    self.stats.dead_letters += 1;
+                    if let Some(d) = self.dead.as_mut() {
+                        let name = &setup.sources[src];
+                        let l = dead_letter_line(
+                            &reason,
+                            name,
+                            &setup.parts[part as usize].name,
+                            offset,
+                            line,
+                        );
+                        if let Err(e) = d.line(&l) {
+                            self.emitter.error.get_or_insert(e);
+                        }
+                    }
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Makes the next generated or in-memory event; false at the end of the chunk.
+    fn next_indexed(&mut self) -> bool {
+        let cur = self.cur.as_mut().expect("a current chunk");
+        if cur.next >= cur.end {
+            return false;
+        }
+        let i = cur.next;
+        cur.next += 1;
+        let part = cur.part;
+        let setup = &self.setup;
+        let src = setup.parts[part as usize].source;
+        let n = match (&setup.parts[part as usize].kind, &mut self.parsers[src]) {
+            (PartKind::Generator { model, .. }, SourceParser::Gen(g)) => {
+                let click = model.click(i);
+                g.build(&click, &mut self.evs);
+                g.outputs()
+            }
+            (PartKind::Memory { events, .. }, _) => {
+                let ahead = events.as_ptr().wrapping_add(i as usize + 16);
+                crate::state::prefetch::prefetch(ahead);
+                crate::state::prefetch::prefetch((ahead as *const u8).wrapping_add(64));
+                self.evs[0] = events[i as usize];
+                1
+            }
+            _ => 0,
+        };
+        let seen = cur.seen_max;
+        if n > 0 {
+            cur.seen_max = seen.max(self.evs[0].ts);
+            self.stats.events_in += 1;
+        }
+        self.route_scratch(n, seen, part, i, 0);
+        true
+    }
+
+    /// Stamps the first `n` scratch events with their source position and the chunk's running
+    /// maximum before them, and routes them. The scratch is taken out of `self` so events are routed
+    /// by reference (no extra copy).
+    #[inline(always)]
+    fn route_scratch(&mut self, n: usize, seen: i64, part: u16, pos: u64, len: u32) {
+        let mut evs = std::mem::take(&mut self.evs);
+        for ev in &mut evs[..n] {
+            ev.tag = Tag::Data;
+            ev.seen_max = seen;
+            ev.part = part;
+            ev.pos = pos;
+            ev.len = len;
+            self.route(ev);
+        }
+        self.evs = evs;
+    }
+
+    fn end_chunk(&mut self) {
+        let Some(cur) = self.cur.take() else { return };
+        let mut end = Event::EMPTY;
+        end.tag = Tag::ChunkEnd;
+        end.ts = cur.seen_max;
+        end.pos = cur.seq;
+        end.len = if cur.last { CHUNK_LAST } else { 0 };
+        end.seen_max = cur.ingest_ns;
+        end.part = cur.part;
+        for d in 0..self.n {
+            self.pending.push_back((d, end));
+        }
+    }
+
+    #[inline]
+    fn shard_of(&self, hash: u64) -> usize {
+        let kg = ((hash >> 32) * self.setup.key_groups as u64) >> 32;
+        (kg as usize * self.n) / self.setup.key_groups as usize
+    }
+
+    #[inline(always)]
+    fn route(&mut self, ev: &Event) {
+        let d = self.shard_of(ev.hash);
+        if self.pending.is_empty() && self.deliver(d, ev) {
+            return;
+        }
+        self.pending.push_back((d, *ev));
+    }
+
+    /// Sends one message; false when there is no credit.
+    #[inline(always)]
+    fn deliver(&mut self, d: usize, ev: &Event) -> bool {
+        if d == self.id {
+            // Even in order, local events are queued rather than processed at once: the receiver
+            // then sees them in runs and can prefetch their state ahead.
+            if self.local.len() >= self.local_cap {
+                return false;
+            }
+            self.local.push_back(*ev);
+            true
+        } else {
+            let p = self.out[d].as_mut().expect("a ring to every other shard");
+            p.push(*ev).is_ok()
+        }
+    }
+
+    /// Sends queued messages in order; false if some are still waiting for credit.
+    fn drain_pending(&mut self) -> bool {
+        while let Some(&(d, ev)) = self.pending.front() {
+            if !self.deliver(d, &ev) {
+                return false;
+            }
+            self.pending.pop_front();
+        }
+        true
+    }
+}
