@@ -332,7 +332,7 @@ impl Builder<'_> {
     }
 }
 
-/// reach[v]: can window `from` reach window `v` by following inputs (one step or more)?
+/// `reach[v]`: can window `from` reach window `v` by following inputs (one step or more)?
 fn reachable(reads: &[Vec<(usize, usize)>], from: usize) -> Vec<bool> {
     let mut seen = vec![false; reads.len()];
     let mut stack: Vec<usize> = reads[from].iter().map(|&(_, v)| v).collect();

@@ -1,6 +1,6 @@
 //! The validated execution plan: what the runtime runs, and nothing it could refuse.
 //!
-//! A `Plan` is built from a parsed [`crate::config::Config`] by [`build`], which checks the whole
+//! A `Plan` is built from a parsed [`crate::config::Config`] by [`build()`], which checks the whole
 //! graph (every input names a stream, no cycles, aggregates name known functions and fields) and
 //! reports every problem at once. The plan never touches threads, rings or the files a source reads:
 //! a glob stays a pattern here and is expanded when the runtime opens the source.

@@ -15,7 +15,7 @@
 //!   sketches, whatever the order of inserts and merges.
 //!
 //! Register update: index = top [`P`] bits of the hash, rank = leading zeros of the remaining
-//! 52 bits + 1 (1..=53). Estimate: Ertl's improved estimator (see [`estimate_registers`]), which
+//! 52 bits + 1 (1..=53). Estimate: Ertl's improved estimator (see `estimate_registers`), which
 //! matches linear counting for small counts and the bias-corrected HyperLogLog estimate beyond,
 //! without the bias bump where the classic estimator switches between the two; the hash is 64-bit,
 //! so no large-range correction is needed.

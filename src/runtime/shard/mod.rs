@@ -55,7 +55,7 @@ struct ProdChunk {
     ingest_ns: i64,
     /// Max event time so far in this chunk (the `seen_max` of the next event).
     seen_max: i64,
-    /// File chunks: next line index and limit inside the reader's buffer, file offset of buf[0].
+    /// File chunks: next line index and limit inside the reader's buffer, file offset of `buf[0]`.
     pos: usize,
     limit: usize,
     base: u64,
