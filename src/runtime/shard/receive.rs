@@ -11,83 +11,74 @@ impl Shard {
         let mut done = 0;
         while done < STEP && self.next_seq < end {
             let ch = (self.next_seq % self.n as u64) as usize;
-            let seq = self.next_seq;
-            // A run of events from the channel of the current chunk, prefetching the state of the
-            // events PREFETCH_SLOT and PREFETCH_ENTRY places ahead so their cache misses overlap.
-            let mut got_any = false;
-            while done < STEP && self.next_seq == seq {
-                if ch == self.id {
-                    // In place, as for rings: the local queue is taken out of `self` for the call.
-                    let mut local = std::mem::take(&mut self.local);
-                    for (k, stage) in [
-                        (PREFETCH_SLOT, Prefetch::Slot),
-                        (PREFETCH_ENTRY, Prefetch::Entry),
-                    ] {
-                        if let Some(e) = local.get(k) {
-                            if e.tag == Tag::Data {
-                                self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
-                            }
-                        }
-                    }
-                    let took = match local.front() {
-                        Some(e) => {
-                            self.receive(e);
-                            true
-                        }
-                        None => false,
-                    };
-                    if took {
-                        local.pop_front();
-                    }
-                    self.local = local;
-                    if !took {
-                        break;
-                    }
-                    got_any = true;
-                    done += 1;
-                    continue;
-                } else {
-                    // Events are processed in place in the ring (no copy out): the consumer is taken
-                    // out of `self` for the call, since `receive` never touches the rings.
-                    let mut c = self.inbound[ch]
-                        .take()
-                        .expect("a ring from every other shard");
-                    let mut took = false;
-                    if c.available() > 0 {
-                        c.prefetch_at(PREFETCH_RING);
-                        for (k, stage) in [
-                            (PREFETCH_SLOT, Prefetch::Slot),
-                            (PREFETCH_ENTRY, Prefetch::Entry),
-                        ] {
-                            if let Some(e) = c.peek_at(k) {
-                                if e.tag == Tag::Data {
-                                    self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
-                                }
-                            }
-                        }
-                        if let Some(e) = c.peek() {
-                            self.receive(e);
-                            took = true;
-                        }
-                        if took {
-                            c.advance();
-                        }
-                    }
-                    self.inbound[ch] = Some(c);
-                    if !took {
-                        break;
-                    }
-                    got_any = true;
-                    done += 1;
-                }
-            }
-            if !got_any {
+            let n = if ch == self.id {
+                self.receive_local_run(STEP - done)
+            } else {
+                self.receive_ring_run(ch, STEP - done)
+            };
+            if n == 0 {
                 break;
             }
+            done += n;
         }
         for c in self.inbound.iter_mut().flatten() {
             c.release();
         }
+        done
+    }
+
+    /// Processes up to `budget` events of the current chunk from the ring of shard `ch`, in place
+    /// (no copy out), prefetching ring slots and the state of the events ahead so their cache
+    /// misses overlap. The consumer is taken out of `self` for the run: `receive` never touches rings.
+    fn receive_ring_run(&mut self, ch: usize, budget: usize) -> usize {
+        let mut c = self.inbound[ch]
+            .take()
+            .expect("a ring from every other shard");
+        let seq = self.next_seq;
+        let mut done = 0;
+        while done < budget && self.next_seq == seq && c.available() > 0 {
+            c.prefetch_at(PREFETCH_RING);
+            for (k, stage) in [
+                (PREFETCH_SLOT, Prefetch::Slot),
+                (PREFETCH_ENTRY, Prefetch::Entry),
+            ] {
+                if let Some(e) = c.peek_at(k) {
+                    if e.tag == Tag::Data {
+                        self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
+                    }
+                }
+            }
+            let Some(e) = c.peek() else { break };
+            self.receive(e);
+            c.advance();
+            done += 1;
+        }
+        self.inbound[ch] = Some(c);
+        done
+    }
+
+    /// As [`Self::receive_ring_run`], for the events this shard routed to itself.
+    fn receive_local_run(&mut self, budget: usize) -> usize {
+        let mut local = std::mem::take(&mut self.local);
+        let seq = self.next_seq;
+        let mut done = 0;
+        while done < budget && self.next_seq == seq {
+            for (k, stage) in [
+                (PREFETCH_SLOT, Prefetch::Slot),
+                (PREFETCH_ENTRY, Prefetch::Entry),
+            ] {
+                if let Some(e) = local.get(k) {
+                    if e.tag == Tag::Data {
+                        self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
+                    }
+                }
+            }
+            let Some(e) = local.front() else { break };
+            self.receive(e);
+            local.pop_front();
+            done += 1;
+        }
+        self.local = local;
         done
     }
 
