@@ -1,7 +1,8 @@
 //! A failing sink ends the whole run with an error naming the sink, on every shard count, instead of
 //! leaving the other shards waiting for chunks that will never come.
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 #[test]
 fn sink_write_failure_fails_the_run_without_hanging() {
@@ -30,28 +31,16 @@ path = "/dev/full"
             ),
         )
         .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-            .args(["run", "--config"])
-            .arg(&cfg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if t.elapsed() > Duration::from_secs(30) {
-                let _ = child.kill();
-                panic!("shards={shards}: still running 30 s after its sink started failing");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut err = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        // The shared harness kills the run and fails the test if it outlives the timeout.
+        let cfg = cfg.to_str().unwrap();
+        let exit = common::sluice(
+            dir.path(),
+            &["run", "--config", cfg],
+            Duration::from_secs(30),
+        );
+        let err = exit.stderr;
         assert!(
-            !status.success(),
+            !exit.success,
             "shards={shards}: a failed sink must fail the run"
         );
         assert!(
