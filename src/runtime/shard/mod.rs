@@ -252,7 +252,9 @@ impl Shard {
     }
 
     /// Joins the stop protocol once a signal asked for it: all shards agree on the first chunk nobody
-    /// has started, finish everything before it, and end there.
+    /// has started, finish everything before it, and end there. A shard that has already ended never
+    /// joins, and need not: it ends only after every chunk's end marker, so no chunk is left to start
+    /// and the others end on their own.
     fn check_stop(&mut self) {
         if self.stop_seq.is_some() {
             return;
