@@ -15,10 +15,12 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use sluice::cli::{Cli, Command};
-use sluice::event::{hash_key, Event, Value};
+use sluice::event::Event;
 use sluice::plan::Plan;
 use sluice::runtime::{self, RunOptions};
-use sluice::sources::generator::model::{default_plan, write_ad_id, ClickModel};
+use sluice::sources::generator::model::{default_plan, ClickModel};
+use sluice::sources::generator::GenParser;
+use sluice::sources::record::{Binding, SlotUse};
 use sluice::sources::{PartKind, Partition};
 use std::path::Path;
 use std::sync::Arc;
@@ -90,25 +92,21 @@ fn write_clicks(path: &Path, events: u64) {
     sluice::loadgen::run(&a).expect("loadgen writes the bench file");
 }
 
-/// The default model's clicks `0..n`, keyed as the generator source keys them for window 0:
-/// key = the JSON token `"ad-123"`, its hash, value slot 0 = `Int(bid)` (the `sum(bid)` slot).
+/// The default model's clicks `0..n`, made into events by the generator source's own builder for
+/// window 0 (key `ad_id`, value slot 0 = `bid` for `sum(bid)`).
 fn memory_events(n: u64) -> Arc<[Event]> {
     let model = ClickModel::new(&default_plan(Some(n)));
-    let mut key = Vec::with_capacity(16);
+    let binding = Binding {
+        op: 0,
+        key_fields: vec!["ad_id".into()],
+        slots: vec![("bid".into(), SlotUse::Number)],
+    };
+    let mut builder = GenParser::new(&[binding]).expect("generator fields");
+    let mut ev = [Event::EMPTY];
     (0..n)
         .map(|i| {
-            let c = model.click(i);
-            key.clear();
-            key.push(b'"');
-            write_ad_id(c.ad_id, &mut key);
-            key.push(b'"');
-            let mut e = Event::EMPTY;
-            assert!(e.set_key(&key), "generated keys fit inline");
-            e.hash = hash_key(&key);
-            e.op = 0;
-            e.ts = c.ts;
-            e.set_value(0, Value::Int(c.bid));
-            e
+            builder.build(&model.click(i), &mut ev);
+            ev[0]
         })
         .collect()
 }

@@ -19,7 +19,9 @@ use hashbrown::{HashMap, HashTable};
 use sluice::event::{hash_key, Event, Value};
 use sluice::operators::{window, Emitter, Operator, Prefetch};
 use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
-use sluice::sources::generator::model::{default_plan, defaults, write_ad_id, ClickModel};
+use sluice::sources::generator::model::{default_plan, defaults, ClickModel};
+use sluice::sources::generator::GenParser;
+use sluice::sources::record::{Binding, SlotUse};
 use std::time::{Duration, Instant};
 
 const EVENTS: u64 = 1_000_000;
@@ -35,24 +37,22 @@ const PASS_MS: i64 = (EVENTS * 1000 / defaults::EVENTS_PER_SECOND) as i64;
 /// Passes per minute of event time: how often the bare-limit maps are cleared, as a window fires.
 const PASSES_PER_WINDOW: u64 = (WINDOW_MS / PASS_MS) as u64;
 
-/// Clicks `0..EVENTS` of the default model as the generator source would key them.
+/// Clicks `0..EVENTS` of the default model, made into events by the generator source's own builder
+/// (key `ad_id`, value slot 0 = `bid`).
 fn click_events() -> Vec<Event> {
     let model = ClickModel::new(&default_plan(Some(EVENTS)));
-    let mut key = Vec::with_capacity(16);
+    let binding = Binding {
+        op: 0,
+        key_fields: vec!["ad_id".into()],
+        slots: vec![("bid".into(), SlotUse::Number)],
+    };
+    let mut builder = GenParser::new(&[binding]).expect("generator fields");
+    let mut ev = [Event::EMPTY];
     (0..EVENTS)
         .map(|i| {
-            let c = model.click(i);
-            key.clear();
-            key.push(b'"');
-            write_ad_id(c.ad_id, &mut key);
-            key.push(b'"');
-            let mut e = Event::EMPTY;
-            assert!(e.set_key(&key), "generated keys fit inline");
-            e.hash = hash_key(&key);
-            e.ts = c.ts;
-            e.pos = i;
-            e.set_value(0, Value::Int(c.bid));
-            e
+            builder.build(&model.click(i), &mut ev);
+            ev[0].pos = i;
+            ev[0]
         })
         .collect()
 }
