@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Largest single read submitted to io_uring.
 const PIECE: usize = 256 * 1024;
@@ -86,10 +86,6 @@ impl ChunkReader {
             },
             why,
         )
-    }
-
-    pub fn uses_uring(&self) -> bool {
-        self.uring.is_some()
     }
 
     /// Reads chunk `k` of `file` (of `size` bytes).
@@ -235,10 +231,6 @@ pub fn recall(file: &File, pos: u64, len: u32, out: &mut Vec<u8>) -> io::Result<
     let got = pread_full(file, pos, &mut out[old..])?;
     out.truncate(old + got);
     Ok(())
-}
-
-pub fn open(path: &Path) -> io::Result<File> {
-    File::open(path)
 }
 
 #[cfg(test)]

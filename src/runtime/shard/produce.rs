@@ -5,6 +5,7 @@
 use super::emit::dead_letter_line;
 use super::{ProdChunk, Shard, SourceParser, STEP};
 use crate::event::{Event, Tag, CHUNK_LAST};
+use crate::runtime::schedule::Schedule;
 use crate::sources::PartKind;
 use std::fs::File;
 
@@ -50,7 +51,7 @@ impl Shard {
             return false;
         };
         self.next_prod += self.n as u64;
-        let last = self.setup.chunk_counts[part as usize].is_some_and(|c| k + 1 == c);
+        let last = Schedule::is_last(&self.setup.chunk_counts, part, k);
         let ingest_ns = self.now_ns();
         let setup = self.setup.clone();
         let p = &setup.parts[part as usize];
@@ -119,7 +120,6 @@ impl Shard {
             }
         }
         self.stats.chunks_read += 1;
-        self.pending_seq = seq;
         self.cur = Some(chunk);
         true
     }
