@@ -13,17 +13,15 @@
 //!
 //! Run: `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 5`.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use sluice::cli::{Cli, Command};
-use sluice::event::Event;
 use sluice::plan::Plan;
 use sluice::runtime::{self, RunOptions};
-use sluice::sources::generator::model::{default_plan, ClickModel};
-use sluice::sources::generator::GenParser;
-use sluice::sources::record::{Binding, SlotUse};
 use sluice::sources::{PartKind, Partition};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const GENERATOR_EVENTS: u64 = 2_000_000;
@@ -92,25 +90,6 @@ fn write_clicks(path: &Path, events: u64) {
     sluice::loadgen::run(&a).expect("loadgen writes the bench file");
 }
 
-/// The default model's clicks `0..n`, made into events by the generator source's own builder for
-/// window 0 (key `ad_id`, value slot 0 = `bid` for `sum(bid)`).
-fn memory_events(n: u64) -> Arc<[Event]> {
-    let model = ClickModel::new(&default_plan(Some(n)));
-    let binding = Binding {
-        op: 0,
-        key_fields: vec!["ad_id".into()],
-        slots: vec![("bid".into(), SlotUse::Number)],
-    };
-    let mut builder = GenParser::new(&[binding]).expect("generator fields");
-    let mut ev = [Event::EMPTY];
-    (0..n)
-        .map(|i| {
-            builder.build(&model.click(i), &mut ev);
-            ev[0]
-        })
-        .collect()
-}
-
 /// Runs the job `iters` times; returns the total wall time of the `runtime::run` calls.
 fn run_jobs(
     plan: &Plan,
@@ -169,7 +148,7 @@ fn bench_engine(c: &mut Criterion) {
     let _ = std::fs::remove_file(&data);
 
     let n = scaled(MEMORY_EVENTS);
-    let events = memory_events(n);
+    let events: std::sync::Arc<[sluice::event::Event]> = common::click_events(n).into();
     // The generator source only names the stream; its partitions are replaced by the events.
     let plan = job(dir.path(), "memory", "type = \"generator\"\ncount = 1");
     let parts = || {

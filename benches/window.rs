@@ -14,14 +14,15 @@
 //!
 //! Run: `cargo bench --bench window -- --warm-up-time 1 --measurement-time 3`.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use hashbrown::{HashMap, HashTable};
 use sluice::event::{hash_key, Event, Value};
 use sluice::operators::{window, Emitter, Operator, Prefetch};
 use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
-use sluice::sources::generator::model::{default_plan, defaults, ClickModel};
-use sluice::sources::generator::GenParser;
-use sluice::sources::record::{Binding, SlotUse};
+use sluice::sources::generator::model::defaults;
 use std::time::{Duration, Instant};
 
 const EVENTS: u64 = 1_000_000;
@@ -36,26 +37,6 @@ const PREFETCH_INPUT: usize = 64;
 const PASS_MS: i64 = (EVENTS * 1000 / defaults::EVENTS_PER_SECOND) as i64;
 /// Passes per minute of event time: how often the bare-limit maps are cleared, as a window fires.
 const PASSES_PER_WINDOW: u64 = (WINDOW_MS / PASS_MS) as u64;
-
-/// Clicks `0..EVENTS` of the default model, made into events by the generator source's own builder
-/// (key `ad_id`, value slot 0 = `bid`).
-fn click_events() -> Vec<Event> {
-    let model = ClickModel::new(&default_plan(Some(EVENTS)));
-    let binding = Binding {
-        op: 0,
-        key_fields: vec!["ad_id".into()],
-        slots: vec![("bid".into(), SlotUse::Number)],
-    };
-    let mut builder = GenParser::new(&[binding]).expect("generator fields");
-    let mut ev = [Event::EMPTY];
-    (0..EVENTS)
-        .map(|i| {
-            builder.build(&model.click(i), &mut ev);
-            ev[0].pos = i;
-            ev[0]
-        })
-        .collect()
-}
 
 fn tumbling_count_sum() -> Box<dyn Operator> {
     let plan = WindowPlan {
@@ -171,7 +152,7 @@ fn timed(iters: u64, mut f: impl FnMut()) -> Duration {
 }
 
 fn bench_window(c: &mut Criterion) {
-    let events = click_events();
+    let events = common::click_events(EVENTS);
     let mut g = c.benchmark_group("window_update");
     g.throughput(Throughput::Elements(EVENTS));
     g.sample_size(10);

@@ -1,0 +1,27 @@
+//! What the benches share: the default click model's events, built by the generator source's own
+//! builder so a bench measures exactly what the engine would be handed.
+
+use sluice::event::Event;
+use sluice::sources::generator::model::{default_plan, ClickModel};
+use sluice::sources::generator::GenParser;
+use sluice::sources::record::{Binding, SlotUse};
+
+/// Clicks `0..n` keyed for window 0: key `ad_id`, value slot 0 = `bid` (the `sum(bid)` slot),
+/// `pos` = the click's index.
+pub fn click_events(n: u64) -> Vec<Event> {
+    let model = ClickModel::new(&default_plan(Some(n)));
+    let binding = Binding {
+        op: 0,
+        key_fields: vec!["ad_id".into()],
+        slots: vec![("bid".into(), SlotUse::Number)],
+    };
+    let mut builder = GenParser::new(&[binding]).expect("generator fields");
+    let mut ev = [Event::EMPTY];
+    (0..n)
+        .map(|i| {
+            builder.build(&model.click(i), &mut ev);
+            ev[0].pos = i;
+            ev[0]
+        })
+        .collect()
+}
