@@ -5,9 +5,8 @@
 //! Events are built as the generator source builds them: key = the JSON token `"ad-123"` with its
 //! quotes, `hash = event::hash_key(key)`, value slot 0 = `Int(bid)`. The watermark is advanced the
 //! way the runtime does it: before each event it is the largest earlier event time minus the 5 s
-//! out-of-orderness bound, and `on_watermark` is called only when it grew and reached the operator's
-//! `next_action()`; each event's state is prefetched 32 (slot) and 16 (entry) events ahead, as the
-//! shard's receive loop does. One criterion iteration is one pass over the 1 M events; pass `k`
+//! out-of-orderness bound; events go to the operator in runs of 128 (`on_run`), cut where a
+//! watermark step may be due, as the shard's receive loop does. One criterion iteration is one pass over the 1 M events; pass `k`
 //! shifts every event time by `k * 10 s` (1 M events at 100 000/s of event time), so the passes
 //! continue the generator's stream and windows keep firing (about one per 6 passes) instead of
 //! turning late.
@@ -20,7 +19,8 @@ mod common;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use hashbrown::{HashMap, HashTable};
 use sluice::event::{hash_key, Event, Value};
-use sluice::operators::{window, Emitter, Operator, Prefetch};
+use sluice::operators::{window, Emitter, Operator};
+use sluice::time::ChunkTime;
 use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
 use sluice::sources::generator::model::defaults;
 use std::time::{Duration, Instant};
@@ -28,11 +28,8 @@ use std::time::{Duration, Instant};
 const EVENTS: u64 = 1_000_000;
 const WINDOW_MS: i64 = 60_000;
 const OUT_OF_ORDERNESS_MS: i64 = 5_000;
-/// Prefetch distances of the shard's receive loop (`runtime::shard`), in events.
-const PREFETCH_SLOT: usize = 32;
-const PREFETCH_ENTRY: usize = 16;
-/// As the runtime prefetches ring slots ahead of reading them, the input events are pulled in early.
-const PREFETCH_INPUT: usize = 64;
+/// Events per run, as the shard's receive loop hands them over (`runtime::shard`).
+const RUN: usize = 128;
 /// Event time one pass covers: `EVENTS` at the model's default rate (exact: 1 M / 100 000 per s).
 const PASS_MS: i64 = (EVENTS * 1000 / defaults::EVENTS_PER_SECOND) as i64;
 /// Passes per minute of event time: how often the bare-limit maps are cleared, as a window fires.
@@ -100,39 +97,45 @@ impl Driver {
         }
     }
 
-    /// One pass over `events`, time-shifted to continue the stream.
+    /// One pass over `events`, time-shifted to continue the stream, handed over in runs as the
+    /// shard's receive loop does.
     fn pass(&mut self, events: &[Event]) {
         let shift = self.pass * PASS_MS;
         self.pass += 1;
-        for i in 0..events.len() {
-            if let Some(a) = events.get(i + PREFETCH_INPUT) {
-                sluice::state::prefetch::prefetch(a);
-                sluice::state::prefetch::prefetch(
-                    (a as *const Event as *const u8).wrapping_add(64),
-                );
-            }
-            // As the shard's receive loop does: the state of the events PREFETCH_SLOT and
-            // PREFETCH_ENTRY places ahead is prefetched so their cache misses overlap.
-            for (k, stage) in [
-                (PREFETCH_SLOT, Prefetch::Slot),
-                (PREFETCH_ENTRY, Prefetch::Entry),
-            ] {
-                if let Some(a) = events.get(i + k) {
-                    self.op.prefetch(a.ts + shift, a.hash, stage);
+        let mut run = Vec::with_capacity(RUN);
+        for chunk in events.chunks(RUN) {
+            // The one copy: the operator must see time-shifted events.
+            run.clear();
+            run.extend(chunk.iter().map(|e| {
+                let mut e = *e;
+                e.ts += shift;
+                e.seen_max = self.seen_max;
+                self.seen_max = self.seen_max.max(e.ts);
+                e
+            }));
+            // The shard cuts a run where a watermark step may be due; so does this driver.
+            let time = ChunkTime::new(i64::MAX, i64::MIN, OUT_OF_ORDERNESS_MS);
+            let mut i = 0;
+            while i < run.len() {
+                let below = time.seen_below(self.op.next_action());
+                let n = run[i..]
+                    .iter()
+                    .position(|e| e.seen_max >= below)
+                    .unwrap_or(run.len() - i);
+                if n == 0 {
+                    let wm = time.before(run[i].seen_max);
+                    if wm > self.wm {
+                        self.wm = wm;
+                        self.op.on_watermark(wm, &mut self.out);
+                    }
+                    self.op.on_event(&run[i], self.wm, &mut self.out);
+                    i += 1;
+                    continue;
                 }
+                self.op.on_run(&run[i..i + n], &time, &mut self.out);
+                self.wm = self.wm.max(time.before(run[i + n - 1].seen_max));
+                i += n;
             }
-            // The one copy: the operator must see the time-shifted event.
-            let mut e = events[i];
-            e.ts += shift;
-            let wm = self.seen_max.saturating_sub(OUT_OF_ORDERNESS_MS);
-            if wm > self.wm {
-                self.wm = wm;
-                if wm >= self.op.next_action() {
-                    self.op.on_watermark(wm, &mut self.out);
-                }
-            }
-            self.op.on_event(&e, self.wm, &mut self.out);
-            self.seen_max = self.seen_max.max(e.ts);
         }
     }
 }

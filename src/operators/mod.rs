@@ -8,6 +8,7 @@
 pub mod window;
 
 use crate::event::Event;
+use crate::time::ChunkTime;
 
 /// Where an operator's output goes. Called per emitted result, never per input event.
 pub trait Emitter {
@@ -28,23 +29,21 @@ pub struct OperatorStats {
     pub late_dropped: u64,
 }
 
-/// Which step of a two-step prefetch: first the table slot, then (a few events later) the entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prefetch {
-    Slot,
-    Entry,
-}
-
 pub trait Operator: Send {
-    /// Hints that an event with time `ts` and key hash `hash` will be processed soon, so its state
-    /// can be pulled into cache. Must not change state. The runtime calls `Slot` some events ahead
-    /// and `Entry` fewer events ahead.
-    #[inline(always)]
-    fn prefetch(&self, _ts: i64, _hash: u64, _stage: Prefetch) {}
-
     /// Processes one event. `wm` is the operator watermark at its arrival; `on_watermark(wm)` has
     /// already been called with it.
     fn on_event(&mut self, event: &Event, wm: i64, out: &mut dyn Emitter);
+
+    /// Processes a run of events of one chunk, in order. The watermark at the arrival of each event
+    /// `e` is `time.before(e.seen_max)` (never decreasing along the run), and it stays below
+    /// `next_action()` throughout, so no `on_watermark` call falls between them. Must give exactly
+    /// what `on_event` per event with that watermark gives; an operator overrides it to work
+    /// through the run faster (prefetching later events' state, hoisting per-event checks).
+    fn on_run(&mut self, events: &[Event], time: &ChunkTime, out: &mut dyn Emitter) {
+        for e in events {
+            self.on_event(e, time.before(e.seen_max), out);
+        }
+    }
     /// The watermark advanced to `wm` (strictly increasing between calls).
     fn on_watermark(&mut self, _wm: i64, _out: &mut dyn Emitter) {}
     /// The earliest watermark at which `on_watermark` would do anything; the runtime may skip calls

@@ -199,18 +199,17 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         epoch: Instant::now(),
     });
 
-    // Rings: one per ordered pair of distinct shards.
+    // Rings: one per ordered pair of shards. A shard's ring to itself holds the events it routed to
+    // itself until their chunk's turn comes: the same credit and the same receive path as any other.
     let mut outs: Vec<Vec<Option<ring::Producer<crate::event::Event>>>> =
         (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
     let mut ins: Vec<Vec<Option<ring::Consumer<crate::event::Event>>>> =
         (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
     for (from, out) in outs.iter_mut().enumerate() {
         for (to, slot) in out.iter_mut().enumerate() {
-            if from != to {
-                let (p, c) = ring::ring(plan.runtime.ring_capacity);
-                *slot = Some(p);
-                ins[to][from] = Some(c);
-            }
+            let (p, c) = ring::ring(plan.runtime.ring_capacity);
+            *slot = Some(p);
+            ins[to][from] = Some(c);
         }
     }
 

@@ -19,6 +19,9 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// How many slots ahead of the one written a push asks for ownership of.
+const WRITE_AHEAD: usize = 16;
+
 struct Ring<T> {
     slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
     mask: usize,
@@ -99,6 +102,13 @@ impl<T: Copy + Send> Producer<T> {
         // SAFETY: `free() > 0` means slot `tail` lies outside `[head, tail)`, so the consumer does not
         // read it until we publish a tail past it; we are the only producer.
         unsafe { (*slot.get()).write(v) };
+        // The consumer read the slots ahead last time round, on its core: ask for them now so a
+        // later push does not stall on the transfer. A hint only; the slot may still be in use.
+        let ahead = &self.ring.slots[self.tail.wrapping_add(WRITE_AHEAD) & self.ring.mask];
+        crate::state::prefetch::prefetch_write(ahead.get());
+        if std::mem::size_of::<T>() > 64 {
+            crate::state::prefetch::prefetch_write((ahead.get() as *const u8).wrapping_add(64));
+        }
         self.tail = self.tail.wrapping_add(1);
         Ok(())
     }
@@ -154,16 +164,21 @@ impl<T: Copy + Send> Consumer<T> {
         Some(unsafe { (*slot.get()).assume_init_ref() })
     }
 
-    /// The value `k` places after the next one, if already published (for prefetching ahead).
+    /// Up to `max` published values from the next one on, as one contiguous slice (it stops at the
+    /// end of the slot array; the rest follows in the next call). Consume them with `advance_by`.
     #[inline]
-    pub fn peek_at(&mut self, k: usize) -> Option<&T> {
-        if k >= self.tail_cache.wrapping_sub(self.head) {
-            return None;
+    pub fn readable(&mut self, max: usize) -> &[T] {
+        let avail = self.available();
+        let at = self.head & self.ring.mask;
+        let n = avail.min(max).min(self.ring.slots.len() - at);
+        // SAFETY: slots `at .. at + n` are the ring positions `head .. head + n`, all inside
+        // `[head, tail)` as published (Release) and observed (Acquire): initialised, and the producer
+        // does not reuse them before we release. `n` stops at the end of the array, so the range is
+        // contiguous; `UnsafeCell<MaybeUninit<T>>` has the layout of `T`.
+        unsafe {
+            let first = self.ring.slots.as_ptr().add(at) as *const T;
+            std::slice::from_raw_parts(first, n)
         }
-        let slot = &self.ring.slots[self.head.wrapping_add(k) & self.ring.mask];
-        // SAFETY: `k < tail_cache - head`, so the slot lies in `[head, tail)` as published (Release)
-        // and observed (Acquire): initialised, and not reused by the producer until we release it.
-        Some(unsafe { (*slot.get()).assume_init_ref() })
     }
 
     /// Hints that the slot `k` places after the next one will be read soon (it may not be published
@@ -173,6 +188,13 @@ impl<T: Copy + Send> Consumer<T> {
         let slot = &self.ring.slots[self.head.wrapping_add(k) & self.ring.mask];
         crate::state::prefetch::prefetch(slot.get());
         crate::state::prefetch::prefetch((slot.get() as *const u8).wrapping_add(64));
+    }
+
+    /// Consumes the first `n` values of the last `readable` slice (publication is deferred to `release`).
+    #[inline]
+    pub fn advance_by(&mut self, n: usize) {
+        debug_assert!(n <= self.tail_cache.wrapping_sub(self.head));
+        self.head = self.head.wrapping_add(n);
     }
 
     /// Consumes the value returned by the last `peek` (publication is deferred to `release`).
@@ -220,6 +242,30 @@ mod tests {
         p.flush();
         let rest: Vec<u64> = std::iter::from_fn(|| c.pop()).collect();
         assert_eq!(rest, vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn readable_slices_stop_at_the_wrap_and_at_max() {
+        let (mut p, mut c) = ring::<u64>(4);
+        for i in 0..3 {
+            p.push(i).unwrap();
+        }
+        p.flush();
+        assert_eq!(c.readable(2), &[0, 1]);
+        c.advance_by(2);
+        c.release();
+        for i in 3..6 {
+            p.push(i).unwrap();
+        }
+        p.flush();
+        // Positions 2, 3 are the end of the slot array; 4, 5 wrap to its start.
+        assert_eq!(c.readable(10), &[2, 3]);
+        c.advance_by(1);
+        assert_eq!(c.readable(10), &[3]);
+        c.advance_by(1);
+        assert_eq!(c.readable(10), &[4, 5]);
+        c.advance_by(2);
+        assert!(c.readable(10).is_empty());
     }
 
     #[test]

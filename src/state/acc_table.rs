@@ -13,7 +13,12 @@
 //! when the watermark retires it, keeping its capacity for the next pane.
 
 use super::prefetch::prefetch;
-use crate::event::{keys_equal, INLINE_KEY_BYTES};
+use crate::event::{keys_equal, Event, INLINE_KEY_BYTES};
+
+/// Prefetch distances of [`AccTable::add_run`], in events: the slot first, the entry once the slot
+/// is (likely) cached.
+const SLOT_AHEAD: usize = 24;
+const ENTRY_AHEAD: usize = 12;
 use crate::operators::window::aggregate::{Acc, AggLayout};
 
 #[derive(Clone, Copy)]
@@ -147,6 +152,30 @@ impl AccTable {
             None => self.insert(hash, key, len, layout),
         };
         &mut self.accs[e * self.n..e * self.n + self.n]
+    }
+
+    /// Adds the leading events of `evs` whose time is in `[start, end)` (one pane) and returns how
+    /// many that was. The state of the events a few places ahead is prefetched in two steps (slot,
+    /// then entry) so the cache misses of consecutive events overlap.
+    #[inline]
+    pub fn add_run(&mut self, evs: &[Event], start: i64, end: i64, layout: &AggLayout) -> usize {
+        for e in evs.iter().take(SLOT_AHEAD) {
+            self.prefetch_slot(e.hash);
+        }
+        for (j, e) in evs.iter().enumerate() {
+            if e.ts < start || e.ts >= end {
+                return j;
+            }
+            if let Some(a) = evs.get(j + SLOT_AHEAD) {
+                self.prefetch_slot(a.hash);
+            }
+            if let Some(a) = evs.get(j + ENTRY_AHEAD) {
+                self.prefetch_entry(a.hash);
+            }
+            let accs = self.upsert(e.hash, &e.key, e.key_len, layout);
+            layout.update(accs, e);
+        }
+        evs.len()
     }
 
     #[cold]

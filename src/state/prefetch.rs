@@ -16,3 +16,23 @@ pub fn prefetch<T>(p: *const T) {
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     let _ = p;
 }
+
+/// Hints that the cache line holding `p` will be written soon: the line is fetched for ownership
+/// (PREFETCHW), so the write does not wait for another core to give it up. Never faults.
+#[inline(always)]
+pub fn prefetch_write<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHW is a hint: it never faults and has no architectural effect, for any address
+    // (processors without it decode it as a NOP). Written out because the baseline x86-64 target
+    // lacks the `prfchw` feature, without which the intrinsic degrades to a read prefetch.
+    unsafe {
+        core::arch::asm!("prefetchw [{0}]", in(reg) p, options(nostack, readonly, preserves_flags));
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: PRFM is a hint: it never faults and has no architectural effect, for any address.
+    unsafe {
+        core::arch::asm!("prfm pstl1keep, [{0}]", in(reg) p, options(nostack, readonly, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = p;
+}

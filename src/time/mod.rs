@@ -33,6 +33,52 @@ impl Part {
     }
 }
 
+/// The watermark before each data event of one partition's current chunk, as a function of the
+/// event's `seen_max`; valid until the next chunk-end marker is applied to the tracker.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkTime {
+    /// Watermark over every other partition.
+    others: i64,
+    /// This partition's largest event time over completed chunks.
+    max: i64,
+    ooo: i64,
+}
+
+impl ChunkTime {
+    /// The function for a partition whose earlier chunks reached `max` (`WM_MIN`: none), with
+    /// bound `ooo`, while every other partition holds the watermark at `others` (`WM_MAX`: none).
+    pub fn new(others: i64, max: i64, ooo: i64) -> Self {
+        ChunkTime { others, max, ooo }
+    }
+
+    /// The watermark before a data event whose chunk had seen `seen_max` so far.
+    #[inline(always)]
+    pub fn before(&self, seen_max: i64) -> i64 {
+        let max = self.max.max(seen_max);
+        let own = if max == WM_MIN {
+            WM_MIN
+        } else {
+            max.saturating_sub(self.ooo)
+        };
+        own.min(self.others)
+    }
+
+    /// A `seen_max` bound below which the watermark stays under `wm`: every event with
+    /// `seen_max < seen_below(wm)` has `before(seen_max) < wm`. Conservative (an event at or above
+    /// the bound may still be under `wm`), so a caller batching events below it never skips a
+    /// watermark step.
+    #[inline]
+    pub fn seen_below(&self, wm: i64) -> i64 {
+        if self.others < wm {
+            WM_MAX
+        } else if self.before(WM_MIN) >= wm {
+            WM_MIN
+        } else {
+            wm.saturating_add(self.ooo)
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct WatermarkTracker {
     parts: Vec<Part>,
@@ -82,14 +128,24 @@ impl WatermarkTracker {
     /// The watermark before a data event of partition `part` whose chunk had seen `seen_max` so far.
     #[inline]
     pub fn before_event(&mut self, part: u16, seen_max: i64) -> i64 {
+        self.chunk_time(part).before(seen_max)
+    }
+
+    /// The watermark function for data events of `part` up to the next chunk-end marker: the receiver
+    /// asks once per run of events instead of once per event.
+    #[inline]
+    pub fn chunk_time(&mut self, part: u16) -> ChunkTime {
         if self.cur != Some(part) {
             self.recompute_others(part);
         }
         let p = &mut self.parts[part as usize];
         // Data means the partition is not idle; it holds the watermark again from here.
         p.idle = false;
-        let own = Self::contribution(p, p.max.max(seen_max));
-        own.min(self.others)
+        ChunkTime {
+            others: self.others,
+            max: p.max,
+            ooo: p.ooo,
+        }
     }
 
     /// Applies a chunk-end marker and returns the watermark after it.
@@ -140,6 +196,31 @@ mod tests {
             WM_MAX,
             "the last chunk ends the partition"
         );
+    }
+
+    #[test]
+    fn seen_below_never_lets_a_watermark_step_through() {
+        // Exhaustive over small values: for each chunk state and target, every seen_max under the
+        // bound must give a watermark under the target.
+        let vals = [WM_MIN, -7, -1, 0, 1, 3, 5, 9, 20, WM_MAX];
+        for &others in &vals {
+            for &max in &vals {
+                for ooo in [0, 1, 5] {
+                    let t = ChunkTime { others, max, ooo };
+                    for &wm in &vals {
+                        let bound = t.seen_below(wm);
+                        for &seen in &vals {
+                            if seen < bound {
+                                assert!(
+                                    t.before(seen) < wm,
+                                    "others={others} max={max} ooo={ooo} wm={wm} seen={seen}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

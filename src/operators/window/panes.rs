@@ -9,10 +9,10 @@ use super::aggregate::{Acc, AggLayout};
 use super::align;
 use super::format::LineFormat;
 use crate::event::{Event, INLINE_KEY_BYTES};
-use crate::operators::{Emitter, Operator, OperatorStats, Prefetch};
+use crate::operators::{Emitter, Operator, OperatorStats};
 use crate::plan::WindowKind;
 use crate::state::acc_table::AccTable;
-use crate::time::{WM_MAX, WM_MIN};
+use crate::time::{ChunkTime, WM_MAX, WM_MIN};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Geometry {
@@ -140,6 +140,14 @@ impl PaneWindows {
             .table
             .upsert(ev.hash, &ev.key, ev.key_len, layout);
         layout.update(accs, ev);
+    }
+
+    /// True when every window containing pane `p` is still open at watermark `wm`. The window of a
+    /// pane that ends first ends with the pane (tumbling: the window; sliding: the last window over
+    /// it; cumulative: the step ending there), so one comparison decides.
+    #[inline(always)]
+    fn on_time(&self, p: i64, wm: i64) -> bool {
+        p.saturating_add(self.geo.pane) - 1 > wm
     }
 
     /// Start of the pane holding `ts`; the last pane used is checked first, without a division.
@@ -278,13 +286,6 @@ impl PaneWindows {
             }
         }
     }
-
-    /// The pane `ev` falls in, if it is the one last used (prefetching never creates panes).
-    #[inline(always)]
-    fn cached_pane(&self, ts: i64) -> Option<&Pane> {
-        let p = self.panes.get(self.last_pane)?;
-        (ts >= p.start && ts - p.start < self.geo.pane).then_some(p)
-    }
 }
 
 impl Operator for PaneWindows {
@@ -293,15 +294,12 @@ impl Operator for PaneWindows {
         // The runtime skips `on_watermark` below `next_action`, where nothing is due; a pane created
         // now must still count windows up to `wm` as fired.
         self.fired_upto = self.fired_upto.max(wm);
-        if let WindowKind::Tumbling { size_ms } = self.geo.kind {
-            // The common case, without the general per-window classification.
-            let p = self.pane_start(ev.ts);
-            if p.saturating_add(size_ms) - 1 > wm {
-                self.add(p, ev);
-                return;
-            }
-        }
         let p = self.pane_start(ev.ts);
+        if self.on_time(p, wm) {
+            // The common case, without the per-window classification.
+            self.add(p, ev);
+            return;
+        }
         let lateness = self.lateness;
         // Classify the event against each of its windows: on time, late but allowed (re-fire), dropped.
         // `Vec::new` does not allocate; only an event late within the lateness pushes to it.
@@ -330,6 +328,31 @@ impl Operator for PaneWindows {
                 self.stats.refired += 1;
             }
         }
+    }
+
+    fn on_run(&mut self, evs: &[Event], time: &ChunkTime, out: &mut dyn Emitter) {
+        let Some(last) = evs.last() else { return };
+        // Every event's watermark is at most the last one's (`seen_max` never decreases in a chunk),
+        // so an event on time against it is on time against its own.
+        let hi = time.before(last.seen_max);
+        let mut i = 0;
+        while i < evs.len() {
+            let e = &evs[i];
+            let p = self.pane_start(e.ts);
+            if !self.on_time(p, hi) {
+                self.on_event(e, time.before(e.seen_max), out);
+                i += 1;
+                continue;
+            }
+            // A pane created here must count windows up to this event's watermark as fired.
+            self.fired_upto = self.fired_upto.max(time.before(e.seen_max));
+            let idx = self.pane_index(p);
+            let end = p.saturating_add(self.geo.pane);
+            i += self.panes[idx]
+                .table
+                .add_run(&evs[i..], p, end, &self.layout);
+        }
+        self.fired_upto = self.fired_upto.max(hi);
     }
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
@@ -375,16 +398,6 @@ impl Operator for PaneWindows {
 
     fn next_action(&self) -> i64 {
         self.next_action
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, ts: i64, hash: u64, stage: Prefetch) {
-        if let Some(p) = self.cached_pane(ts) {
-            match stage {
-                Prefetch::Slot => p.table.prefetch_slot(hash),
-                Prefetch::Entry => p.table.prefetch_entry(hash),
-            }
-        }
     }
 
     fn open_windows(&self) -> usize {

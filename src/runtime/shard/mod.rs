@@ -35,11 +35,12 @@ use std::time::Instant;
 
 /// Records (or received events) handled per step before the shard turns to its other duty.
 const STEP: usize = 1024;
-/// How far ahead of the event being processed its state's table slot, then its entry, is prefetched.
-const PREFETCH_SLOT: usize = 32;
-const PREFETCH_ENTRY: usize = 16;
-/// How far ahead ring slots (written by another core) are pulled in before their events are read.
-const PREFETCH_RING: usize = 64;
+/// Most events handed to an operator at once: a run's events (16 KiB) stay in L1 while the operator
+/// works through them.
+const RUN: usize = 128;
+/// How many ring slots after the current run (written by another core) are pulled in ahead: the
+/// whole next run.
+const PREFETCH_RING: usize = RUN;
 
 pub enum SourceParser {
     Json(RecordParser),
@@ -73,9 +74,8 @@ pub struct Shard {
     setup: Arc<ShardSetup>,
     parsers: Vec<SourceParser>,
     out: Vec<Option<Producer<Event>>>,
+    /// Rings from every shard, this one's own included (`inbound[id]`: the events it routed to itself).
     inbound: Vec<Option<Consumer<Event>>>,
-    local: VecDeque<Event>,
-    local_cap: usize,
     // producing
     cur: Option<ProdChunk>,
     next_prod: u64,
@@ -139,8 +139,6 @@ impl Shard {
         let shard = Shard {
             id,
             n,
-            local: VecDeque::with_capacity(setup.ring_capacity),
-            local_cap: setup.ring_capacity,
             parsers: p.parsers,
             out: p.out,
             inbound: p.inbound,

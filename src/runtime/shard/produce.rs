@@ -273,18 +273,10 @@ impl Shard {
     /// Sends one message; false when there is no credit.
     #[inline(always)]
     fn deliver(&mut self, d: usize, ev: &Event) -> bool {
-        if d == self.id {
-            // Even in order, local events are queued rather than processed at once: the receiver
-            // then sees them in runs and can prefetch their state ahead.
-            if self.local.len() >= self.local_cap {
-                return false;
-            }
-            self.local.push_back(*ev);
-            true
-        } else {
-            let p = self.out[d].as_mut().expect("a ring to every other shard");
-            p.push(*ev).is_ok()
-        }
+        // Events for this shard go through its ring to itself too, even when their chunk's turn has
+        // come: the receiver then sees them in runs, like any other.
+        let p = self.out[d].as_mut().expect("a ring to every shard");
+        p.push(*ev).is_ok()
     }
 
     /// Sends queued messages in order; false if some are still waiting for credit.

@@ -1,9 +1,9 @@
 //! The receiving half of a shard: events taken in global chunk order, each with the exact watermark
 //! it arrives at, handed to the operators. Never reads a source and never blocks.
 
-use super::{Shard, PREFETCH_ENTRY, PREFETCH_RING, PREFETCH_SLOT, STEP};
+use super::{Shard, PREFETCH_RING, RUN, STEP};
 use crate::event::{Event, Tag, CHUNK_IDLE, CHUNK_LAST};
-use crate::operators::Prefetch;
+use crate::time::WM_MAX;
 
 impl Shard {
     pub(super) fn receive_step(&mut self) -> usize {
@@ -11,11 +11,7 @@ impl Shard {
         let mut done = 0;
         while done < STEP && self.next_seq < end {
             let ch = (self.next_seq % self.n as u64) as usize;
-            let n = if ch == self.id {
-                self.receive_local_run(STEP - done)
-            } else {
-                self.receive_ring_run(ch, STEP - done)
-            };
+            let n = self.receive_ring_run(ch, STEP - done);
             if n == 0 {
                 break;
             }
@@ -28,58 +24,58 @@ impl Shard {
     }
 
     /// Processes up to `budget` events of the current chunk from the ring of shard `ch`, in place
-    /// (no copy out), prefetching ring slots and the state of the events ahead so their cache
-    /// misses overlap. The consumer is taken out of `self` for the run: `receive` never touches rings.
+    /// (no copy out), a run at a time. The consumer is taken out of `self` for the run: `receive`
+    /// never touches rings.
     fn receive_ring_run(&mut self, ch: usize, budget: usize) -> usize {
         let mut c = self.inbound[ch]
             .take()
-            .expect("a ring from every other shard");
+            .expect("a ring from every shard");
         let seq = self.next_seq;
         let mut done = 0;
-        while done < budget && self.next_seq == seq && c.available() > 0 {
-            c.prefetch_at(PREFETCH_RING);
-            for (k, stage) in [
-                (PREFETCH_SLOT, Prefetch::Slot),
-                (PREFETCH_ENTRY, Prefetch::Entry),
-            ] {
-                if let Some(e) = c.peek_at(k) {
-                    if e.tag == Tag::Data {
-                        self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
-                    }
-                }
+        while done < budget && self.next_seq == seq {
+            let run = c.readable((budget - done).min(RUN));
+            if run.is_empty() {
+                break;
             }
-            let Some(e) = c.peek() else { break };
-            self.receive(e);
-            c.advance();
-            done += 1;
+            let n = self.receive_run(run);
+            c.advance_by(n);
+            done += n;
         }
         self.inbound[ch] = Some(c);
         done
     }
 
-    /// As [`Self::receive_ring_run`], for the events this shard routed to itself.
-    fn receive_local_run(&mut self, budget: usize) -> usize {
-        let mut local = std::mem::take(&mut self.local);
-        let seq = self.next_seq;
-        let mut done = 0;
-        while done < budget && self.next_seq == seq {
-            for (k, stage) in [
-                (PREFETCH_SLOT, Prefetch::Slot),
-                (PREFETCH_ENTRY, Prefetch::Entry),
-            ] {
-                if let Some(e) = local.get(k) {
-                    if e.tag == Tag::Data {
-                        self.ops[e.op as usize].prefetch(e.ts, e.hash, stage);
-                    }
-                }
-            }
-            let Some(e) = local.front() else { break };
-            self.receive(e);
-            local.pop_front();
-            done += 1;
+    /// Processes a prefix of `evs` (at least one event) and returns its length: either one message
+    /// handled alone (a chunk end, or an event at which a watermark step may be due), or the longest
+    /// run of data events for one operator over which no operator has anything due, handed to the
+    /// operator at once with the watermark as a function of each event's `seen_max`.
+    #[inline]
+    fn receive_run(&mut self, evs: &[Event]) -> usize {
+        let first = &evs[0];
+        if first.tag != Tag::Data {
+            self.receive(first);
+            return 1;
         }
-        self.local = local;
-        done
+        let time = self.tracker.chunk_time(first.part);
+        let due = self.ops.iter().map(|o| o.next_action()).min().unwrap_or(WM_MAX);
+        let below = time.seen_below(due);
+        let op = first.op;
+        let n = evs
+            .iter()
+            .position(|e| e.tag != Tag::Data || e.op != op || e.seen_max >= below)
+            .unwrap_or(evs.len());
+        if n == 0 {
+            self.receive(first);
+            return 1;
+        }
+        let run = &evs[..n];
+        let last = time.before(run[n - 1].seen_max);
+        self.emitter.op = op as usize;
+        self.ops[op as usize].on_run(run, &time, &mut self.emitter);
+        // Nothing was due below `below`, so `advance` would only have moved the watermark.
+        self.wm = self.wm.max(last);
+        self.stats.events_processed += n as u64;
+        n
     }
 
     #[inline]
