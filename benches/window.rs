@@ -132,7 +132,7 @@ impl Driver {
                     i += 1;
                     continue;
                 }
-                self.op.on_run(&run[i..i + n], &time, &mut self.out);
+                let n = self.op.on_run(&run[i..i + n], &time, &mut self.out);
                 self.wm = self.wm.max(time.before(run[i + n - 1].seen_max));
                 i += n;
             }

@@ -34,16 +34,25 @@ pub trait Operator: Send {
     /// already been called with it.
     fn on_event(&mut self, event: &Event, wm: i64, out: &mut dyn Emitter);
 
-    /// Processes a run of events of one chunk, in order. The watermark at the arrival of each event
-    /// `e` is `time.before(e.seen_max)` (never decreasing along the run), and it stays below
-    /// `next_action()` throughout, so no `on_watermark` call falls between them. Must give exactly
-    /// what `on_event` per event with that watermark gives; an operator overrides it to work
-    /// through the run faster (prefetching later events' state, hoisting per-event checks).
-    fn on_run(&mut self, events: &[Event], time: &ChunkTime, out: &mut dyn Emitter) {
-        for e in events {
-            self.on_event(e, time.before(e.seen_max), out);
+    /// Processes a leading part of a run of events of one chunk, in order, and returns how many
+    /// (at least one). The watermark at the arrival of each event `e` is `time.before(e.seen_max)`
+    /// (never decreasing along the run), and at the first event it is below `next_action()`. The
+    /// operator must stop before the first event whose watermark reaches its `next_action()` as it
+    /// stands after the events before it (processing may create new timers), so the runtime can
+    /// call `on_watermark` there. Must give exactly what `on_event` per event gives; an operator
+    /// overrides it to work through the run faster (prefetching later events' state, hoisting
+    /// per-event checks).
+    fn on_run(&mut self, events: &[Event], time: &ChunkTime, out: &mut dyn Emitter) -> usize {
+        for (i, e) in events.iter().enumerate() {
+            let wm = time.before(e.seen_max);
+            if i > 0 && wm >= self.next_action() {
+                return i;
+            }
+            self.on_event(e, wm, out);
         }
+        events.len()
     }
+
     /// The watermark advanced to `wm` (strictly increasing between calls).
     fn on_watermark(&mut self, _wm: i64, _out: &mut dyn Emitter) {}
     /// The earliest watermark at which `on_watermark` would do anything; the runtime may skip calls

@@ -142,6 +142,15 @@ impl PaneWindows {
         layout.update(accs, ev);
     }
 
+    /// How many of `evs` come before the first whose watermark may reach `next_action` (a new pane
+    /// lowered it): the run must stop there for `on_watermark`.
+    fn due_within(&self, evs: &[Event], time: &ChunkTime) -> usize {
+        let below = time.seen_below(self.next_action);
+        evs.iter()
+            .position(|e| e.seen_max >= below)
+            .unwrap_or(evs.len())
+    }
+
     /// True when every window containing pane `p` is still open at watermark `wm`. The window of a
     /// pane that ends first ends with the pane (tumbling: the window; sliding: the last window over
     /// it; cumulative: the step ending there), so one comparison decides.
@@ -330,29 +339,41 @@ impl Operator for PaneWindows {
         }
     }
 
-    fn on_run(&mut self, evs: &[Event], time: &ChunkTime, out: &mut dyn Emitter) {
-        let Some(last) = evs.last() else { return };
+    fn on_run(&mut self, evs: &[Event], time: &ChunkTime, out: &mut dyn Emitter) -> usize {
+        let Some(last) = evs.last() else { return 0 };
         // Every event's watermark is at most the last one's (`seen_max` never decreases in a chunk),
         // so an event on time against it is on time against its own.
         let hi = time.before(last.seen_max);
+        let mut limit = evs.len();
         let mut i = 0;
-        while i < evs.len() {
+        while i < limit {
+            let before = self.next_action;
             let e = &evs[i];
             let p = self.pane_start(e.ts);
             if !self.on_time(p, hi) {
                 self.on_event(e, time.before(e.seen_max), out);
                 i += 1;
+            } else {
+                // A pane created here must count windows up to this event's watermark as fired.
+                self.fired_upto = self.fired_upto.max(time.before(e.seen_max));
+                let idx = self.pane_index(p);
+                if self.next_action < before {
+                    // This event is before the new action (its pane's windows are open at its
+                    // watermark); the ones after it may not be.
+                    limit = i + 1 + self.due_within(&evs[i + 1..limit], time);
+                }
+                let end = p.saturating_add(self.geo.pane);
+                i += self.panes[idx]
+                    .table
+                    .add_run(&evs[i..limit], p, end, &self.layout);
                 continue;
             }
-            // A pane created here must count windows up to this event's watermark as fired.
-            self.fired_upto = self.fired_upto.max(time.before(e.seen_max));
-            let idx = self.pane_index(p);
-            let end = p.saturating_add(self.geo.pane);
-            i += self.panes[idx]
-                .table
-                .add_run(&evs[i..], p, end, &self.layout);
+            if self.next_action < before {
+                limit = i + self.due_within(&evs[i..limit], time);
+            }
         }
-        self.fired_upto = self.fired_upto.max(hi);
+        self.fired_upto = self.fired_upto.max(time.before(evs[limit - 1].seen_max));
+        limit
     }
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {

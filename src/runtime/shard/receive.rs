@@ -46,9 +46,10 @@ impl Shard {
     }
 
     /// Processes a prefix of `evs` (at least one event) and returns its length: either one message
-    /// handled alone (a chunk end, or an event at which a watermark step may be due), or the longest
-    /// run of data events for one operator over which no operator has anything due, handed to the
-    /// operator at once with the watermark as a function of each event's `seen_max`.
+    /// handled alone (a chunk end, or an event at which a watermark step may be due), or a run of
+    /// data events for one operator over which no operator has anything due, handed to the operator
+    /// at once with the watermark as a function of each event's `seen_max` (the operator may stop
+    /// early when its own events make something due).
     #[inline]
     fn receive_run(&mut self, evs: &[Event]) -> usize {
         let first = &evs[0];
@@ -68,12 +69,11 @@ impl Shard {
             self.receive(first);
             return 1;
         }
-        let run = &evs[..n];
-        let last = time.before(run[n - 1].seen_max);
         self.emitter.op = op as usize;
-        self.ops[op as usize].on_run(run, &time, &mut self.emitter);
-        // Nothing was due below `below`, so `advance` would only have moved the watermark.
-        self.wm = self.wm.max(last);
+        let n = self.ops[op as usize].on_run(&evs[..n], &time, &mut self.emitter);
+        // Nothing was due before the operator stopped, so `advance` would only have moved the
+        // watermark.
+        self.wm = self.wm.max(time.before(evs[n - 1].seen_max));
         self.stats.events_processed += n as u64;
         n
     }
