@@ -20,9 +20,9 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingM
 use hashbrown::{HashMap, HashTable};
 use sluice::event::{hash_key, Event, Value};
 use sluice::operators::{window, Emitter, Operator};
-use sluice::time::ChunkTime;
 use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
 use sluice::sources::generator::model::defaults;
+use sluice::time::ChunkTime;
 use std::time::{Duration, Instant};
 
 const EVENTS: u64 = 1_000_000;

@@ -178,7 +178,6 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
     let setup = Arc::new(ShardSetup {
         shards: n,
         key_groups: plan.runtime.key_groups.max(1),
-        ring_capacity: plan.runtime.ring_capacity,
         chunk_bytes: plan.runtime.chunk_bytes.max(1),
         max_line_bytes: plan.runtime.max_line_bytes,
         uring: opts.uring,

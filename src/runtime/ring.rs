@@ -181,15 +181,6 @@ impl<T: Copy + Send> Consumer<T> {
         }
     }
 
-    /// Hints that the slot `k` places after the next one will be read soon (it may not be published
-    /// yet; a prefetch never reads it architecturally).
-    #[inline(always)]
-    pub fn prefetch_at(&self, k: usize) {
-        let slot = &self.ring.slots[self.head.wrapping_add(k) & self.ring.mask];
-        crate::state::prefetch::prefetch(slot.get());
-        crate::state::prefetch::prefetch((slot.get() as *const u8).wrapping_add(64));
-    }
-
     /// Consumes the first `n` values of the last `readable` slice (publication is deferred to `release`).
     #[inline]
     pub fn advance_by(&mut self, n: usize) {

@@ -29,7 +29,6 @@ pub struct StopCoord {
 pub struct ShardSetup {
     pub shards: usize,
     pub key_groups: u32,
-    pub ring_capacity: usize,
     pub chunk_bytes: usize,
     pub max_line_bytes: usize,
     pub uring: bool,

@@ -1,47 +1,114 @@
-//! A hash table from group-by key to accumulator set, built so lookups can be prefetched.
+//! A hash table from group-by key to accumulator set, built so one key's whole state is one or two
+//! cache lines and lookups can be prefetched.
 //!
-//! Aggregation over ~100k keys is bound by cache misses, not instructions: one miss for the table
-//! slot, one for the key, one for the accumulators. hashbrown cannot say where a key's bucket is
-//! before the lookup, so it cannot be prefetched; this table can ([`AccTable::prefetch_slot`],
-//! [`AccTable::prefetch_entry`]), which lets the runtime overlap the misses of the next events with
-//! the work on the current one.
+//! Aggregation over ~100k keys is bound by cache misses, not instructions. hashbrown cannot say
+//! where a key's bucket is before the lookup, so it cannot be prefetched, and a key with its
+//! accumulators in separate arrays costs a miss for each; this table keeps the key and its
+//! accumulators in one row and can be prefetched ([`AccTable::prefetch_slot`],
+//! [`AccTable::prefetch_entry`]), which lets a run overlap the misses of later events with the work
+//! on the current one.
 //!
 //! Layout: open addressing with linear probing over `slots` (power-of-two length, load <= 1/2).
-//! A slot is `0` (empty) or `tag << 32 | (entry + 1)` where `tag` is the hash's high 32 bits.
-//! Entries are dense, in insertion order: `keys[e]` (one 64-byte line with the full hash) and
-//! `accs[e * n .. e * n + n]`. Entries are never removed one by one; a pane's table is cleared whole
-//! when the watermark retires it, keeping its capacity for the next pane.
+//! A slot is `0` (empty) or `tag << 32 | (row + 1)` where `tag` is the hash's high 32 bits. Rows
+//! are dense, in insertion order, in 64-byte aligned lines: `[hash][key words][accumulator words]`,
+//! where the key words hold the key bytes zero-padded with the key's length in the top byte of the
+//! last word, and the accumulator words are laid out by an [`AggLayout`] (all zeros = empty). The
+//! number of key words grows (every row re-laid out) when a longer key arrives, so short keys never
+//! pay for the longest possible one; a row's width is rounded so it never straddles more lines than
+//! it must (a count and a sum over keys of up to 15 bytes: exactly one line). Rows are never
+//! removed one by one; a pane's table is cleared whole when the watermark retires it, keeping its
+//! capacity for the next pane.
 
 use super::prefetch::prefetch;
-use crate::event::{keys_equal, Event, INLINE_KEY_BYTES};
+use crate::event::{Event, INLINE_KEY_BYTES};
+use crate::operators::window::aggregate::{AggLayout, Sketches};
 
-/// Prefetch distances of [`AccTable::add_run`], in events: the slot first, the entry once the slot
+/// Prefetch distances of [`AccTable::add_run`], in events: the slot first, the row once the slot
 /// is (likely) cached.
 const SLOT_AHEAD: usize = 24;
 const ENTRY_AHEAD: usize = 12;
-use crate::operators::window::aggregate::{Acc, AggLayout};
 
+/// One cache line of row words.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-pub struct KeyEntry {
-    pub hash: u64,
-    pub len: u8,
-    pub bytes: [u8; INLINE_KEY_BYTES],
+struct Line([u64; 8]);
+
+const EMPTY_LINE: Line = Line([0; 8]);
+
+/// The lines as one slice of words.
+#[inline(always)]
+fn flat(lines: &[Line]) -> &[u64] {
+    // SAFETY: `Line` is `repr(C)` over `[u64; 8]` (no padding, alignment 64 >= 8), so `n` lines are
+    // exactly `8 n` initialised, aligned `u64`s, borrowed for as long as `lines` is.
+    unsafe { std::slice::from_raw_parts(lines.as_ptr().cast::<u64>(), lines.len() * 8) }
 }
 
-impl KeyEntry {
-    #[inline]
+#[inline(always)]
+fn flat_mut(lines: &mut [Line]) -> &mut [u64] {
+    // SAFETY: as in `flat`; the unique borrow of `lines` makes the slice unique.
+    unsafe { std::slice::from_raw_parts_mut(lines.as_mut_ptr().cast::<u64>(), lines.len() * 8) }
+}
+
+/// Key words for a key of `len` bytes: its bytes and one length byte.
+#[inline]
+fn key_words_for(len: usize) -> usize {
+    (len + 1).div_ceil(8)
+}
+
+/// Word `i` of a zero-padded inline key (little-endian; zero past the array).
+#[inline(always)]
+fn key_word(key: &[u8; INLINE_KEY_BYTES], i: usize) -> u64 {
+    let s = 8 * i;
+    if s + 8 <= INLINE_KEY_BYTES {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&key[s..s + 8]);
+        u64::from_le_bytes(b)
+    } else {
+        let mut b = [0u8; 8];
+        if s < INLINE_KEY_BYTES {
+            b[..INLINE_KEY_BYTES - s].copy_from_slice(&key[s..]);
+        }
+        u64::from_le_bytes(b)
+    }
+}
+
+/// Words per row for `n` words of content: a power of two up to a line, whole lines beyond, so a
+/// row starts at a line boundary or shares its line only with rows as small as itself.
+fn stride_for(n: usize) -> usize {
+    if n <= 8 {
+        n.next_power_of_two()
+    } else {
+        n.div_ceil(8) * 8
+    }
+}
+
+/// One row as [`AccTable::rows`] yields it.
+pub struct Row<'a> {
+    pub hash: u64,
+    pub key: [u8; INLINE_KEY_BYTES],
+    pub len: u8,
+    pub accs: &'a [u64],
+}
+
+impl Row<'_> {
     pub fn key(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
+        &self.key[..self.len as usize]
     }
 }
 
 pub struct AccTable {
     slots: Vec<u64>,
     mask: usize,
-    keys: Vec<KeyEntry>,
-    accs: Vec<Acc>,
-    n: usize,
+    lines: Vec<Line>,
+    /// Rows in use.
+    len: usize,
+    /// Key words per row.
+    kw: usize,
+    /// Accumulator words per row.
+    aw: usize,
+    /// Words per row (`1 + kw + aw`, rounded by `stride_for`).
+    stride: usize,
+    sketches: Sketches,
 }
 
 #[inline(always)]
@@ -50,46 +117,67 @@ fn tag(hash: u64) -> u64 {
 }
 
 impl AccTable {
-    /// A table whose entries hold `n` accumulators each.
-    pub fn new(n: usize) -> Self {
-        AccTable {
-            slots: vec![0; 16],
-            mask: 15,
-            keys: Vec::new(),
-            accs: Vec::new(),
-            n,
-        }
-    }
-
-    /// A table sized for `keys` entries without growing (a neighbouring pane's size is a good guess).
-    pub fn with_capacity(n: usize, keys: usize) -> Self {
+    /// A table for accumulator sets of `layout`, sized for `keys` rows without growing (a
+    /// neighbouring pane's size is a good guess) and keys of up to `key_bytes` bytes.
+    pub fn with_capacity(layout: &AggLayout, keys: usize, key_bytes: usize) -> Self {
         let slots = (keys * 2).next_power_of_two().max(16);
+        let kw = key_words_for(key_bytes.min(INLINE_KEY_BYTES));
+        let aw = layout.words();
+        let stride = stride_for(1 + kw + aw);
         AccTable {
             slots: vec![0; slots],
             mask: slots - 1,
-            keys: Vec::with_capacity(keys),
-            accs: Vec::with_capacity(keys * n),
-            n,
+            lines: vec![EMPTY_LINE; (keys * stride).div_ceil(8)],
+            len: 0,
+            kw,
+            aw,
+            stride,
+            sketches: Sketches::default(),
         }
     }
 
+    pub fn new(layout: &AggLayout) -> Self {
+        AccTable::with_capacity(layout, 0, 15)
+    }
+
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.len == 0
     }
 
     pub fn capacity(&self) -> usize {
         self.slots.len()
     }
 
+    /// The longest key the rows hold without re-laying out.
+    pub fn key_bytes(&self) -> usize {
+        self.kw * 8 - 1
+    }
+
+    pub fn sketches(&self) -> &Sketches {
+        &self.sketches
+    }
+
     /// Empties the table, keeping its memory.
     pub fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = 0);
-        self.keys.clear();
-        self.accs.clear();
+        let used = (self.len * self.stride).div_ceil(8).min(self.lines.len());
+        self.lines[..used].fill(EMPTY_LINE);
+        self.len = 0;
+        self.sketches.clear();
+    }
+
+    #[inline(always)]
+    fn words(&self) -> &[u64] {
+        flat(&self.lines)
+    }
+
+    #[inline(always)]
+    fn words_mut(&mut self) -> &mut [u64] {
+        flat_mut(&mut self.lines)
     }
 
     #[inline(always)]
@@ -104,22 +192,46 @@ impl AccTable {
         prefetch(self.slots.as_ptr().wrapping_add(self.home(hash)));
     }
 
-    /// Second step (the slot line should be cached by now): the key and accumulator lines.
+    /// Second step (the slot line should be cached by now): the row's lines.
     #[inline(always)]
     pub fn prefetch_entry(&self, hash: u64) {
         let s = self.slots[self.home(hash)];
         if s != 0 && s >> 32 == tag(hash) {
-            let e = (s & 0xffff_ffff) as usize - 1;
-            prefetch(self.keys.as_ptr().wrapping_add(e));
-            let a = self.accs.as_ptr().wrapping_add(e * self.n);
-            prefetch(a);
-            prefetch((a as *const u8).wrapping_add(64));
+            let at = ((s & 0xffff_ffff) as usize - 1) * self.stride;
+            let p = self.lines.as_ptr().cast::<u64>().wrapping_add(at);
+            prefetch(p);
+            if self.stride > 8 {
+                prefetch(p.wrapping_add(8));
+            }
         }
     }
 
-    /// The entry of the zero-padded key `key[..len]`, if present.
+    /// True when row `r` holds the zero-padded key `key[..len]` with hash `hash`.
+    #[inline(always)]
+    fn row_is(&self, r: usize, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> bool {
+        let kw = self.kw;
+        let w = &self.words()[r * self.stride..r * self.stride + 1 + kw];
+        if w[0] != hash {
+            return false;
+        }
+        for i in 0..kw {
+            let mut k = key_word(key, i);
+            if i == kw - 1 {
+                k |= u64::from(len) << 56;
+            }
+            if w[1 + i] != k {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The row of the zero-padded key `key[..len]`, if present.
     #[inline]
     pub fn find(&self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> Option<usize> {
+        if len as usize > self.key_bytes() {
+            return None; // longer than every key the rows hold
+        }
         let t = tag(hash);
         let mut i = self.home(hash);
         loop {
@@ -128,35 +240,59 @@ impl AccTable {
                 return None;
             }
             if s >> 32 == t {
-                let e = (s & 0xffff_ffff) as usize - 1;
-                let k = &self.keys[e];
-                if k.hash == hash && k.len == len && keys_equal(&k.bytes, key, len as usize) {
-                    return Some(e);
+                let r = (s & 0xffff_ffff) as usize - 1;
+                if self.row_is(r, hash, key, len) {
+                    return Some(r);
                 }
             }
             i = (i + 1) & self.mask;
         }
     }
 
-    /// The accumulators of the zero-padded key `key[..len]`, created (empty) on first sight.
+    /// The row of the zero-padded key `key[..len]`, created (empty accumulators) on first sight.
     #[inline]
-    pub fn upsert(
+    pub fn upsert(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> usize {
+        match self.find(hash, key, len) {
+            Some(r) => r,
+            None => self.insert(hash, key, len),
+        }
+    }
+
+    /// Accumulators of row `r`.
+    #[inline]
+    pub fn accs(&self, r: usize) -> &[u64] {
+        let at = r * self.stride + 1 + self.kw;
+        &self.words()[at..at + self.aw]
+    }
+
+    /// Adds one event to its key's accumulators.
+    #[inline(always)]
+    pub fn add(&mut self, ev: &Event, layout: &AggLayout) {
+        let r = self.upsert(ev.hash, &ev.key, ev.key_len);
+        let at = r * self.stride + 1 + self.kw;
+        let accs = &mut flat_mut(&mut self.lines)[at..at + self.aw];
+        layout.update(accs, ev, &mut self.sketches);
+    }
+
+    /// Merges `accs` (with its sketches `from`) into the accumulators of `key[..len]`.
+    pub fn merge_into(
         &mut self,
         hash: u64,
         key: &[u8; INLINE_KEY_BYTES],
         len: u8,
+        accs: &[u64],
+        from: &Sketches,
         layout: &AggLayout,
-    ) -> &mut [Acc] {
-        let e = match self.find(hash, key, len) {
-            Some(e) => e,
-            None => self.insert(hash, key, len, layout),
-        };
-        &mut self.accs[e * self.n..e * self.n + self.n]
+    ) {
+        let r = self.upsert(hash, key, len);
+        let at = r * self.stride + 1 + self.kw;
+        let into = &mut flat_mut(&mut self.lines)[at..at + self.aw];
+        layout.merge(into, &mut self.sketches, accs, from);
     }
 
     /// Adds the leading events of `evs` whose time is in `[start, end)` (one pane) and returns how
     /// many that was. The state of the events a few places ahead is prefetched in two steps (slot,
-    /// then entry) so the cache misses of consecutive events overlap.
+    /// then row) so the cache misses of consecutive events overlap.
     #[inline]
     pub fn add_run(&mut self, evs: &[Event], start: i64, end: i64, layout: &AggLayout) -> usize {
         for e in evs.iter().take(SLOT_AHEAD) {
@@ -172,117 +308,102 @@ impl AccTable {
             if let Some(a) = evs.get(j + ENTRY_AHEAD) {
                 self.prefetch_entry(a.hash);
             }
-            let accs = self.upsert(e.hash, &e.key, e.key_len, layout);
-            layout.update(accs, e);
+            self.add(e, layout);
         }
         evs.len()
     }
 
     #[cold]
-    fn insert(
-        &mut self,
-        hash: u64,
-        key: &[u8; INLINE_KEY_BYTES],
-        len: u8,
-        layout: &AggLayout,
-    ) -> usize {
-        if (self.keys.len() + 1) * 2 > self.slots.len() {
-            self.grow();
+    fn insert(&mut self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> usize {
+        let len = len.min(INLINE_KEY_BYTES as u8);
+        if key_words_for(len as usize) > self.kw {
+            self.widen(key_words_for(len as usize));
         }
-        let e = self.keys.len();
-        let mut k = KeyEntry {
-            hash,
-            len,
-            bytes: [0; INLINE_KEY_BYTES],
-        };
-        k.bytes[..len as usize].copy_from_slice(&key[..len as usize]);
-        self.keys.push(k);
-        layout.alloc(&mut self.accs);
-        self.place(hash, e);
-        e
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow_slots();
+        }
+        if (self.len + 1) * self.stride > self.lines.len() * 8 {
+            let lines = (self.lines.len() * 2).max(((self.len + 1) * self.stride).div_ceil(8));
+            self.lines.resize(lines, EMPTY_LINE);
+        }
+        let r = self.len;
+        self.len += 1;
+        let (kw, at) = (self.kw, r * self.stride);
+        let w = self.words_mut();
+        w[at] = hash;
+        for i in 0..kw {
+            w[at + 1 + i] = key_word(key, i);
+        }
+        w[at + kw] |= u64::from(len) << 56;
+        self.place(hash, r);
+        r
     }
 
-    fn place(&mut self, hash: u64, e: usize) {
+    fn place(&mut self, hash: u64, r: usize) {
         let mut i = self.home(hash);
         while self.slots[i] != 0 {
             i = (i + 1) & self.mask;
         }
-        self.slots[i] = tag(hash) << 32 | (e as u64 + 1);
+        self.slots[i] = tag(hash) << 32 | (r as u64 + 1);
     }
 
-    fn grow(&mut self) {
+    fn grow_slots(&mut self) {
         let cap = self.slots.len() * 2;
         self.slots.clear();
         self.slots.resize(cap, 0);
         self.mask = cap - 1;
-        for e in 0..self.keys.len() {
-            self.place(self.keys[e].hash, e);
+        for r in 0..self.len {
+            let hash = self.words()[r * self.stride];
+            self.place(hash, r);
         }
     }
 
-    /// Accumulators of entry `e`.
-    #[inline]
-    pub fn accs(&self, e: usize) -> &[Acc] {
-        &self.accs[e * self.n..e * self.n + self.n]
+    /// Re-lays out every row with `kw` key words (more than now). Row numbers, and so the slots,
+    /// stay as they are.
+    fn widen(&mut self, kw: usize) {
+        let (old_kw, old_stride) = (self.kw, self.stride);
+        let stride = stride_for(1 + kw + self.aw);
+        let mut lines = vec![EMPTY_LINE; (self.lines.len() * 8 / old_stride * stride).div_ceil(8)];
+        let new = flat_mut(&mut lines);
+        let old = flat(&self.lines);
+        for r in 0..self.len {
+            let (o, n) = (r * old_stride, r * stride);
+            new[n] = old[o];
+            let len = old[o + old_kw] >> 56;
+            new[n + 1..n + 1 + old_kw].copy_from_slice(&old[o + 1..o + 1 + old_kw]);
+            new[n + old_kw] &= !(0xff << 56);
+            new[n + kw] |= len << 56;
+            new[n + 1 + kw..n + 1 + kw + self.aw]
+                .copy_from_slice(&old[o + 1 + old_kw..o + 1 + old_kw + self.aw]);
+        }
+        self.lines = lines;
+        self.kw = kw;
+        self.stride = stride;
     }
 
-    /// Entries in insertion order: (key entry, accumulators).
-    pub fn iter(&self) -> impl Iterator<Item = (&KeyEntry, &[Acc])> + '_ {
-        self.keys
-            .iter()
-            .enumerate()
-            .map(move |(e, k)| (k, self.accs(e)))
+    /// Rows in insertion order.
+    pub fn rows(&self) -> impl Iterator<Item = Row<'_>> + '_ {
+        (0..self.len).map(move |r| {
+            let w = &self.words()[r * self.stride..];
+            let len = (w[self.kw] >> 56) as u8;
+            let mut key = [0u8; INLINE_KEY_BYTES];
+            for i in 0..self.kw {
+                let b = w[1 + i].to_le_bytes();
+                let s = 8 * i;
+                let n = (INLINE_KEY_BYTES.saturating_sub(s)).min(8);
+                key[s..s + n].copy_from_slice(&b[..n]);
+            }
+            key[len as usize..].fill(0); // the length byte is not key
+            Row {
+                hash: w[0],
+                key,
+                len,
+                accs: self.accs(r),
+            }
+        })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::event::{hash_key, Event, Value};
-    use crate::plan::{AggFunc, AggPlan};
-
-    fn layout() -> AggLayout {
-        AggLayout::new(
-            &[AggPlan {
-                name: "s".into(),
-                func: AggFunc::Sum,
-                field: Some("v".into()),
-            }],
-            &[Some(0)],
-        )
-    }
-
-    #[test]
-    fn behaves_like_a_map_through_growth_and_collisions() {
-        let l = layout();
-        let mut t = AccTable::new(1);
-        let mut model = std::collections::HashMap::new();
-        for i in 0..5000u64 {
-            let k = i % 1700;
-            let key = format!("k{k}");
-            // Every third key shares its low bits with others: same home slot, different keys.
-            let full = hash_key(key.as_bytes());
-            let hash = if k % 3 == 0 { full & !0xfff } else { full };
-            let mut ev = Event::EMPTY;
-            ev.set_value(0, Value::Int(i as i64));
-            let mut padded = [0u8; INLINE_KEY_BYTES];
-            padded[..key.len()].copy_from_slice(key.as_bytes());
-            l.update(t.upsert(hash, &padded, key.len() as u8, &l), &ev);
-            model.entry(key).or_insert((hash, 0i64)).1 += i as i64;
-        }
-        assert_eq!(t.len(), 1700);
-        for (key, (hash, sum)) in &model {
-            let mut padded = [0u8; INLINE_KEY_BYTES];
-            padded[..key.len()].copy_from_slice(key.as_bytes());
-            let e = t.find(*hash, &padded, key.len() as u8).expect("present");
-            let mut out = Vec::new();
-            l.write_fields(t.accs(e), &mut out);
-            assert_eq!(String::from_utf8(out).unwrap(), format!(",\"s\":{sum}"));
-        }
-        let mut k1 = [0u8; INLINE_KEY_BYTES];
-        k1[..2].copy_from_slice(b"k1");
-        assert_eq!(t.find(1, &k1, 2), None);
-        t.clear();
-        assert!(t.is_empty() && t.find(model["k1"].0, &k1, 2).is_none());
-    }
-}
+#[path = "acc_table_tests.rs"]
+mod tests;

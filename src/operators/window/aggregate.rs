@@ -1,8 +1,11 @@
 //! Window aggregate accumulators: one running state per (key, window, aggregate), updated per event.
 //!
 //! Owns the arithmetic and JSON rendering of `count`, `sum`, `min`, `max`, `avg` and
-//! `count_distinct`. It never buffers events and never allocates on update, except
-//! `count_distinct`, whose sketch ([`super::distinct`]) grows to at most 4 KiB.
+//! `count_distinct`, and how their states are laid out. A key's states are plain words (`u64`),
+//! laid out by an [`AggLayout`] in a row of the state table, so one key's whole state sits next to
+//! its key in one or two cache lines; all zeros is every aggregate's empty state. It never buffers
+//! events and never allocates on update, except `count_distinct`, whose sketch ([`super::distinct`])
+//! lives beside the rows in a [`Sketches`] arena and grows to at most 4 KiB.
 //!
 //! Semantics (SQL-like; every accumulator merges associatively, so panes and session merges give
 //! the same result as feeding the events one by one):
@@ -17,6 +20,11 @@
 //! - Floats render as the shortest string that round-trips, always a JSON number distinguishable
 //!   from an integer (`3.0`, `1e17`); NaN and ±infinity (which JSON cannot hold) render `null`.
 //! - `count_distinct` takes `Value::Hash`; see [`super::distinct`] for its error bound.
+//!
+//! Words per aggregate: `count` 1 (the count); `sum`/`avg` 4 (128-bit integer total as low and high
+//! word, float total, non-null inputs with bit 63 set once a float was seen); `min`/`max` 2 (kind:
+//! 0 none, 1 integer, 2 float; the value's bits); `count_distinct` 1 (0: no sketch yet, else the
+//! sketch's index in the arena plus one).
 
 use std::cmp::Ordering;
 
@@ -62,143 +70,143 @@ fn cmp_int_float(i: i64, f: f64) -> Ordering {
     }
 }
 
-/// Running sum shared by `sum` and `avg`: integers exact in 128 bits (order-independent, cannot
-/// overflow below 2^64 inputs), floats in a separate f64.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct SumState {
-    /// Low and high halves of the integer total; kept as two words so `Acc` stays 8-byte aligned.
-    lo: u64,
-    hi: i64,
-    float: f64,
-    /// Non-null inputs seen.
-    n: u64,
-    has_float: bool,
-}
+/// Bit 63 of a sum's input count: some input was a float.
+const HAS_FLOAT: u64 = 1 << 63;
 
-impl SumState {
-    #[inline]
-    fn int(&self) -> i128 {
-        (i128::from(self.hi) << 64) | i128::from(self.lo)
+/// Running sum shared by `sum` and `avg`, over its 4 words: integers exact in 128 bits
+/// (order-independent, cannot overflow below 2^64 inputs), floats in a separate f64.
+mod sum {
+    use super::{Value, HAS_FLOAT};
+
+    pub const WORDS: usize = 4;
+
+    #[inline(always)]
+    fn int(w: &[u64]) -> i128 {
+        (i128::from(w[1] as i64) << 64) | i128::from(w[0])
     }
 
     #[inline(always)]
-    fn add_int(&mut self, v: i128) {
-        let s = self.int().wrapping_add(v);
-        self.lo = s as u64;
-        self.hi = (s >> 64) as i64;
+    fn add_int(w: &mut [u64], v: i128) {
+        let s = int(w).wrapping_add(v);
+        w[0] = s as u64;
+        w[1] = (s >> 64) as u64;
     }
 
     #[inline(always)]
-    fn update(&mut self, v: Value) {
+    fn add_float(w: &mut [u64], f: f64) {
+        w[2] = (f64::from_bits(w[2]) + f).to_bits();
+        w[3] |= HAS_FLOAT;
+    }
+
+    #[inline(always)]
+    pub fn update(w: &mut [u64], v: Value) {
         match v {
-            Value::Int(i) => self.add_int(i128::from(i)),
-            Value::Float(f) => {
-                self.float += f;
-                self.has_float = true;
-            }
+            Value::Int(i) => add_int(w, i128::from(i)),
+            Value::Float(f) => add_float(w, f),
             Value::Null | Value::Hash(_) => return,
         }
-        self.n += 1;
+        w[3] += 1;
     }
 
-    fn merge(&mut self, other: &SumState) {
-        self.add_int(other.int());
-        self.float += other.float;
-        self.n += other.n;
-        self.has_float |= other.has_float;
-    }
-
-    fn total_f64(&self) -> f64 {
-        self.int() as f64 + self.float
-    }
-}
-
-/// One aggregate's running state. Cheap to copy except `Distinct`, which owns a sketch.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Acc {
-    Count(u64),
-    Sum(SumState),
-    Min(Option<Num>),
-    Max(Option<Num>),
-    Avg(SumState),
-    Distinct(Distinct),
-}
-
-impl Acc {
-    pub fn new(func: AggFunc) -> Acc {
-        match func {
-            AggFunc::Count => Acc::Count(0),
-            AggFunc::Sum => Acc::Sum(SumState::default()),
-            AggFunc::Min => Acc::Min(None),
-            AggFunc::Max => Acc::Max(None),
-            AggFunc::Avg => Acc::Avg(SumState::default()),
-            AggFunc::CountDistinct => Acc::Distinct(Distinct::new()),
+    pub fn merge(w: &mut [u64], from: &[u64]) {
+        add_int(w, int(from));
+        if from[3] & HAS_FLOAT != 0 {
+            add_float(w, f64::from_bits(from[2]));
         }
+        w[3] += from[3] & !HAS_FLOAT;
     }
 
-    /// Adds one value. `Count` counts every call (rows); the others ignore `Null`. `Distinct`
-    /// takes `Hash`; a bare `Int`/`Float` is mixed into a hash of its bits so it still counts.
+    /// Non-null inputs.
+    pub fn n(w: &[u64]) -> u64 {
+        w[3] & !HAS_FLOAT
+    }
+
+    /// The exact integer total, if every input was an integer.
+    pub fn exact(w: &[u64]) -> Option<i128> {
+        (w[3] & HAS_FLOAT == 0).then(|| int(w))
+    }
+
+    pub fn total_f64(w: &[u64]) -> f64 {
+        int(w) as f64 + f64::from_bits(w[2])
+    }
+}
+
+/// `min`/`max` over their 2 words: the winning input as given.
+mod extreme {
+    use super::Num;
+
+    pub const WORDS: usize = 2;
+
     #[inline(always)]
-    pub fn update(&mut self, v: Value) {
-        match self {
-            Acc::Count(c) => *c += 1,
-            Acc::Sum(s) | Acc::Avg(s) => s.update(v),
-            Acc::Min(m) => {
-                if let Some(x) = to_num(v) {
-                    if m.is_none_or(|cur| x.less_than(cur)) {
-                        *m = Some(x);
-                    }
-                }
-            }
-            Acc::Max(m) => {
-                if let Some(x) = to_num(v) {
-                    if m.is_none_or(|cur| cur.less_than(x)) {
-                        *m = Some(x);
-                    }
-                }
-            }
-            Acc::Distinct(d) => match v {
-                Value::Hash(h) => d.insert(h),
-                Value::Int(i) => d.insert(mix64(i as u64)),
-                Value::Float(f) => d.insert(mix64(f.to_bits())),
-                Value::Null => {}
-            },
+    pub fn get(w: &[u64]) -> Option<Num> {
+        match w[0] {
+            1 => Some(Num::Int(w[1] as i64)),
+            2 => Some(Num::Float(f64::from_bits(w[1]))),
+            _ => None,
         }
     }
 
-    /// Merges `other` (the state of later events) into `self`. Accumulators of different
-    /// functions are a caller bug: the merge is skipped (and asserted in debug builds).
-    pub fn merge(&mut self, other: &Acc) {
-        match (self, other) {
-            (Acc::Count(a), Acc::Count(b)) => *a += b,
-            (Acc::Sum(a), Acc::Sum(b)) | (Acc::Avg(a), Acc::Avg(b)) => a.merge(b),
-            (a @ Acc::Min(_), Acc::Min(Some(b))) | (a @ Acc::Max(_), Acc::Max(Some(b))) => {
-                a.update(from_num(*b))
+    #[inline(always)]
+    pub fn set(w: &mut [u64], n: Num) {
+        match n {
+            Num::Int(i) => {
+                w[0] = 1;
+                w[1] = i as u64;
             }
-            (Acc::Min(_), Acc::Min(None)) | (Acc::Max(_), Acc::Max(None)) => {}
-            (Acc::Distinct(a), Acc::Distinct(b)) => a.merge(b),
-            (a, b) => debug_assert!(false, "merging different aggregates: {a:?} <- {b:?}"),
+            Num::Float(f) => {
+                w[0] = 2;
+                w[1] = f.to_bits();
+            }
         }
     }
 
-    /// Appends the result as a JSON value (no key). See the module doc for the rules.
-    pub fn write_json(&self, out: &mut Vec<u8>) {
-        match self {
-            Acc::Count(c) => write_u64(*c, out),
-            Acc::Distinct(d) => write_u64(d.estimate(), out),
-            Acc::Sum(s) if s.n == 0 => out.extend_from_slice(b"null"),
-            Acc::Sum(s) => match i64::try_from(s.int()) {
-                Ok(i) if !s.has_float => write_i64(i, out),
-                _ => write_f64(out, s.total_f64()),
-            },
-            Acc::Avg(s) if s.n == 0 => out.extend_from_slice(b"null"),
-            Acc::Avg(s) => write_f64(out, s.total_f64() / s.n as f64),
-            Acc::Min(m) | Acc::Max(m) => match m {
-                None => out.extend_from_slice(b"null"),
-                Some(Num::Int(i)) => write_i64(*i, out),
-                Some(Num::Float(f)) => write_f64(out, *f),
-            },
+    /// Keeps `x` if it beats the current value (`max`: greater; `min`: less); ties keep the first.
+    #[inline(always)]
+    pub fn offer(w: &mut [u64], x: Num, max: bool) {
+        let wins = match get(w) {
+            None => true,
+            Some(cur) if max => cur.less_than(x),
+            Some(cur) => x.less_than(cur),
+        };
+        if wins {
+            set(w, x);
         }
+    }
+}
+
+/// The `count_distinct` sketches of one table (or one session), indexed from the rows' words.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sketches {
+    items: Vec<Distinct>,
+}
+
+impl Sketches {
+    #[inline]
+    fn get(&self, w: u64) -> Option<&Distinct> {
+        w.checked_sub(1).and_then(|i| self.items.get(i as usize))
+    }
+
+    /// The sketch of word `w`, created (empty) on first use.
+    #[inline]
+    fn get_or_new(&mut self, w: &mut u64) -> &mut Distinct {
+        if *w == 0 || *w as usize > self.items.len() {
+            self.items.push(Distinct::new());
+            *w = self.items.len() as u64;
+        }
+        &mut self.items[*w as usize - 1]
+    }
+
+    /// Drops every sketch (the rows pointing at them must be cleared too).
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
     }
 }
 
@@ -208,13 +216,6 @@ fn to_num(v: Value) -> Option<Num> {
         Value::Int(i) => Some(Num::Int(i)),
         Value::Float(f) if !f.is_nan() => Some(Num::Float(f)),
         _ => None,
-    }
-}
-
-fn from_num(n: Num) -> Value {
-    match n {
-        Num::Int(i) => Value::Int(i),
-        Num::Float(f) => Value::Float(f),
     }
 }
 
@@ -269,15 +270,25 @@ struct Spec {
     func: AggFunc,
     /// Value slot read; `None` for `count()`.
     slot: Option<usize>,
+    /// First word of this aggregate's state in a row's accumulator words.
+    at: usize,
     /// `,"name":` pre-rendered.
     prefix: Box<[u8]>,
 }
 
-/// The accumulators of a window's aggregate list, in plan order. A key-window's set lives in a
-/// shared arena (`Vec<Acc>`) at `base..base + len()`, so state holds one index, not a `Vec` each.
+fn words_of(func: AggFunc) -> usize {
+    match func {
+        AggFunc::Count | AggFunc::CountDistinct => 1,
+        AggFunc::Sum | AggFunc::Avg => sum::WORDS,
+        AggFunc::Min | AggFunc::Max => extreme::WORDS,
+    }
+}
+
+/// The accumulators of a window's aggregate list, in plan order, as `words()` words per key.
 #[derive(Debug, Clone)]
 pub struct AggLayout {
     specs: Vec<Spec>,
+    words: usize,
 }
 
 impl AggLayout {
@@ -288,6 +299,7 @@ impl AggLayout {
     /// builder guarantees both, so either is a bug, not bad input.
     pub fn new(aggs: &[AggPlan], slots: &[Option<usize>]) -> AggLayout {
         assert_eq!(aggs.len(), slots.len(), "one value slot per aggregate");
+        let mut at = 0;
         let specs = aggs
             .iter()
             .zip(slots)
@@ -299,16 +311,20 @@ impl AggLayout {
                 let mut prefix = vec![b','];
                 write_json_str(&mut prefix, &a.name);
                 prefix.push(b':');
-                Spec {
+                let spec = Spec {
                     func: a.func,
                     slot,
+                    at,
                     prefix: prefix.into_boxed_slice(),
-                }
+                };
+                at += words_of(a.func);
+                spec
             })
             .collect();
-        AggLayout { specs }
+        AggLayout { specs, words: at }
     }
 
+    /// Number of aggregates.
     pub fn len(&self) -> usize {
         self.specs.len()
     }
@@ -317,55 +333,99 @@ impl AggLayout {
         self.specs.is_empty()
     }
 
-    /// Pushes a fresh accumulator set onto `arena` and returns its start index.
-    ///
-    /// # Panics
-    /// If the arena would pass `u32::MAX` entries (hundreds of GiB of state).
-    pub fn alloc(&self, arena: &mut Vec<Acc>) -> u32 {
-        let base = arena.len();
-        assert!(
-            base + self.specs.len() <= u32::MAX as usize,
-            "aggregate arena exceeds u32 indices"
-        );
-        arena.extend(self.specs.iter().map(|s| Acc::new(s.func)));
-        base as u32
+    /// Words of one key's accumulator set; all zeros is the empty set.
+    pub fn words(&self) -> usize {
+        self.words
     }
 
-    /// Resets a set in place to its empty state, so a freed arena slot can be reused.
-    pub fn reset(&self, accs: &mut [Acc]) {
-        for (acc, spec) in accs.iter_mut().zip(&self.specs) {
-            *acc = Acc::new(spec.func);
-        }
-    }
-
-    /// Updates the set `accs` (exactly `len()` long) from one event's value slots.
+    /// Updates the set `accs` (exactly `words()` long) from one event's value slots.
     #[inline(always)]
-    pub fn update(&self, accs: &mut [Acc], event: &Event) {
-        for (acc, spec) in accs.iter_mut().zip(&self.specs) {
-            match spec.slot {
-                // count(field) and every other aggregate skip nulls here; count() counts rows.
-                Some(s) => match event.value(s) {
-                    Value::Null => {}
-                    v => acc.update(v),
-                },
-                None => acc.update(Value::Null),
+    pub fn update(&self, accs: &mut [u64], event: &Event, sketches: &mut Sketches) {
+        for spec in &self.specs {
+            let w = &mut accs[spec.at..spec.at + words_of(spec.func)];
+            let v = match spec.slot {
+                // count() counts rows; count(field) and every other aggregate skip nulls.
+                None => {
+                    w[0] += 1;
+                    continue;
+                }
+                Some(s) => event.value(s),
+            };
+            if v == Value::Null {
+                continue;
+            }
+            match spec.func {
+                AggFunc::Count => w[0] += 1,
+                AggFunc::Sum | AggFunc::Avg => sum::update(w, v),
+                AggFunc::Min | AggFunc::Max => {
+                    if let Some(x) = to_num(v) {
+                        extreme::offer(w, x, spec.func == AggFunc::Max);
+                    }
+                }
+                AggFunc::CountDistinct => {
+                    let h = match v {
+                        Value::Hash(h) => h,
+                        Value::Int(i) => mix64(i as u64),
+                        Value::Float(f) => mix64(f.to_bits()),
+                        Value::Null => continue,
+                    };
+                    sketches.get_or_new(&mut w[0]).insert(h);
+                }
             }
         }
     }
 
-    /// Merges the set `from` (later events or another pane) into `into`.
-    pub fn merge(&self, into: &mut [Acc], from: &[Acc]) {
-        debug_assert_eq!(into.len(), from.len());
-        for (a, b) in into.iter_mut().zip(from) {
-            a.merge(b);
+    /// Merges the set `from` (later events or another pane; its sketches in `from_sketches`) into
+    /// `into` (sketches in `into_sketches`).
+    pub fn merge(
+        &self,
+        into: &mut [u64],
+        into_sketches: &mut Sketches,
+        from: &[u64],
+        from_sketches: &Sketches,
+    ) {
+        for spec in &self.specs {
+            let r = spec.at..spec.at + words_of(spec.func);
+            let (w, f) = (&mut into[r.clone()], &from[r]);
+            match spec.func {
+                AggFunc::Count => w[0] += f[0],
+                AggFunc::Sum | AggFunc::Avg => sum::merge(w, f),
+                AggFunc::Min | AggFunc::Max => {
+                    if let Some(x) = extreme::get(f) {
+                        extreme::offer(w, x, spec.func == AggFunc::Max);
+                    }
+                }
+                AggFunc::CountDistinct => {
+                    if let Some(d) = from_sketches.get(f[0]) {
+                        into_sketches.get_or_new(&mut w[0]).merge(d);
+                    }
+                }
+            }
         }
     }
 
-    /// Appends `,"name":value` for every aggregate, in plan order.
-    pub fn write_fields(&self, accs: &[Acc], out: &mut Vec<u8>) {
-        for (acc, spec) in accs.iter().zip(&self.specs) {
+    /// Appends `,"name":value` for every aggregate, in plan order. See the module doc for the rules.
+    pub fn write_fields(&self, accs: &[u64], sketches: &Sketches, out: &mut Vec<u8>) {
+        for spec in &self.specs {
             out.extend_from_slice(&spec.prefix);
-            acc.write_json(out);
+            let w = &accs[spec.at..spec.at + words_of(spec.func)];
+            match spec.func {
+                AggFunc::Count => write_u64(w[0], out),
+                AggFunc::CountDistinct => {
+                    write_u64(sketches.get(w[0]).map_or(0, Distinct::estimate), out)
+                }
+                AggFunc::Sum | AggFunc::Avg if sum::n(w) == 0 => out.extend_from_slice(b"null"),
+                AggFunc::Sum => match sum::exact(w).map(i64::try_from) {
+                    Some(Ok(i)) => write_i64(i, out),
+                    _ => write_f64(out, sum::total_f64(w)),
+                },
+                AggFunc::Avg => write_f64(out, sum::total_f64(w) / sum::n(w) as f64),
+                AggFunc::Min | AggFunc::Max => match extreme::get(w) {
+                    None => out.extend_from_slice(b"null"),
+                    Some(Num::Int(i)) => write_i64(i, out),
+                    Some(Num::Float(f)) => write_f64(out, f),
+                },
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Group-by values are written as the canonical JSON tokens the source put in the key (so a string
 //! stays a string and a number a number), split at the 0 bytes that separate fields.
 
-use super::aggregate::{Acc, AggLayout};
+use super::aggregate::{AggLayout, Sketches};
 use crate::text::write_i64;
 
 pub struct LineFormat {
@@ -24,14 +24,14 @@ impl LineFormat {
         LineFormat { prefixes }
     }
 
-    /// Appends one complete line (with `\n`) to `out`.
+    /// Appends one complete line (with `\n`) for window `[start, end)` to `out`.
     pub fn write(
         &self,
         key: &[u8],
-        start: i64,
-        end: i64,
+        (start, end): (i64, i64),
         layout: &AggLayout,
-        accs: &[Acc],
+        accs: &[u64],
+        sketches: &Sketches,
         out: &mut Vec<u8>,
     ) {
         out.push(b'{');
@@ -48,7 +48,7 @@ impl LineFormat {
         write_i64(start, out);
         out.extend_from_slice(b",\"window_end\":");
         write_i64(end, out);
-        layout.write_fields(accs, out);
+        layout.write_fields(accs, sketches, out);
         out.extend_from_slice(b"}\n");
     }
 }

@@ -5,7 +5,7 @@
 //! window merges its panes (one pane: no merge). A pane is dropped once the last window containing it
 //! is past `end - 1 + allowed_lateness`, which bounds state by the watermark.
 
-use super::aggregate::{Acc, AggLayout};
+use super::aggregate::{AggLayout, Sketches};
 use super::align;
 use super::format::LineFormat;
 use crate::event::{Event, INLINE_KEY_BYTES};
@@ -78,7 +78,13 @@ struct Pane {
 impl Pane {
     /// A pane for `start`, reusing a retired pane's memory when there is one: consecutive panes
     /// usually hold about as many keys, so this avoids regrowing the table every window.
-    fn new(start: i64, recycled: Option<Pane>, n: usize, hint: usize) -> Self {
+    fn new(
+        start: i64,
+        recycled: Option<Pane>,
+        layout: &AggLayout,
+        keys: usize,
+        key_bytes: usize,
+    ) -> Self {
         match recycled {
             Some(mut p) => {
                 p.start = start;
@@ -87,13 +93,15 @@ impl Pane {
             }
             None => Pane {
                 start,
-                table: AccTable::with_capacity(n, hint),
+                table: AccTable::with_capacity(layout, keys, key_bytes),
             },
         }
     }
 
-    fn get(&self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> Option<&[Acc]> {
-        self.table.find(hash, key, len).map(|e| self.table.accs(e))
+    fn get(&self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> Option<(&[u64], &Sketches)> {
+        self.table
+            .find(hash, key, len)
+            .map(|r| (self.table.accs(r), self.table.sketches()))
     }
 }
 
@@ -135,11 +143,7 @@ impl PaneWindows {
     #[inline(always)]
     fn add(&mut self, p: i64, ev: &Event) {
         let idx = self.pane_index(p);
-        let layout = &self.layout;
-        let accs = self.panes[idx]
-            .table
-            .upsert(ev.hash, &ev.key, ev.key_len, layout);
-        layout.update(accs, ev);
+        self.panes[idx].table.add(ev, &self.layout);
     }
 
     /// How many of `evs` come before the first whose watermark may reach `next_action` (a new pane
@@ -180,11 +184,16 @@ impl PaneWindows {
         let idx = match self.panes.binary_search_by_key(&start, |p| p.start) {
             Ok(i) => i,
             Err(i) => {
-                let hint = self.panes.iter().map(|p| p.table.len()).max().unwrap_or(0);
-                self.panes.insert(
-                    i,
-                    Pane::new(start, self.spare.take(), self.layout.len(), hint),
-                );
+                // Neighbouring panes hold about as many keys, as long.
+                let keys = self.panes.iter().map(|p| p.table.len()).max().unwrap_or(0);
+                let key_bytes = self
+                    .panes
+                    .iter()
+                    .map(|p| p.table.key_bytes())
+                    .max()
+                    .unwrap_or(15);
+                let pane = Pane::new(start, self.spare.take(), &self.layout, keys, key_bytes);
+                self.panes.insert(i, pane);
                 self.note_pane(start);
                 i
             }
@@ -223,28 +232,29 @@ impl PaneWindows {
         s: i64,
         e: i64,
     ) {
-        let mut merged: Option<Vec<Acc>> = None;
+        let mut merged: Option<(Vec<u64>, Sketches)> = None;
         let mut single: Option<usize> = None;
         for (i, p) in self.panes.iter().enumerate() {
             if p.start < s || p.start >= e {
                 continue;
             }
-            if let Some(accs) = p.get(hash, key, len) {
-                match (&mut merged, single) {
-                    (None, None) => single = Some(i),
-                    (None, Some(first)) => {
-                        let mut m = self.panes[first].get(hash, key, len).map(<[Acc]>::to_vec);
-                        if let Some(m) = m.as_mut() {
-                            self.layout.merge(m, accs);
-                        }
-                        merged = m;
+            let Some((accs, sketches)) = p.get(hash, key, len) else {
+                continue;
+            };
+            match (&mut merged, single) {
+                (None, None) => single = Some(i),
+                (None, Some(first)) => {
+                    if let Some((a, sk)) = self.panes[first].get(hash, key, len) {
+                        let mut m = (a.to_vec(), sk.clone());
+                        self.layout.merge(&mut m.0, &mut m.1, accs, sketches);
+                        merged = Some(m);
                     }
-                    (Some(m), _) => self.layout.merge(m, accs),
                 }
+                (Some((m, msk)), _) => self.layout.merge(m, msk, accs, sketches),
             }
         }
-        let accs: &[Acc] = match (&merged, single) {
-            (Some(m), _) => m,
+        let (accs, sketches): (&[u64], &Sketches) = match (&merged, single) {
+            (Some((m, sk)), _) => (m, sk),
             (None, Some(i)) => match self.panes[i].get(hash, key, len) {
                 Some(a) => a,
                 None => return,
@@ -253,10 +263,10 @@ impl PaneWindows {
         };
         self.format.write(
             &key[..len as usize],
-            s,
-            e,
+            (s, e),
             &self.layout,
             accs,
+            sketches,
             &mut self.line,
         );
     }
@@ -269,26 +279,46 @@ impl PaneWindows {
         match in_window.as_slice() {
             [] => {}
             [only] => {
-                for (k, accs) in self.panes[*only].table.iter() {
+                let t = &self.panes[*only].table;
+                for row in t.rows() {
                     self.line.clear();
-                    self.format
-                        .write(k.key(), s, e, &self.layout, accs, &mut self.line);
+                    self.format.write(
+                        row.key(),
+                        (s, e),
+                        &self.layout,
+                        row.accs,
+                        t.sketches(),
+                        &mut self.line,
+                    );
                     out.result(&self.line);
                     self.stats.fired += 1;
                 }
             }
             many => {
-                let mut merged = AccTable::new(self.layout.len());
+                let mut merged = AccTable::new(&self.layout);
                 for &i in many {
-                    for (k, from) in self.panes[i].table.iter() {
-                        let into = merged.upsert(k.hash, &k.bytes, k.len, &self.layout);
-                        self.layout.merge(into, from);
+                    let t = &self.panes[i].table;
+                    for row in t.rows() {
+                        merged.merge_into(
+                            row.hash,
+                            &row.key,
+                            row.len,
+                            row.accs,
+                            t.sketches(),
+                            &self.layout,
+                        );
                     }
                 }
-                for (k, accs) in merged.iter() {
+                for row in merged.rows() {
                     self.line.clear();
-                    self.format
-                        .write(k.key(), s, e, &self.layout, accs, &mut self.line);
+                    self.format.write(
+                        row.key(),
+                        (s, e),
+                        &self.layout,
+                        row.accs,
+                        merged.sketches(),
+                        &mut self.line,
+                    );
                     out.result(&self.line);
                     self.stats.fired += 1;
                 }

@@ -6,7 +6,7 @@
 //! the watermark fires at once. Timers sit in a min-heap and are validated lazily when popped, so a
 //! merge never has to search the heap.
 
-use super::aggregate::{Acc, AggLayout};
+use super::aggregate::{AggLayout, Sketches};
 use super::format::LineFormat;
 use crate::event::{Event, INLINE_KEY_BYTES};
 use crate::operators::{Emitter, Operator, OperatorStats};
@@ -19,7 +19,9 @@ struct Session {
     start: i64,
     end: i64,
     fired: bool,
-    accs: Box<[Acc]>,
+    /// Accumulator words (see `aggregate`) and their `count_distinct` sketches.
+    accs: Box<[u64]>,
+    sketches: Sketches,
 }
 
 struct KeyState {
@@ -110,10 +112,10 @@ impl SessionWindows {
         self.line.clear();
         self.format.write(
             k.key(),
-            s.start,
-            s.end,
+            (s.start, s.end),
             &self.layout,
             &s.accs,
+            &s.sketches,
             &mut self.line,
         );
         out.result(&self.line);
@@ -173,28 +175,30 @@ impl Operator for SessionWindows {
         let layout = &self.layout;
         let k = &mut self.keys[ki as usize];
         let mut was_fired = false;
-        let mut accs: Option<Box<[Acc]>> = None;
+        let mut merged: Option<(Box<[u64]>, Sketches)> = None;
         for &i in merging.iter().rev() {
             let s = k.sessions.swap_remove(i);
             was_fired |= s.fired;
-            match accs.as_mut() {
-                None => accs = Some(s.accs),
-                Some(a) => layout.merge(a, &s.accs),
+            match merged.as_mut() {
+                None => merged = Some((s.accs, s.sketches)),
+                Some((a, sk)) => layout.merge(a, sk, &s.accs, &s.sketches),
             }
             self.sessions -= 1;
         }
-        let mut accs = accs.unwrap_or_else(|| {
-            let mut v = Vec::new();
-            layout.alloc(&mut v);
-            v.into_boxed_slice()
+        let (mut accs, mut sketches) = merged.unwrap_or_else(|| {
+            (
+                vec![0; layout.words()].into_boxed_slice(),
+                Sketches::default(),
+            )
         });
-        layout.update(&mut accs, ev);
+        layout.update(&mut accs, ev, &mut sketches);
         let fire_now = end - 1 <= wm;
         k.sessions.push(Session {
             start,
             end,
             fired: fire_now,
             accs,
+            sketches,
         });
         self.sessions += 1;
         let si = k.sessions.len() - 1;

@@ -38,9 +38,6 @@ const STEP: usize = 1024;
 /// Most events handed to an operator at once: a run's events (16 KiB) stay in L1 while the operator
 /// works through them.
 const RUN: usize = 128;
-/// How many ring slots after the current run (written by another core) are pulled in ahead: the
-/// whole next run.
-const PREFETCH_RING: usize = RUN;
 
 pub enum SourceParser {
     Json(RecordParser),
@@ -69,7 +66,6 @@ struct ProdChunk {
 use emit::ShardEmitter;
 
 pub struct Shard {
-    id: usize,
     n: usize,
     setup: Arc<ShardSetup>,
     parsers: Vec<SourceParser>,
@@ -137,7 +133,6 @@ impl Shard {
             error: None,
         };
         let shard = Shard {
-            id,
             n,
             parsers: p.parsers,
             out: p.out,

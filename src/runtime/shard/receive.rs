@@ -1,7 +1,7 @@
 //! The receiving half of a shard: events taken in global chunk order, each with the exact watermark
 //! it arrives at, handed to the operators. Never reads a source and never blocks.
 
-use super::{Shard, PREFETCH_RING, RUN, STEP};
+use super::{Shard, RUN, STEP};
 use crate::event::{Event, Tag, CHUNK_IDLE, CHUNK_LAST};
 use crate::time::WM_MAX;
 
@@ -27,9 +27,7 @@ impl Shard {
     /// (no copy out), a run at a time. The consumer is taken out of `self` for the run: `receive`
     /// never touches rings.
     fn receive_ring_run(&mut self, ch: usize, budget: usize) -> usize {
-        let mut c = self.inbound[ch]
-            .take()
-            .expect("a ring from every shard");
+        let mut c = self.inbound[ch].take().expect("a ring from every shard");
         let seq = self.next_seq;
         let mut done = 0;
         while done < budget && self.next_seq == seq {
@@ -58,7 +56,12 @@ impl Shard {
             return 1;
         }
         let time = self.tracker.chunk_time(first.part);
-        let due = self.ops.iter().map(|o| o.next_action()).min().unwrap_or(WM_MAX);
+        let due = self
+            .ops
+            .iter()
+            .map(|o| o.next_action())
+            .min()
+            .unwrap_or(WM_MAX);
         let below = time.seen_below(due);
         let op = first.op;
         let n = evs
