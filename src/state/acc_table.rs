@@ -25,8 +25,8 @@ use crate::operators::window::aggregate::{AggLayout, Sketches};
 
 /// Prefetch distances of [`AccTable::add_run`], in events: the slot first, the row once the slot
 /// is (likely) cached.
-const SLOT_AHEAD: usize = 24;
-const ENTRY_AHEAD: usize = 12;
+const SLOT_AHEAD: usize = 16;
+const ENTRY_AHEAD: usize = 8;
 
 /// One cache line of row words.
 #[derive(Clone, Copy)]
