@@ -61,6 +61,8 @@ struct ProdChunk {
     next: u64,
     end: u64,
     is_file: bool,
+    /// In-memory chunks: the partition's events.
+    memory: Option<Arc<[Event]>>,
 }
 
 use emit::ShardEmitter;

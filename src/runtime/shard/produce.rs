@@ -21,17 +21,19 @@ impl Shard {
         let mut done = 0;
         while done < STEP {
             let Some(cur) = self.cur.as_ref() else { break };
-            let more = if cur.is_file {
-                self.next_line()
+            let n = if cur.is_file {
+                usize::from(self.next_line())
+            } else if let Some(events) = cur.memory.clone() {
+                self.memory_run(&events, STEP - done)
             } else {
-                self.next_indexed()
+                usize::from(self.next_indexed())
             };
-            if !more {
+            if n == 0 {
                 self.end_chunk();
                 let ok = self.drain_pending();
                 return (done + 1, !ok);
             }
-            done += 1;
+            done += n;
             if !self.drain_pending() {
                 return (done, true);
             }
@@ -67,6 +69,7 @@ impl Shard {
             next: 0,
             end: 0,
             is_file: false,
+            memory: None,
         };
         match &p.kind {
             PartKind::File { path, size } => {
@@ -117,6 +120,7 @@ impl Shard {
             PartKind::Memory { events, per_chunk } => {
                 chunk.next = k * per_chunk;
                 chunk.end = ((k + 1) * per_chunk).min(events.len() as u64);
+                chunk.memory = Some(events.clone());
             }
         }
         self.stats.chunks_read += 1;
@@ -189,7 +193,43 @@ impl Shard {
         }
     }
 
-    /// Makes the next generated or in-memory event; false at the end of the chunk.
+    /// Routes up to `budget` events of the current in-memory chunk straight from the shared array
+    /// (no parse, no scratch copy); returns how many, 0 at the end of the chunk. Stops early when a
+    /// ring has no credit (the event that found none waits in `pending`).
+    fn memory_run(&mut self, events: &[Event], budget: usize) -> usize {
+        /// Events ahead of the one routed whose lines are pulled in from memory.
+        const AHEAD: usize = 32;
+        let cur = self.cur.as_mut().expect("a current chunk");
+        let (start, part) = (cur.next as usize, cur.part);
+        let end = (cur.end as usize).min(start + budget);
+        let mut seen = cur.seen_max;
+        let mut i = start;
+        while i < end {
+            let ahead = events.as_ptr().wrapping_add(i + AHEAD);
+            crate::state::prefetch::prefetch(ahead);
+            crate::state::prefetch::prefetch(ahead.cast::<u8>().wrapping_add(64));
+            let mut ev = events[i];
+            ev.tag = Tag::Data;
+            ev.seen_max = seen;
+            ev.part = part;
+            ev.pos = i as u64;
+            ev.len = 0;
+            seen = seen.max(ev.ts);
+            i += 1;
+            let d = self.shard_of(ev.hash);
+            if !self.pending.is_empty() || !self.deliver(d, &ev) {
+                self.pending.push_back((d, ev));
+                break;
+            }
+        }
+        let cur = self.cur.as_mut().expect("a current chunk");
+        cur.next = i as u64;
+        cur.seen_max = seen;
+        self.stats.events_in += (i - start) as u64;
+        i - start
+    }
+
+    /// Makes the next generated event; false at the end of the chunk.
     fn next_indexed(&mut self) -> bool {
         let cur = self.cur.as_mut().expect("a current chunk");
         if cur.next >= cur.end {
@@ -205,13 +245,6 @@ impl Shard {
                 let click = model.click(i);
                 g.build(&click, &mut self.evs);
                 g.outputs()
-            }
-            (PartKind::Memory { events, .. }, _) => {
-                let ahead = events.as_ptr().wrapping_add(i as usize + 16);
-                crate::state::prefetch::prefetch(ahead);
-                crate::state::prefetch::prefetch((ahead as *const u8).wrapping_add(64));
-                self.evs[0] = events[i as usize];
-                1
             }
             _ => 0,
         };
