@@ -3,10 +3,13 @@
 //!
 //! Two duties alternate in one loop, never blocking:
 //! - *produce*: read and parse the chunks `seq ≡ id (mod shards)`, sending each event to its owner
-//!   (the own shard directly, others through SPSC rings) and ending each chunk with a `ChunkEnd` marker
-//!   to every shard. A full ring is no credit: the shard stops reading its source until credit returns.
+//!   through the SPSC ring to that shard (a shard has one to itself too, so its own events wait for
+//!   their chunk's turn with the same credit) and ending each chunk with a `ChunkEnd` marker to every
+//!   shard. A full ring is no credit: the shard stops reading its source until credit returns.
 //! - *receive*: take events in global chunk order (chunk `seq` comes from shard `seq % shards`), so the
-//!   watermark each event sees, and thus every window result, is independent of thread timing.
+//!   watermark each event sees, and thus every window result, is independent of thread timing; hand
+//!   them to operators in runs of up to `RUN` events of one chunk, cut where a watermark step may be
+//!   due, rather than one at a time.
 //!
 //! Deadlock freedom: the lowest chunk not yet fully sent is never waiting on a receiver that waits for
 //! a later chunk, because receivers only advance past a chunk after its end marker; and every shard
