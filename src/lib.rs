@@ -3,10 +3,12 @@
 //! Data flows config -> plan -> runtime -> (sources -> operators -> sinks); imports follow it:
 //! `config` parses TOML, `plan` validates it into an execution plan, `runtime` runs the plan on pinned
 //! shard threads, `sources` read and parse input, `operators` keep keyed state, `sinks` write output,
-//! `time` computes watermarks and `metrics` holds counters. `cli` wires them together.
+//! `time` computes watermarks and `metrics` holds counters, `checkpoint` stores snapshots of state.
+//! `cli` wires them together.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod event;

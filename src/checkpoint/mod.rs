@@ -1,0 +1,55 @@
+//! Checkpoint storage: per-shard snapshot files and the manifest that makes a set of them a
+//! checkpoint, in a directory of numbered checkpoints with retention.
+//!
+//! Owns the on-disk format and its guarantees: every snapshot section carries its own CRC-32, every
+//! file's size and CRC-32 are in the manifest, and the manifest is written last (temp file, fsync,
+//! rename, fsync of the directory), so **a checkpoint exists only when its manifest does**, and a torn
+//! or corrupt file is detected when the checkpoint is read and the previous complete one is used
+//! instead, with the reason reported. It never decides *when* to checkpoint or *what* the state
+//! means: shards hand it opaque named sections, the runtime hands it source positions.
+//!
+//! Layout of `dir`: one folder per checkpoint, `chk-<id, 20 digits>/`, holding `shard-<n>.snap` files
+//! and `manifest.json`. Snapshot files are written through a memory map (`memmap2`) and flushed with
+//! msync and fsync before the manifest names them.
+//!
+//! Status: storage only. Barriers, shard state encoding, recovery and the exactly-once file sink
+//! (issue 3) are not wired to it yet.
+
+mod manifest;
+mod snapshot;
+mod store;
+
+pub use manifest::{FileEntry, Manifest, MANIFEST_FORMAT};
+pub use snapshot::{read_snapshot, write_snapshot, Section, Snapshot, SNAPSHOT_VERSION};
+pub use store::{CheckpointStore, Skipped};
+
+use std::path::PathBuf;
+
+/// What can go wrong reading or writing checkpoints. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {why}")]
+    Corrupt { path: PathBuf, why: String },
+}
+
+impl CheckpointError {
+    fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        CheckpointError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    fn corrupt(path: impl Into<PathBuf>, why: impl Into<String>) -> Self {
+        CheckpointError::Corrupt {
+            path: path.into(),
+            why: why.into(),
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! One shard's snapshot file: a header naming the shard and its key-group range, then named
+//! sections of opaque bytes, each with its length and CRC-32.
+//!
+//! Format version 1, little-endian:
+//! ```text
+//! header   magic "SLUICESN" | version u32 | shard u32 | key_group_lo u32 | key_group_hi u32
+//!          | sections u32 | header crc32 u32 (over the 28 bytes before it)
+//! section  name_len u32 | name (UTF-8) | len u64 | crc32 u32 | bytes
+//!          (the crc covers name_len, name, len and bytes: the whole section but itself)
+//! ```
+//! Never interprets section bytes; a reader gets them back exactly or gets an error saying which
+//! section of which file is damaged and how.
+
+use super::CheckpointError;
+use memmap2::MmapMut;
+use std::fs::OpenOptions;
+use std::path::Path;
+
+pub const SNAPSHOT_VERSION: u32 = 1;
+const MAGIC: &[u8; 8] = b"SLUICESN";
+const HEADER: usize = 32;
+
+/// One named piece of a shard's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A shard's snapshot as read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub shard: u32,
+    /// Key groups `lo..hi` this shard's state covers.
+    pub key_groups: (u32, u32),
+    pub sections: Vec<Section>,
+}
+
+fn encode(s: &Snapshot) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        HEADER
+            + s.sections
+                .iter()
+                .map(|x| 16 + x.name.len() + x.bytes.len())
+                .sum::<usize>(),
+    );
+    out.extend_from_slice(MAGIC);
+    for v in [
+        SNAPSHOT_VERSION,
+        s.shard,
+        s.key_groups.0,
+        s.key_groups.1,
+        s.sections.len() as u32,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    for x in &s.sections {
+        let start = out.len();
+        out.extend_from_slice(&(x.name.len() as u32).to_le_bytes());
+        out.extend_from_slice(x.name.as_bytes());
+        out.extend_from_slice(&(x.bytes.len() as u64).to_le_bytes());
+        let crc = section_crc(&out[start..], &x.bytes);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&x.bytes);
+    }
+    out
+}
+
+/// CRC-32 of a section's fields before the crc (`head`) and its bytes.
+fn section_crc(head: &[u8], bytes: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(head);
+    h.update(bytes);
+    h.finalize()
+}
+
+/// Writes `snap` to a new file at `path` through a memory map, flushed to disk (msync, fsync) before
+/// returning. Returns the file's size and CRC-32 (for the manifest). Refuses to overwrite a file.
+pub fn write_snapshot(path: &Path, snap: &Snapshot) -> Result<(u64, u32), CheckpointError> {
+    let bytes = encode(snap);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| CheckpointError::io(path, e))?;
+    file.set_len(bytes.len() as u64)
+        .map_err(|e| CheckpointError::io(path, e))?;
+    if !bytes.is_empty() {
+        // SAFETY: the file was created just now (`create_new`) by this process and is not shared; it
+        // is mapped only here, so nothing else changes it while the map is alive.
+        let mut map =
+            unsafe { MmapMut::map_mut(&file) }.map_err(|e| CheckpointError::io(path, e))?;
+        map.copy_from_slice(&bytes);
+        map.flush().map_err(|e| CheckpointError::io(path, e))?;
+    }
+    file.sync_all().map_err(|e| CheckpointError::io(path, e))?;
+    Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
+}
+
+/// Little-endian reader over a file's bytes that reports where it ran out.
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or_else(|| {
+                format!(
+                    "truncated: {what} needs {n} bytes at offset {}, file has {}",
+                    self.at,
+                    self.b.len()
+                )
+            })?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(self.take(4, what)?);
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.take(8, what)?);
+        Ok(u64::from_le_bytes(b))
+    }
+}
+
+fn decode(b: &[u8]) -> Result<Snapshot, String> {
+    let mut c = Cursor { b, at: 0 };
+    if c.take(8, "magic")? != MAGIC {
+        return Err("not a sluice snapshot (bad magic)".into());
+    }
+    let version = c.u32("version")?;
+    let shard = c.u32("shard")?;
+    let lo = c.u32("key group range")?;
+    let hi = c.u32("key group range")?;
+    let n = c.u32("section count")?;
+    let crc = c.u32("header checksum")?;
+    if crc != crc32fast::hash(&b[..HEADER - 4]) {
+        return Err("header checksum mismatch".into());
+    }
+    if version != SNAPSHOT_VERSION {
+        return Err(format!(
+            "format version {version}; this sluice reads version {SNAPSHOT_VERSION}"
+        ));
+    }
+    let mut sections = Vec::new();
+    for i in 0..n {
+        let what = format!("section {i}");
+        let head_start = c.at;
+        let name_len = c.u32(&what)? as usize;
+        let name = std::str::from_utf8(c.take(name_len, &what)?)
+            .map_err(|_| format!("{what}: name is not UTF-8"))?
+            .to_string();
+        let len = usize::try_from(c.u64(&what)?).map_err(|_| format!("{what}: length"))?;
+        let head = &b[head_start..c.at];
+        let crc = c.u32(&what)?;
+        let bytes = c.take(len, &format!("section {name:?}"))?;
+        if section_crc(head, bytes) != crc {
+            return Err(format!("section {name:?}: checksum mismatch"));
+        }
+        sections.push(Section {
+            name,
+            bytes: bytes.to_vec(),
+        });
+    }
+    if c.at != b.len() {
+        return Err(format!("{} bytes after the last section", b.len() - c.at));
+    }
+    Ok(Snapshot {
+        shard,
+        key_groups: (lo, hi),
+        sections,
+    })
+}
+
+/// Reads and verifies a snapshot file: magic, version, header and per-section checksums, exact length.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, CheckpointError> {
+    let bytes = std::fs::read(path).map_err(|e| CheckpointError::io(path, e))?;
+    decode(&bytes).map_err(|why| CheckpointError::corrupt(path, why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn snap(sections: Vec<(String, Vec<u8>)>) -> Snapshot {
+        Snapshot {
+            shard: 3,
+            key_groups: (180, 360),
+            sections: sections
+                .into_iter()
+                .map(|(name, bytes)| Section { name, bytes })
+                .collect(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn round_trips_and_every_damage_is_detected(
+            sections in proptest::collection::vec(("[a-z/]{0,12}", proptest::collection::vec(any::<u8>(), 0..300)), 0..5),
+            flip in any::<prop::sample::Index>(),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let s = snap(sections);
+            let bytes = encode(&s);
+            prop_assert_eq!(decode(&bytes).unwrap(), s);
+            // Any single flipped bit and any truncation is an error, never different state.
+            let mut bad = bytes.clone();
+            let i = flip.index(bad.len());
+            bad[i] ^= 1;
+            prop_assert!(decode(&bad).is_err());
+            let cut = cut.index(bytes.len());
+            prop_assert!(decode(&bytes[..cut]).is_err());
+        }
+    }
+
+    #[test]
+    fn written_file_reads_back_and_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("shard-3.snap");
+        let s = snap(vec![
+            ("windows".into(), vec![1, 2, 3]),
+            ("empty".into(), vec![]),
+        ]);
+        let (size, crc) = write_snapshot(&p, &s).unwrap();
+        let on_disk = std::fs::read(&p).unwrap();
+        assert_eq!(
+            (size, crc),
+            (on_disk.len() as u64, crc32fast::hash(&on_disk))
+        );
+        assert_eq!(read_snapshot(&p).unwrap(), s);
+        assert!(
+            write_snapshot(&p, &s).is_err(),
+            "create_new refuses an existing file"
+        );
+        std::fs::write(&p, &on_disk[..on_disk.len() - 1]).unwrap();
+        let e = read_snapshot(&p).unwrap_err().to_string();
+        assert!(e.contains("shard-3.snap") && e.contains("truncated"), "{e}");
+    }
+}

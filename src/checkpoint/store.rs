@@ -1,0 +1,178 @@
+//! A directory of numbered checkpoints: start one, write shard snapshots into it, complete it with
+//! its manifest, find the newest complete one (skipping and reporting torn or corrupt ones), and
+//! keep only the newest `retain`.
+
+use super::manifest::{FileEntry, Manifest, MANIFEST_FORMAT};
+use super::snapshot::{read_snapshot, write_snapshot, Snapshot};
+use super::CheckpointError;
+use std::path::{Path, PathBuf};
+
+/// A checkpoint passed over when looking for the newest complete one, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub id: u64,
+    pub why: String,
+}
+
+pub struct CheckpointStore {
+    dir: PathBuf,
+}
+
+fn folder_name(id: u64) -> String {
+    format!("chk-{id:020}")
+}
+
+fn parse_folder(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("chk-")?;
+    (digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+impl CheckpointStore {
+    /// The store at `dir`, created if missing.
+    pub fn open(dir: &Path) -> Result<Self, CheckpointError> {
+        std::fs::create_dir_all(dir).map_err(|e| CheckpointError::io(dir, e))?;
+        Ok(CheckpointStore {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    pub fn folder(&self, id: u64) -> PathBuf {
+        self.dir.join(folder_name(id))
+    }
+
+    /// Checkpoint ids present (complete or not), ascending.
+    pub fn ids(&self) -> Result<Vec<u64>, CheckpointError> {
+        let rd = std::fs::read_dir(&self.dir).map_err(|e| CheckpointError::io(&self.dir, e))?;
+        let mut ids: Vec<u64> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| parse_folder(&e.file_name().to_string_lossy()))
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// Starts checkpoint `id`: an empty folder (an existing one is refused: ids only grow).
+    pub fn begin(&self, id: u64) -> Result<PathBuf, CheckpointError> {
+        let f = self.folder(id);
+        std::fs::create_dir(&f).map_err(|e| CheckpointError::io(&f, e))?;
+        Ok(f)
+    }
+
+    /// Writes one shard's snapshot into checkpoint `id` and returns its manifest entry.
+    pub fn write_shard(&self, id: u64, snap: &Snapshot) -> Result<FileEntry, CheckpointError> {
+        let name = format!("shard-{}.snap", snap.shard);
+        let (size, crc32) = write_snapshot(&self.folder(id).join(&name), snap)?;
+        Ok(FileEntry {
+            name,
+            shard: snap.shard,
+            key_groups: snap.key_groups,
+            size,
+            crc32,
+        })
+    }
+
+    /// Completes checkpoint `id`: only now does it exist for `latest`.
+    pub fn complete(
+        &self,
+        id: u64,
+        key_groups: u32,
+        sources: serde_json::Value,
+        files: Vec<FileEntry>,
+    ) -> Result<Manifest, CheckpointError> {
+        let created_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let m = Manifest {
+            format: MANIFEST_FORMAT,
+            id,
+            created_unix_ms,
+            key_groups,
+            sources,
+            files,
+        };
+        m.write(&self.folder(id))?;
+        Ok(m)
+    }
+
+    /// Checks that every file the manifest of checkpoint `id` names is there, whole and intact.
+    fn verify(&self, id: u64) -> Result<Manifest, String> {
+        let folder = self.folder(id);
+        let m = match Manifest::read(&folder) {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                return Err("incomplete: no manifest (interrupted before it completed)".into())
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        if m.id != id {
+            return Err(format!("manifest says id {}, folder says {id}", m.id));
+        }
+        for f in &m.files {
+            let p = folder.join(&f.name);
+            let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            if bytes.len() as u64 != f.size {
+                return Err(format!(
+                    "{}: {} bytes, manifest says {} (torn write)",
+                    p.display(),
+                    bytes.len(),
+                    f.size
+                ));
+            }
+            if crc32fast::hash(&bytes) != f.crc32 {
+                return Err(format!("{}: checksum mismatch (corrupt)", p.display()));
+            }
+        }
+        Ok(m)
+    }
+
+    /// The newest complete, intact checkpoint, and every newer one passed over with the reason.
+    pub fn latest(&self) -> Result<(Option<Manifest>, Vec<Skipped>), CheckpointError> {
+        let mut skipped = Vec::new();
+        for id in self.ids()?.into_iter().rev() {
+            match self.verify(id) {
+                Ok(m) => return Ok((Some(m), skipped)),
+                Err(why) => skipped.push(Skipped { id, why }),
+            }
+        }
+        Ok((None, skipped))
+    }
+
+    /// Reads the snapshots of a complete checkpoint, verifying each section.
+    pub fn read_shards(&self, m: &Manifest) -> Result<Vec<Snapshot>, CheckpointError> {
+        let folder = self.folder(m.id);
+        m.files
+            .iter()
+            .map(|f| read_snapshot(&folder.join(&f.name)))
+            .collect()
+    }
+
+    /// Keeps the newest `retain` intact checkpoints (at least one) and deletes every folder older
+    /// than the oldest kept, complete or not. Folders newer than the newest intact one are left for
+    /// `latest` to report. Returns the ids deleted.
+    pub fn retain(&self, retain: usize) -> Result<Vec<u64>, CheckpointError> {
+        let ids = self.ids()?;
+        let intact: Vec<u64> = ids
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&id| self.verify(id).is_ok())
+            .take(retain.max(1))
+            .collect();
+        let Some(&oldest_kept) = intact.last() else {
+            return Ok(Vec::new());
+        };
+        let mut deleted = Vec::new();
+        for id in ids.into_iter().filter(|&id| id < oldest_kept) {
+            let f = self.folder(id);
+            std::fs::remove_dir_all(&f).map_err(|e| CheckpointError::io(&f, e))?;
+            deleted.push(id);
+        }
+        Ok(deleted)
+    }
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;
