@@ -15,6 +15,7 @@
 //! Status: storage only. Barriers, shard state encoding, recovery and the exactly-once file sink
 //! (issue 3) are not wired to it yet.
 
+pub mod codec;
 mod manifest;
 mod snapshot;
 mod store;

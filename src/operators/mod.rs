@@ -7,6 +7,7 @@
 
 pub mod window;
 
+use crate::checkpoint::codec::Enc;
 use crate::event::Event;
 use crate::time::ChunkTime;
 
@@ -52,6 +53,15 @@ pub trait Operator: Send {
         }
         events.len()
     }
+
+    /// Appends this operator's whole state (every key it holds, its firing progress and counters)
+    /// for a checkpoint; `restore` reads it back.
+    fn snapshot(&self, out: &mut Enc);
+
+    /// Adds the keys of one snapshot (as `snapshot` wrote it) that `keep(key hash)` selects. `wm` is
+    /// the watermark the snapshot was taken at. Called once per snapshot read: after a rescale a
+    /// shard reads every old shard's snapshot and keeps its own key groups.
+    fn restore(&mut self, state: &[u8], keep: &dyn Fn(u64) -> bool, wm: i64) -> Result<(), String>;
 
     /// The watermark advanced to `wm` (strictly increasing between calls).
     fn on_watermark(&mut self, _wm: i64, _out: &mut dyn Emitter) {}

@@ -20,6 +20,7 @@
 //! capacity for the next pane.
 
 use super::prefetch::prefetch;
+use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, INLINE_KEY_BYTES};
 use crate::operators::window::aggregate::{AggLayout, Sketches};
 
@@ -288,6 +289,52 @@ impl AccTable {
         let at = r * self.stride + 1 + self.kw;
         let into = &mut flat_mut(&mut self.lines)[at..at + self.aw];
         layout.merge(into, &mut self.sketches, accs, from);
+    }
+
+    /// Appends every row to a state snapshot: count, then per row its hash, key and accumulators.
+    pub fn encode(&self, layout: &AggLayout, e: &mut Enc) {
+        e.u64(self.len as u64);
+        for row in self.rows() {
+            e.u64(row.hash);
+            e.bytes(row.key());
+            layout.encode(row.accs, &self.sketches, e);
+        }
+    }
+
+    /// Adds the rows of a snapshot written by `encode` whose hash `keep` selects (the others are
+    /// read and passed over). A key already present is corrupt state: keys never span snapshots.
+    pub fn decode(
+        &mut self,
+        layout: &AggLayout,
+        d: &mut Dec,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Result<(), String> {
+        let rows = d.count(9, "rows")?;
+        let mut accs = vec![0u64; self.aw];
+        let mut scratch = Sketches::default();
+        for _ in 0..rows {
+            let hash = d.u64("row hash")?;
+            let k = d.bytes("row key")?;
+            if k.len() > INLINE_KEY_BYTES {
+                return Err(format!("a {}-byte key", k.len()));
+            }
+            let mut key = [0u8; INLINE_KEY_BYTES];
+            key[..k.len()].copy_from_slice(k);
+            let len = k.len() as u8;
+            if !keep(hash) {
+                scratch.clear();
+                layout.decode(d, &mut accs, &mut scratch)?;
+                continue;
+            }
+            if self.find(hash, &key, len).is_some() {
+                return Err("a key appears twice".into());
+            }
+            let r = self.insert(hash, &key, len);
+            let at = r * self.stride + 1 + self.kw;
+            let into = &mut flat_mut(&mut self.lines)[at..at + self.aw];
+            layout.decode(d, into, &mut self.sketches)?;
+        }
+        Ok(())
     }
 
     /// Adds the leading events of `evs` whose time is in `[start, end)` (one pane) and returns how

@@ -29,6 +29,7 @@
 use std::cmp::Ordering;
 
 use super::distinct::Distinct;
+use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, Value, MAX_VALUE_SLOTS};
 use crate::plan::{AggFunc, AggPlan};
 use crate::text::{write_i64, write_u64};
@@ -402,6 +403,52 @@ impl AggLayout {
                 }
             }
         }
+    }
+
+    /// Appends one set to a state snapshot: its words, with each `count_distinct` sketch inline
+    /// instead of its arena index (so a row can move to another table, or shard, alone).
+    pub fn encode(&self, accs: &[u64], sketches: &Sketches, e: &mut Enc) {
+        for spec in &self.specs {
+            let w = &accs[spec.at..spec.at + words_of(spec.func)];
+            match spec.func {
+                AggFunc::CountDistinct => match sketches.get(w[0]) {
+                    None => e.u8(0),
+                    Some(d) => {
+                        e.u8(1);
+                        d.encode(e);
+                    }
+                },
+                _ => w.iter().for_each(|&x| e.u64(x)),
+            }
+        }
+    }
+
+    /// Reads a set written by `encode` into `accs` (exactly `words()` long), its sketches into
+    /// `sketches`.
+    pub fn decode(
+        &self,
+        d: &mut Dec,
+        accs: &mut [u64],
+        sketches: &mut Sketches,
+    ) -> Result<(), String> {
+        for spec in &self.specs {
+            let w = &mut accs[spec.at..spec.at + words_of(spec.func)];
+            match spec.func {
+                AggFunc::CountDistinct => {
+                    w[0] = 0;
+                    if d.u8("count_distinct")? == 1 {
+                        sketches.items.push(Distinct::decode(d)?);
+                        w[0] = sketches.items.len() as u64;
+                    }
+                }
+                _ => {
+                    for x in w.iter_mut() {
+                        *x = d.u64("accumulator")?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Appends `,"name":value` for every aggregate, in plan order. See the module doc for the rules.

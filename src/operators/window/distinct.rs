@@ -20,6 +20,8 @@
 //! without the bias bump where the classic estimator switches between the two; the hash is 64-bit,
 //! so no large-range correction is needed.
 
+use crate::checkpoint::codec::{Dec, Enc};
+
 /// Precision: log2 of the number of registers.
 pub const P: u32 = 12;
 /// Number of HyperLogLog registers.
@@ -105,6 +107,45 @@ impl Distinct {
         match self {
             Distinct::Small(set) => set.len() as u64,
             Distinct::Dense(regs) => estimate_registers(regs),
+        }
+    }
+
+    /// Appends the sketch to a state snapshot.
+    pub fn encode(&self, e: &mut Enc) {
+        match self {
+            Distinct::Small(set) => {
+                e.u8(0);
+                e.u64(set.len() as u64);
+                set.iter().for_each(|&h| e.u64(h));
+            }
+            Distinct::Dense(regs) => {
+                e.u8(1);
+                e.bytes(regs);
+            }
+        }
+    }
+
+    /// Reads a sketch written by `encode`, checking the invariants in the module doc.
+    pub fn decode(d: &mut Dec) -> Result<Distinct, String> {
+        match d.u8("count_distinct sketch")? {
+            0 => {
+                let n = d.count(8, "count_distinct set")?;
+                let set = (0..n)
+                    .map(|_| d.u64("count_distinct set"))
+                    .collect::<Result<Vec<u64>, String>>()?;
+                if n > EXACT_MAX || set.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err("count_distinct set is not a sorted set of at most 256".into());
+                }
+                Ok(Distinct::Small(set))
+            }
+            1 => {
+                let regs = d.bytes("count_distinct registers")?;
+                if regs.len() != REGISTERS || regs.iter().any(|&r| r > MAX_RANK) {
+                    return Err("count_distinct registers are malformed".into());
+                }
+                Ok(Distinct::Dense(regs.into()))
+            }
+            t => Err(format!("count_distinct sketch kind {t}")),
         }
     }
 

@@ -8,6 +8,7 @@
 use super::aggregate::{AggLayout, Sketches};
 use super::align;
 use super::format::LineFormat;
+use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, INLINE_KEY_BYTES};
 use crate::operators::{Emitter, Operator, OperatorStats};
 use crate::plan::WindowKind;
@@ -449,6 +450,54 @@ impl Operator for PaneWindows {
 
     fn next_action(&self) -> i64 {
         self.next_action
+    }
+
+    fn snapshot(&self, e: &mut Enc) {
+        e.i64(self.fired_upto);
+        for n in [
+            self.stats.fired,
+            self.stats.refired,
+            self.stats.late_dropped,
+        ] {
+            e.u64(n);
+        }
+        e.u64(self.panes.len() as u64);
+        for p in &self.panes {
+            e.i64(p.start);
+            p.table.encode(&self.layout, e);
+        }
+    }
+
+    fn restore(
+        &mut self,
+        state: &[u8],
+        keep: &dyn Fn(u64) -> bool,
+        _wm: i64,
+    ) -> Result<(), String> {
+        let mut d = Dec::new(state);
+        self.fired_upto = self.fired_upto.max(d.i64("fired_upto")?);
+        self.stats.fired += d.u64("stats")?;
+        self.stats.refired += d.u64("stats")?;
+        self.stats.late_dropped += d.u64("stats")?;
+        let panes = d.count(16, "panes")?;
+        for _ in 0..panes {
+            let start = d.i64("pane start")?;
+            let i = match self.panes.binary_search_by_key(&start, |p| p.start) {
+                Ok(i) => i,
+                Err(i) => {
+                    let pane = Pane::new(start, None, &self.layout, 0, 15);
+                    self.panes.insert(i, pane);
+                    i
+                }
+            };
+            self.panes[i].table.decode(&self.layout, &mut d, keep)?;
+        }
+        if !d.is_empty() {
+            return Err("bytes after the window state".into());
+        }
+        self.last_pane = 0;
+        self.recompute_next_action();
+        Ok(())
     }
 
     fn open_windows(&self) -> usize {

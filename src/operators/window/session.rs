@@ -8,6 +8,7 @@
 
 use super::aggregate::{AggLayout, Sketches};
 use super::format::LineFormat;
+use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, INLINE_KEY_BYTES};
 use crate::operators::{Emitter, Operator, OperatorStats};
 use crate::time::WM_MAX;
@@ -247,6 +248,80 @@ impl Operator for SessionWindows {
                 _ => {}
             }
         }
+    }
+
+    fn snapshot(&self, e: &mut Enc) {
+        for n in [
+            self.stats.fired,
+            self.stats.refired,
+            self.stats.late_dropped,
+        ] {
+            e.u64(n);
+        }
+        let live: Vec<&KeyState> = self
+            .keys
+            .iter()
+            .filter(|k| !k.sessions.is_empty())
+            .collect();
+        e.u64(live.len() as u64);
+        for k in live {
+            e.u64(k.hash);
+            e.bytes(k.key());
+            e.u64(k.sessions.len() as u64);
+            for s in &k.sessions {
+                e.i64(s.start);
+                e.i64(s.end);
+                e.u8(u8::from(s.fired));
+                self.layout.encode(&s.accs, &s.sketches, e);
+            }
+        }
+    }
+
+    fn restore(&mut self, state: &[u8], keep: &dyn Fn(u64) -> bool, wm: i64) -> Result<(), String> {
+        let mut d = Dec::new(state);
+        self.stats.fired += d.u64("stats")?;
+        self.stats.refired += d.u64("stats")?;
+        self.stats.late_dropped += d.u64("stats")?;
+        let keys = d.count(24, "keys")?;
+        for _ in 0..keys {
+            let hash = d.u64("key hash")?;
+            let key = d.bytes("key")?;
+            if key.len() > INLINE_KEY_BYTES {
+                return Err(format!("a {}-byte key", key.len()));
+            }
+            let n = d.count(17, "sessions")?;
+            let mut sessions = Vec::with_capacity(n);
+            for _ in 0..n {
+                let (start, end) = (d.i64("session start")?, d.i64("session end")?);
+                let fired = d.u8("session fired")? != 0;
+                let mut accs = vec![0; self.layout.words()].into_boxed_slice();
+                let mut sketches = Sketches::default();
+                self.layout.decode(&mut d, &mut accs, &mut sketches)?;
+                sessions.push(Session {
+                    start,
+                    end,
+                    fired,
+                    accs,
+                    sketches,
+                });
+            }
+            if !keep(hash) {
+                continue;
+            }
+            let ki = self.key_index(hash, key);
+            if !self.keys[ki as usize].sessions.is_empty() {
+                return Err("a key appears twice".into());
+            }
+            for s in &sessions {
+                self.schedule(ki, s.start, s.end, wm);
+            }
+            self.sessions += sessions.len();
+            self.keys[ki as usize].sessions = sessions;
+        }
+        if !d.is_empty() {
+            return Err("bytes after the session state".into());
+        }
+        Ok(())
     }
 
     fn next_action(&self) -> i64 {
