@@ -42,6 +42,10 @@ pub enum Tag {
     /// (i64::MIN if it had none), `pos` = chunk sequence number, `len` = flags (see `CHUNK_*`),
     /// `seen_max` = ingestion time of the chunk (ns since the runtime's epoch), `part` = partition.
     ChunkEnd = 1,
+    /// Checkpoint barrier: `pos` = checkpoint id. Shard 0 sends it to every shard ahead of the first
+    /// event of one of its chunks, so every receiver meets it at the same chunk boundary: state
+    /// then covers exactly the chunks before it.
+    Barrier = 2,
 }
 
 /// Flag in a `ChunkEnd`'s `len`: this was the partition's last chunk.

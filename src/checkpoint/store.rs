@@ -60,6 +60,17 @@ impl CheckpointStore {
         Ok(f)
     }
 
+    /// Starts checkpoint `id` if no one has yet: for a checkpoint every shard starts on its own (the
+    /// final one at the end of a run).
+    pub fn begin_shared(&self, id: u64) -> Result<PathBuf, CheckpointError> {
+        let f = self.folder(id);
+        match std::fs::create_dir(&f) {
+            Ok(()) => Ok(f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(f),
+            Err(e) => Err(CheckpointError::io(&f, e)),
+        }
+    }
+
     /// Writes one shard's snapshot into checkpoint `id` and returns its manifest entry.
     pub fn write_shard(&self, id: u64, snap: &Snapshot) -> Result<FileEntry, CheckpointError> {
         let name = format!("shard-{}.snap", snap.shard);
@@ -149,9 +160,10 @@ impl CheckpointStore {
     }
 
     /// Keeps the newest `retain` intact checkpoints (at least one) and deletes every folder older
-    /// than the oldest kept, complete or not. Folders newer than the newest intact one are left for
-    /// `latest` to report. Returns the ids deleted.
-    pub fn retain(&self, retain: usize) -> Result<Vec<u64>, CheckpointError> {
+    /// than the oldest kept, complete or not, except ids from `in_progress` on (checkpoints still
+    /// being written). Folders newer than the newest intact one are left for `latest` to report.
+    /// Returns the ids deleted; a folder someone else deleted meanwhile is not an error.
+    pub fn retain(&self, retain: usize, in_progress: u64) -> Result<Vec<u64>, CheckpointError> {
         let ids = self.ids()?;
         let intact: Vec<u64> = ids
             .iter()
@@ -164,10 +176,16 @@ impl CheckpointStore {
             return Ok(Vec::new());
         };
         let mut deleted = Vec::new();
-        for id in ids.into_iter().filter(|&id| id < oldest_kept) {
+        for id in ids
+            .into_iter()
+            .filter(|&id| id < oldest_kept && id < in_progress)
+        {
             let f = self.folder(id);
-            std::fs::remove_dir_all(&f).map_err(|e| CheckpointError::io(&f, e))?;
-            deleted.push(id);
+            match std::fs::remove_dir_all(&f) {
+                Ok(()) => deleted.push(id),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(CheckpointError::io(&f, e)),
+            }
         }
         Ok(deleted)
     }

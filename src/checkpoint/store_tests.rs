@@ -79,11 +79,12 @@ fn retain_keeps_the_newest_intact_and_never_deletes_newer_folders() {
     s.begin(6).unwrap(); // in progress
                          // 5 is corrupt: the newest intact are 4 and 3.
     std::fs::write(s.folder(5).join("shard-0.snap"), b"junk").unwrap();
-    assert_eq!(s.retain(2).unwrap(), vec![1, 2]);
+    assert_eq!(s.retain(2, 2).unwrap(), vec![1], "2 is still being written");
+    assert_eq!(s.retain(2, u64::MAX).unwrap(), vec![2]);
     assert_eq!(s.ids().unwrap(), vec![3, 4, 5, 6]);
     assert_eq!(s.latest().unwrap().0.map(|m| m.id), Some(4));
     // Unrelated files in the directory are neither ids nor deleted.
     std::fs::write(dir.path().join("notes.txt"), b"x").unwrap();
-    assert_eq!(s.retain(1).unwrap(), vec![3]);
+    assert_eq!(s.retain(1, u64::MAX).unwrap(), vec![3]);
     assert!(dir.path().join("notes.txt").exists());
 }

@@ -112,3 +112,14 @@ pub fn generator_event_time() -> EventTimeConfig {
         unit: TimeUnitConfig::Ms,
     }
 }
+
+/// A checkpoint every 10 s: replay after a crash is at most that much input, and writing state is a
+/// small share of the time between checkpoints.
+pub fn checkpoint_interval() -> Duration {
+    Duration::from_secs(10)
+}
+
+/// Completed checkpoints kept: the newest plus two to fall back on if it turns out damaged.
+pub fn checkpoint_retain() -> usize {
+    3
+}

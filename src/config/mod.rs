@@ -37,6 +37,18 @@ pub struct Config {
     #[serde(default)]
     pub sinks: BTreeMap<String, SinkConfig>,
     pub dead_letter: Option<DeadLetterConfig>,
+    pub checkpoint: Option<CheckpointConfig>,
+}
+
+/// `[checkpoint]`: consistent snapshots of all state, taken every `interval`, in `dir`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointConfig {
+    pub dir: PathBuf,
+    #[serde(default = "defaults::checkpoint_interval")]
+    pub interval: Duration,
+    #[serde(default = "defaults::checkpoint_retain")]
+    pub retain: usize,
 }
 
 /// `[runtime]`. Ranges (shards >= 1, a power-of-two ring, ...) are checked by the plan, so that

@@ -24,11 +24,14 @@ pub struct ShardStats {
     pub backpressured: Duration,
     pub idle: Duration,
     pub open_windows: u64,
+    /// Snapshots this shard wrote for checkpoints.
+    pub checkpoints: u64,
 }
 
 impl ShardStats {
     pub fn add(&mut self, o: &ShardStats) {
         self.events_in += o.events_in;
+        self.checkpoints += o.checkpoints;
         self.events_processed += o.events_processed;
         self.dead_letters += o.dead_letters;
         self.late_dropped += o.late_dropped;

@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use super::{Plan, RuntimePlan, SourceId, WindowPlan};
+use super::{CheckpointPlan, Plan, RuntimePlan, SourceId, WindowPlan};
 use crate::config::{
     self, suggest, Config, ConfigError, KeyPath, Location, SourceText, TransformConfig,
 };
@@ -102,6 +102,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         })
         .collect();
     let sinks = b.sinks(config, &streams);
+    let checkpoint = b.checkpoint(config);
     for (kind, count) in [
         ("sources", config.sources.len()),
         ("transforms", config.transforms.len()),
@@ -121,6 +122,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             windows,
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
+            checkpoint,
         });
     }
     // File order reads best; problems with no position (a missing section) come first.
@@ -205,6 +207,22 @@ impl Builder<'_> {
             key: key.to_string(),
             message,
         });
+    }
+
+    fn checkpoint(&mut self, config: &Config) -> Option<CheckpointPlan> {
+        let c = config.checkpoint.as_ref()?;
+        let key = |k: &str| KeyPath::new(["checkpoint", k]);
+        if c.interval.as_millis() <= 0 {
+            self.err(key("interval"), "must be longer than 0 ms".into());
+        }
+        if c.retain == 0 {
+            self.err(key("retain"), "must keep at least 1 checkpoint".into());
+        }
+        Some(CheckpointPlan {
+            dir: c.dir.clone(),
+            interval_ms: c.interval.as_millis(),
+            retain: c.retain,
+        })
     }
 
     fn runtime(&mut self, config: &Config) -> RuntimePlan {

@@ -23,6 +23,15 @@ pub struct Plan {
     pub sinks: Vec<SinkPlan>,
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
+    pub checkpoint: Option<CheckpointPlan>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointPlan {
+    pub dir: PathBuf,
+    pub interval_ms: i64,
+    /// Completed checkpoints kept (at least 1).
+    pub retain: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -5,6 +5,7 @@
 //! before any thread starts (so a bad source or sink fails first), starts the shards, waits for them
 //! and merges their counters. It knows operators, sources and sinks only through their traits.
 
+mod checkpointing;
 pub mod ring;
 pub mod schedule;
 mod setup;
@@ -37,6 +38,8 @@ pub enum RuntimeError {
     Setup { window: String, message: String },
     #[error("shard {shard} failed: {message}")]
     Shard { shard: usize, message: String },
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }
 
 pub struct RunOptions {
@@ -89,6 +92,13 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
     let parts = match opts.partitions {
         Some(p) => p,
         None => crate::sources::partitions(plan)?,
+    };
+    let (ckpt, resume) = match &plan.checkpoint {
+        Some(c) => {
+            let (ckpt, resume) = checkpointing::open(c, plan.runtime.key_groups.max(1), &parts)?;
+            (Some(ckpt), resume.map(Arc::new))
+        }
+        None => (None, None),
     };
     let chunk_counts: Vec<_> = parts
         .iter()
@@ -153,7 +163,7 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
     let mut shared = Vec::new();
     for s in &plan.sinks {
         shared.push(match &s.kind {
-            SinkKind::File { path } => SharedSink::file(&s.name, path)?,
+            SinkKind::File { path } => SharedSink::file(&s.name, path, resume.is_some())?,
             SinkKind::Stdout => SharedSink::stdout(&s.name),
         });
     }
@@ -170,7 +180,7 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         }
     }
     let dead = match &plan.dead_letter {
-        Some(path) => Some(SharedSink::file("dead_letter", path)?),
+        Some(path) => Some(SharedSink::file("dead_letter", path, resume.is_some())?),
         None => None,
     };
 
@@ -196,6 +206,9 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
             ..StopCoord::default()
         },
         epoch: Instant::now(),
+        op_names: plan.windows.iter().map(|w| w.name.clone()).collect(),
+        ckpt,
+        resume,
     });
 
     // Rings: one per ordered pair of shards. A shard's ring to itself holds the events it routed to

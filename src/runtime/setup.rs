@@ -2,6 +2,7 @@
 //! to sinks, and the stop coordinator. Built once before any thread starts; never mutated after,
 //! except the stop coordinator's atomics (touched once per loop iteration, never per event).
 
+use super::checkpointing::{Ckpt, Resume};
 use super::schedule::{ChunkCount, Schedule};
 use crate::sources::Partition;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
@@ -42,4 +43,8 @@ pub struct ShardSetup {
     pub routes: Arc<Routes>,
     pub stop: StopCoord,
     pub epoch: Instant,
+    /// Window names by operator index (they name operator state in checkpoints).
+    pub op_names: Vec<String>,
+    pub ckpt: Option<Arc<Ckpt>>,
+    pub resume: Option<Arc<Resume>>,
 }

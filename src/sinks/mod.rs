@@ -43,7 +43,9 @@ pub struct SharedSink {
 }
 
 impl SharedSink {
-    pub fn file(name: &str, path: &Path) -> Result<SharedSink, SinkError> {
+    /// Opens the file sink at `path`: truncated, or kept and appended to when `append` (a run that
+    /// resumes from a checkpoint).
+    pub fn file(name: &str, path: &Path, append: bool) -> Result<SharedSink, SinkError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|err| SinkError::Open {
                 sink: name.into(),
@@ -54,7 +56,7 @@ impl SharedSink {
         let f = OpenOptions::new()
             .create(true)
             .write(true)
-            .truncate(true)
+            .truncate(!append)
             .open(path)
             .and_then(|f| {
                 drop(f);

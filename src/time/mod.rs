@@ -160,6 +160,34 @@ impl WatermarkTracker {
         self.current()
     }
 
+    /// Appends every partition's progress (for a checkpoint taken between chunks).
+    pub fn encode(&self, e: &mut crate::checkpoint::codec::Enc) {
+        e.u64(self.parts.len() as u64);
+        for p in &self.parts {
+            e.i64(p.max);
+            e.u8(u8::from(p.live) | u8::from(p.idle) << 1);
+        }
+    }
+
+    /// Restores what `encode` wrote; the partitions must be the same ones (same count).
+    pub fn decode(&mut self, d: &mut crate::checkpoint::codec::Dec) -> Result<(), String> {
+        let n = d.count(9, "partitions")?;
+        if n != self.parts.len() {
+            return Err(format!(
+                "state has {n} input partitions, this run has {}",
+                self.parts.len()
+            ));
+        }
+        for p in &mut self.parts {
+            p.max = d.i64("partition progress")?;
+            let flags = d.u8("partition progress")?;
+            p.live = flags & 1 != 0;
+            p.idle = flags & 2 != 0;
+        }
+        self.cur = None;
+        Ok(())
+    }
+
     /// The watermark between chunks: over every partition that holds it back; `WM_MAX` when none does.
     pub fn current(&self) -> i64 {
         self.parts

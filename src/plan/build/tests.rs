@@ -134,6 +134,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
             },
         ],
         dead_letter: Some("out/dead_letter.ndjson".into()),
+        checkpoint: None,
     };
     assert_eq!(plan, expected);
     assert_eq!(plan.windows[0].value_fields(), ["bid", "user_id"]);
@@ -494,4 +495,33 @@ fn every_problem_is_reported_at_once_in_file_order() {
     );
     let lines: Vec<&str> = errs.iter().map(|e| e.split(':').nth(1).unwrap()).collect();
     assert_eq!(lines, ["2", "9", "11", "12", "16"]);
+}
+
+#[test]
+fn checkpoint_table_is_typed_defaulted_and_checked() {
+    let base = "[sources.s]\ntype = \"generator\"\n[transforms.w]\ntype = \"window\"\ninputs = [\"s\"]\ngroup_by = [\"ad_id\"]\nwindow = { type = \"tumbling\", size = \"1m\" }\naggregates = { n = \"count()\" }\n[sinks.o]\ntype = \"stdout\"\ninputs = [\"w\"]\n";
+    let load = |extra: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, format!("{base}{extra}")).unwrap();
+        crate::plan::load(&p).map_err(|e| e.to_string())
+    };
+    let plan = load("[checkpoint]\ndir = \"state/x\"\n").unwrap();
+    assert_eq!(
+        plan.checkpoint,
+        Some(CheckpointPlan {
+            dir: "state/x".into(),
+            interval_ms: 10_000,
+            retain: 3
+        })
+    );
+    let e = load("[checkpoint]\ndir = \"s\"\ninterval = \"0s\"\nretain = 0\n").unwrap_err();
+    assert!(
+        e.contains("checkpoint.interval") && e.contains("checkpoint.retain"),
+        "{e}"
+    );
+    let e = load("[checkpoint]\ndir = \"s\"\nretian = 2\n").unwrap_err();
+    assert!(e.contains("retian"), "{e}");
+    let e = load("[checkpoint]\ninterval = \"1s\"\n").unwrap_err();
+    assert!(e.contains("dir"), "{e}");
 }

@@ -18,6 +18,7 @@
 mod emit;
 mod produce;
 mod receive;
+mod snapshot;
 
 use super::ring::{Consumer, Producer};
 use super::setup::{ShardSetup, StopCoord};
@@ -71,6 +72,7 @@ struct ProdChunk {
 use emit::ShardEmitter;
 
 pub struct Shard {
+    id: usize,
     n: usize,
     setup: Arc<ShardSetup>,
     parsers: Vec<SourceParser>,
@@ -92,6 +94,13 @@ pub struct Shard {
     ops: Vec<Box<dyn Operator>>,
     emitter: ShardEmitter,
     emit_marks: Vec<(i64, u64)>,
+    // checkpoints (shard 0 issues them)
+    ckpt_issued: u64,
+    ckpt_last: Instant,
+    /// Id of the last barrier met (every shard meets the same ones).
+    last_barrier: u64,
+    /// The chunk this run started at (0, or a resumed checkpoint's).
+    started_at: u64,
     // ending
     proposed: bool,
     stop_seq: Option<u64>,
@@ -137,7 +146,8 @@ impl Shard {
             emitted: 0,
             error: None,
         };
-        let shard = Shard {
+        let mut shard = Shard {
+            id,
             n,
             parsers: p.parsers,
             out: p.out,
@@ -155,6 +165,10 @@ impl Shard {
             ops: p.ops,
             emitter,
             emit_marks: Vec::new(),
+            ckpt_issued: 0,
+            ckpt_last: Instant::now(),
+            last_barrier: 0,
+            started_at: 0,
             proposed: false,
             stop_seq: None,
             failure: None,
@@ -162,6 +176,9 @@ impl Shard {
             hist: latency_histogram(),
             setup,
         };
+        if let Err(e) = shard.resume() {
+            shard.failure = Some(e);
+        }
         (shard, uring_refused)
     }
 
@@ -231,6 +248,10 @@ impl Shard {
     }
 
     fn finish(&mut self) -> Result<(), String> {
+        self.final_checkpoint();
+        if let Some(why) = self.failure.take() {
+            return Err(why);
+        }
         for op in &self.ops {
             let s = op.stats();
             self.stats.fired += s.fired;

@@ -6,8 +6,16 @@ use super::emit::dead_letter_line;
 use super::{ProdChunk, Shard, SourceParser, STEP};
 use crate::event::{Event, Tag, CHUNK_LAST};
 use crate::runtime::schedule::Schedule;
+use crate::runtime::setup::ShardSetup;
 use crate::sources::PartKind;
 use std::fs::File;
+
+/// The shard owning `hash`: its key group (high hash bits) scaled onto `n` contiguous ranges.
+#[inline]
+pub(super) fn shard_of(setup: &ShardSetup, n: usize, hash: u64) -> usize {
+    let kg = ((hash >> 32) * setup.key_groups as u64) >> 32;
+    (kg as usize * n) / setup.key_groups as usize
+}
 
 impl Shard {
     /// Returns (records produced, stalled for credit).
@@ -52,6 +60,10 @@ impl Shard {
         let Some((part, k)) = self.setup.schedule.chunk(seq) else {
             return false;
         };
+        self.maybe_issue_barrier();
+        if self.failure.is_some() {
+            return false;
+        }
         self.next_prod += self.n as u64;
         let last = Schedule::is_last(&self.setup.chunk_counts, part, k);
         let ingest_ns = self.now_ns();
@@ -290,8 +302,7 @@ impl Shard {
 
     #[inline]
     fn shard_of(&self, hash: u64) -> usize {
-        let kg = ((hash >> 32) * self.setup.key_groups as u64) >> 32;
-        (kg as usize * self.n) / self.setup.key_groups as usize
+        shard_of(&self.setup, self.n, hash)
     }
 
     #[inline(always)]

@@ -93,6 +93,7 @@ impl Shard {
                 self.ops[ev.op as usize].on_event(ev, self.wm, &mut self.emitter);
                 self.stats.events_processed += 1;
             }
+            Tag::Barrier => self.take_checkpoint(ev.pos),
             Tag::ChunkEnd => {
                 let wm = self.tracker.chunk_end(
                     ev.part,

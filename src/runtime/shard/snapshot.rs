@@ -1,0 +1,157 @@
+//! A shard's part in checkpoints (see `runtime::checkpointing`): shard 0 issues barriers ahead of
+//! its chunks; every shard writes its state when it meets one and restores its keys when a run
+//! resumes. Runs between chunks only, never per event.
+
+use super::Shard;
+use crate::checkpoint::codec::{Dec, Enc};
+use crate::checkpoint::{Section, Snapshot};
+use crate::event::{Event, Tag};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Shard {
+    /// Shard 0, about to start chunk `seq`: sends the next checkpoint's barrier ahead of it if the
+    /// interval has passed and the previous checkpoint has completed.
+    pub(super) fn maybe_issue_barrier(&mut self) {
+        let Some(ck) = self.setup.ckpt.clone() else {
+            return;
+        };
+        if self.id != 0
+            || ck.completed.load(Ordering::Acquire) != self.ckpt_issued
+            || self.ckpt_last.elapsed() < ck.interval
+        {
+            return;
+        }
+        let id = self.ckpt_issued + 1;
+        if let Err(e) = ck.store.begin(id) {
+            self.failure = Some(format!("checkpoint {id}: {e}"));
+            return;
+        }
+        self.ckpt_issued = id;
+        self.ckpt_last = Instant::now();
+        let mut b = Event::EMPTY;
+        b.tag = Tag::Barrier;
+        b.pos = id;
+        for d in 0..self.n {
+            self.pending.push_back((d, b));
+        }
+    }
+
+    /// At the end of a run that got anywhere (bounded input done, or stopped by a signal at an agreed
+    /// chunk): every shard has taken exactly the chunks before the end, so their states together
+    /// are one more consistent checkpoint, taken without a barrier. A run resumed from it has
+    /// nothing left to replay.
+    pub(super) fn final_checkpoint(&mut self) {
+        let Some(ck) = self.setup.ckpt.clone() else {
+            return;
+        };
+        if self.next_seq == self.started_at || self.failure.is_some() {
+            return;
+        }
+        let id = self.last_barrier + 1;
+        if let Err(e) = ck.store.begin_shared(id) {
+            self.failure = Some(format!("checkpoint {id}: {e}"));
+            return;
+        }
+        self.take_checkpoint(id);
+    }
+
+    /// Key groups `lo..hi` this shard owns (the inverse of `shard_of`).
+    fn key_group_range(&self) -> (u32, u32) {
+        let (kgs, n, id) = (self.setup.key_groups as u64, self.n as u64, self.id as u64);
+        (
+            (id * kgs).div_ceil(n) as u32,
+            ((id + 1) * kgs).div_ceil(n) as u32,
+        )
+    }
+
+    /// Met barrier `id` at the boundary before chunk `next_seq`: flush what was emitted before it
+    /// (so a replay from here loses nothing), write this shard's state, report it.
+    pub(super) fn take_checkpoint(&mut self, id: u64) {
+        let Some(ck) = self.setup.ckpt.clone() else {
+            return;
+        };
+        self.last_barrier = id;
+        for s in &mut self.emitter.sinks {
+            if let Err(e) = s.flush() {
+                self.failure = Some(format!("checkpoint {id}: flushing output: {e}"));
+                return;
+            }
+        }
+        let mut time = Enc::default();
+        self.tracker.encode(&mut time);
+        time.i64(self.wm);
+        let mut sections = vec![Section {
+            name: "time".into(),
+            bytes: time.bytes,
+        }];
+        for (op, name) in self.ops.iter().zip(&self.setup.op_names) {
+            let mut e = Enc::default();
+            op.snapshot(&mut e);
+            sections.push(Section {
+                name: format!("op/{name}"),
+                bytes: e.bytes,
+            });
+        }
+        let snap = Snapshot {
+            shard: self.id as u32,
+            key_groups: self.key_group_range(),
+            sections,
+        };
+        let done = ck
+            .store
+            .write_shard(id, &snap)
+            .map_err(|e| e.to_string())
+            .and_then(|entry| ck.shard_done(id, self.next_seq, entry, self.n));
+        if let Err(e) = done {
+            self.failure = Some(format!("checkpoint {id}: {e}"));
+        }
+        self.stats.checkpoints += 1;
+    }
+
+    /// Restores the keys this shard owns from every snapshot of the checkpoint being resumed and
+    /// starts at its chunk.
+    pub(super) fn resume(&mut self) -> Result<(), String> {
+        if let Some(ck) = &self.setup.ckpt {
+            self.ckpt_issued = ck.base_id;
+            self.last_barrier = ck.base_id;
+        }
+        let Some(r) = self.setup.resume.clone() else {
+            return Ok(());
+        };
+        let time = r
+            .snapshots
+            .first()
+            .and_then(|s| s.sections.iter().find(|x| x.name == "time"))
+            .ok_or("checkpoint has no watermark state")?;
+        let mut d = Dec::new(&time.bytes);
+        self.tracker.decode(&mut d)?;
+        self.wm = d.i64("watermark")?;
+        let names = &self.setup.op_names;
+        let setup = self.setup.clone();
+        let keep = |h: u64| super::produce::shard_of(&setup, self.n, h) == self.id;
+        for snap in &r.snapshots {
+            let ops: Vec<&Section> = snap
+                .sections
+                .iter()
+                .filter(|x| x.name.starts_with("op/"))
+                .collect();
+            let theirs: Vec<&str> = ops.iter().map(|x| &x.name[3..]).collect();
+            if theirs != names.iter().map(String::as_str).collect::<Vec<_>>() {
+                return Err(format!(
+                    "checkpoint {} holds state of windows {theirs:?}; this config has {names:?}",
+                    r.id
+                ));
+            }
+            for (op, sec) in self.ops.iter_mut().zip(ops) {
+                op.restore(&sec.bytes, &keep, self.wm)
+                    .map_err(|e| format!("checkpoint {}, {}: {e}", r.id, sec.name))?;
+            }
+        }
+        let n = self.n as u64;
+        self.next_seq = r.chunk;
+        self.started_at = r.chunk;
+        self.next_prod = r.chunk + (self.id as u64 + n - r.chunk % n) % n;
+        Ok(())
+    }
+}

@@ -1,0 +1,164 @@
+//! Checkpoints through the real binary: taking them changes no result; a finished run's final
+//! checkpoint leaves nothing to replay; `kill -9` at random points and restarting, with another
+//! shard count each time (state moves by key group), loses nothing (output is at-least-once: the
+//! set of lines equals an uninterrupted run's).
+
+mod common;
+
+use common::{read_lines, sluice, BIN};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn config(dir: &Path, name: &str, events: u64, checkpoint: Option<(&str, u32)>) -> String {
+    config_on(dir, name, events, checkpoint, 2)
+}
+
+/// The job with `shards` shards; `name` picks output, state and config file.
+fn config_on(
+    dir: &Path,
+    name: &str,
+    events: u64,
+    checkpoint: Option<(&str, u32)>,
+    shards: usize,
+) -> String {
+    let out = dir.join(format!("{name}.ndjson"));
+    let ckpt = checkpoint.map_or(String::new(), |(interval, retain)| {
+        format!(
+            "[checkpoint]\ndir = {:?}\ninterval = \"{interval}\"\nretain = {retain}\n",
+            dir.join(format!("{name}-state"))
+        )
+    });
+    let toml = format!(
+        r#"[runtime]
+shards = {shards}
+chunk_bytes = 65536
+
+[sources.clicks]
+type = "generator"
+count = {events}
+out_of_orderness = "2s"
+late_fraction = 0.01
+late_by = "7500ms"
+watermark = {{ max_out_of_orderness = "2s" }}
+
+[transforms.per_ad]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = {{ type = "tumbling", size = "1s" }}
+allowed_lateness = "5s"
+aggregates = {{ clicks = "count()", spend = "sum(bid)", users = "count_distinct(user_id)" }}
+
+[sinks.out]
+type = "file"
+inputs = ["per_ad"]
+path = {out:?}
+
+{ckpt}"#
+    );
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, toml).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn lines_of(dir: &Path, name: &str) -> Vec<String> {
+    let mut v = read_lines(&dir.join(format!("{name}.ndjson")));
+    v.sort();
+    v
+}
+
+fn checkpoint_ids(state: &Path) -> Vec<u64> {
+    let mut ids: Vec<u64> = std::fs::read_dir(state)
+        .unwrap()
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_prefix("chk-")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn checkpoints_change_no_result_and_a_finished_run_leaves_nothing_to_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plain = config(d, "plain", 400_000, None);
+    assert!(sluice(d, &["run", "--config", &plain], Duration::from_secs(60)).success);
+    let with = config(d, "ckpt", 400_000, Some(("1ms", 2)));
+    let first = sluice(d, &["run", "--config", &with], Duration::from_secs(60));
+    assert!(first.success, "{}", first.stderr);
+    assert!(!first.stderr.contains("resuming"), "{}", first.stderr);
+    let want = lines_of(d, "plain");
+    assert!(want.len() > 1000);
+    assert_eq!(lines_of(d, "ckpt"), want);
+    // Several checkpoints were taken; only the newest `retain` are kept.
+    let ids = checkpoint_ids(&d.join("ckpt-state"));
+    assert!(
+        ids.len() <= 2 && ids.last().copied().unwrap_or(0) >= 3,
+        "{ids:?}"
+    );
+    // Run again: it resumes from the final checkpoint, which has nothing left to do.
+    let again = sluice(d, &["run", "--config", &with], Duration::from_secs(60));
+    assert!(
+        again.success && again.stderr.contains("resuming from checkpoint"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        lines_of(d, "ckpt"),
+        want,
+        "a resumed finished run adds nothing"
+    );
+}
+
+#[test]
+fn kill_9_at_random_points_then_restart_with_other_shard_counts_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let events = 3_000_000;
+    let plain = config(d, "plain", events, None);
+    assert!(sluice(d, &["run", "--config", &plain], Duration::from_secs(120)).success);
+    let want: BTreeSet<String> = lines_of(d, "plain").into_iter().collect();
+
+    let mut resumed = 0;
+    // Kill after growing delays, rescaling between starts; then let the last start finish.
+    for (i, delay_ms) in [40u64, 70, 110, 160, 230].into_iter().enumerate() {
+        let with = config_on(d, "crash", events, Some(("10ms", 3)), [2, 1, 3, 2, 1][i]);
+        let err = d.join(format!("crash-stderr-{i}.txt"));
+        let mut child = Command::new(BIN)
+            .args(["run", "--config", &with])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL: no flush, no final checkpoint
+        let _ = child.wait();
+        if std::fs::read_to_string(&err)
+            .unwrap()
+            .contains("resuming from checkpoint")
+        {
+            resumed += 1;
+        }
+    }
+    let with = config_on(d, "crash", events, Some(("10ms", 3)), 3);
+    let last = sluice(d, &["run", "--config", &with], Duration::from_secs(120));
+    assert!(last.success, "{}", last.stderr);
+    resumed += usize::from(last.stderr.contains("resuming from checkpoint"));
+    assert!(resumed >= 2, "recovery was exercised only {resumed} times");
+    let got: BTreeSet<String> = lines_of(d, "crash").into_iter().collect();
+    let missing: Vec<&String> = want.difference(&got).take(3).collect();
+    let extra: Vec<&String> = got.difference(&want).take(3).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, never in an uninterrupted run {extra:?}"
+    );
+}
