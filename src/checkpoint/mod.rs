@@ -12,8 +12,8 @@
 //! and `manifest.json`. Snapshot files are written through a memory map (`memmap2`) and flushed with
 //! msync and fsync before the manifest names them.
 //!
-//! Status: storage only. Barriers, shard state encoding, recovery and the exactly-once file sink
-//! (issue 3) are not wired to it yet.
+//! The runtime decides when and where (`runtime::checkpointing`); operators encode their own state
+//! through [`codec`].
 
 pub mod codec;
 mod manifest;
