@@ -5,15 +5,18 @@
 //! intact checkpoint: every shard restores the keys it owns from every snapshot (so the shard count
 //! may differ) and all start reading at the recorded chunk.
 //!
-//! Guarantee: state is exactly-once (a restored run's windows equal an uninterrupted run's); output
-//! is at-least-once (results emitted after the checkpoint's chunk are emitted again on replay).
+//! Guarantee: state is exactly-once (a restored run's windows equal an uninterrupted run's); file
+//! sinks are exactly-once (lines are staged per checkpoint and committed after its manifest, see
+//! `sinks::staged`); stdout and dead letters are at-least-once (emitted again on replay).
 //! Never touches the event path: barriers are in-band messages, checked where chunk ends are.
 
 use super::RuntimeError;
 use crate::checkpoint::{CheckpointStore, FileEntry, Snapshot};
 use crate::plan::CheckpointPlan;
+use crate::sinks;
 use crate::sources::Partition;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,6 +37,8 @@ pub struct Ckpt {
     /// Snapshots written so far, per checkpoint not yet complete (at the end of a run a shard may
     /// write the final checkpoint while another still writes the one before).
     pub files: Mutex<BTreeMap<u64, Vec<FileEntry>>>,
+    /// Outputs of the file sinks, committed with each checkpoint.
+    pub staged: Vec<PathBuf>,
 }
 
 /// Where a resumed run starts: the checkpoint's chunk and every shard's snapshot.
@@ -49,6 +54,7 @@ pub fn open(
     plan: &CheckpointPlan,
     key_groups: u32,
     parts: &[Partition],
+    staged: Vec<PathBuf>,
 ) -> Result<(Arc<Ckpt>, Option<Resume>), RuntimeError> {
     let err = |m: String| RuntimeError::Checkpoint(m);
     let store = CheckpointStore::open(&plan.dir).map_err(|e| err(e.to_string()))?;
@@ -62,6 +68,19 @@ pub fn open(
         );
     }
     let partitions: Vec<String> = parts.iter().map(|p| p.name.clone()).collect();
+    // Output staged for the newest checkpoint is committed (again: a crash may have cut the
+    // commit short); staging for anything else never completed, or was committed already.
+    for out in &staged {
+        let key = out.to_string_lossy();
+        let newest = latest.as_ref().map(|m| {
+            (
+                m.id,
+                m.sources["commit"][key.as_ref()].as_u64().unwrap_or(0),
+            )
+        });
+        sinks::staged::recover(out, newest)
+            .map_err(|e| err(format!("recovering output {}: {e}", out.display())))?;
+    }
     let mut resume = None;
     let base_id = store
         .ids()
@@ -110,6 +129,7 @@ pub fn open(
         base_id,
         completed: AtomicU64::new(base_id),
         files: Mutex::new(BTreeMap::new()),
+        staged,
     };
     Ok((Arc::new(ckpt), resume))
 }
@@ -135,10 +155,24 @@ impl Ckpt {
             (files, all.keys().next().copied().unwrap_or(u64::MAX))
         };
         files.sort_by_key(|f| f.shard);
-        let sources = serde_json::json!({ "chunk": chunk, "partitions": self.partitions });
+        // Each output's length before this checkpoint's lines: recovery rolls a cut-short commit
+        // forward from there.
+        let mut commit = serde_json::Map::new();
+        for out in &self.staged {
+            let len =
+                sinks::staged::output_len(out).map_err(|e| format!("{}: {e}", out.display()))?;
+            commit.insert(out.to_string_lossy().into_owned(), len.into());
+        }
+        let sources =
+            serde_json::json!({ "chunk": chunk, "partitions": self.partitions, "commit": commit });
         self.store
             .complete(id, self.key_groups, sources, files)
             .map_err(|e| e.to_string())?;
+        for out in &self.staged {
+            let from = commit[out.to_string_lossy().as_ref()].as_u64().unwrap_or(0);
+            sinks::staged::commit(out, id, from)
+                .map_err(|e| format!("committing output {}: {e}", out.display()))?;
+        }
         self.store
             .retain(self.retain, in_progress)
             .map_err(|e| e.to_string())?;

@@ -93,13 +93,26 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         Some(p) => p,
         None => crate::sources::partitions(plan)?,
     };
+    let staged: Vec<std::path::PathBuf> = match plan.checkpoint {
+        Some(_) => plan
+            .sinks
+            .iter()
+            .filter_map(|s| match &s.kind {
+                SinkKind::File { path } => Some(path.clone()),
+                SinkKind::Stdout => None,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     let (ckpt, resume) = match &plan.checkpoint {
         Some(c) => {
-            let (ckpt, resume) = checkpointing::open(c, plan.runtime.key_groups.max(1), &parts)?;
+            let (ckpt, resume) =
+                checkpointing::open(c, plan.runtime.key_groups.max(1), &parts, staged)?;
             (Some(ckpt), resume.map(Arc::new))
         }
         None => (None, None),
     };
+    let first_id = ckpt.as_ref().map_or(0, |c| c.base_id + 1);
     let chunk_counts: Vec<_> = parts
         .iter()
         .map(|p| p.chunks(plan.runtime.chunk_bytes))
@@ -163,6 +176,9 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
     let mut shared = Vec::new();
     for s in &plan.sinks {
         shared.push(match &s.kind {
+            SinkKind::File { path } if ckpt.is_some() => {
+                SharedSink::staged(&s.name, path, resume.is_some())?
+            }
             SinkKind::File { path } => SharedSink::file(&s.name, path, resume.is_some())?,
             SinkKind::Stdout => SharedSink::stdout(&s.name),
         });
@@ -244,8 +260,8 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
             out,
             inbound,
             ops,
-            sinks: shared.iter().map(SharedSink::writer).collect(),
-            dead: dead.as_ref().map(SharedSink::writer),
+            sinks: shared.iter().map(|s| s.writer(id, first_id)).collect(),
+            dead: dead.as_ref().map(|s| s.writer(id, first_id)),
         };
         let setup = setup.clone();
         let core = if cores.is_empty() {

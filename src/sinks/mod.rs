@@ -4,10 +4,13 @@
 //! to the shared output with one `write` on a file opened with `O_APPEND`, so shards never share a
 //! lock or a buffer and lines never interleave. A file is truncated when the run opens it.
 //!
-//! Delivery guarantee: at-least-once is not even claimed here — these sinks write as results are
-//! produced and a crash loses the unflushed buffer; results are exact for a run that ends normally
-//! (bounded input, or SIGINT/SIGTERM). File output is an upsert log (see README). Exactly-once output
-//! needs checkpoints and a transactional sink, which this module does not provide yet.
+//! Delivery guarantee: without checkpoints these sinks write as results are produced and a crash
+//! loses the unflushed buffer; results are exact for a run that ends normally (bounded input, or
+//! SIGINT/SIGTERM). With checkpoints a file sink is staged and committed with each checkpoint
+//! ([`staged`]): exactly-once. Stdout and the dead-letter file are at-least-once (flushed at each
+//! checkpoint, replayed after it). File output is an upsert log (see README).
+
+pub mod staged;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -32,6 +35,8 @@ pub enum SinkError {
 #[derive(Clone, Debug)]
 pub enum Target {
     File(Arc<File>),
+    /// A file written through per-shard staging, committed with checkpoints.
+    Staged(PathBuf),
     Stdout,
 }
 
@@ -73,6 +78,25 @@ impl SharedSink {
         })
     }
 
+    /// The file sink at `path` under checkpoints (see [`staged`]): the output is truncated unless
+    /// the run resumes; lines reach it only through commits.
+    pub fn staged(name: &str, path: &Path, append: bool) -> Result<SharedSink, SinkError> {
+        let opened = SharedSink::file(name, path, append)?;
+        drop(opened);
+        Ok(SharedSink {
+            name: name.into(),
+            target: Target::Staged(path.to_path_buf()),
+        })
+    }
+
+    /// The output file of a staged sink.
+    pub fn staged_path(&self) -> Option<&Path> {
+        match &self.target {
+            Target::Staged(p) => Some(p),
+            _ => None,
+        }
+    }
+
     pub fn stdout(name: &str) -> SharedSink {
         SharedSink {
             name: name.into(),
@@ -80,11 +104,16 @@ impl SharedSink {
         }
     }
 
-    pub fn writer(&self) -> SinkWriter {
+    /// Shard `shard`'s writer; a staged sink's first lines belong to checkpoint `first_id`.
+    pub fn writer(&self, shard: usize, first_id: u64) -> SinkWriter {
         SinkWriter {
             sink: self.clone(),
             buf: Vec::with_capacity(FLUSH_BYTES + 4096),
             lines: 0,
+            stage: match &self.target {
+                Target::Staged(p) => Some(staged::Stage::new(p.clone(), shard, first_id)),
+                _ => None,
+            },
         }
     }
 }
@@ -95,6 +124,7 @@ pub struct SinkWriter {
     sink: SharedSink,
     buf: Vec<u8>,
     pub lines: u64,
+    stage: Option<staged::Stage>,
 }
 
 impl SinkWriter {
@@ -115,6 +145,10 @@ impl SinkWriter {
         }
         let res = match &self.sink.target {
             Target::File(f) => (&**f).write_all(&self.buf),
+            Target::Staged(_) => match self.stage.as_mut() {
+                Some(st) => st.write(&self.buf),
+                None => Ok(()),
+            },
             Target::Stdout => {
                 let mut out = io::stdout().lock();
                 out.write_all(&self.buf).and_then(|_| out.flush())
@@ -125,5 +159,18 @@ impl SinkWriter {
             sink: self.sink.name.clone(),
             err,
         })
+    }
+
+    /// At checkpoint `id`'s barrier: everything written so far is flushed, and for a staged sink
+    /// made durable as part of `id`.
+    pub fn seal(&mut self, id: u64) -> Result<(), SinkError> {
+        self.flush()?;
+        match self.stage.as_mut() {
+            Some(st) => st.seal(id).map_err(|err| SinkError::Write {
+                sink: self.sink.name.clone(),
+                err,
+            }),
+            None => Ok(()),
+        }
     }
 }

@@ -48,6 +48,14 @@ impl Shard {
         if self.next_seq == self.started_at || self.failure.is_some() {
             return;
         }
+        // Checkpoints complete in id order (a commit appends to the outputs): wait for the last
+        // barrier's to complete; the shards still writing it need nothing from this one.
+        while ck.completed.load(Ordering::Acquire) < self.last_barrier {
+            if self.setup.stop.failed.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         let id = self.last_barrier + 1;
         if let Err(e) = ck.store.begin_shared(id) {
             self.failure = Some(format!("checkpoint {id}: {e}"));
@@ -72,9 +80,10 @@ impl Shard {
             return;
         };
         self.last_barrier = id;
-        for s in &mut self.emitter.sinks {
-            if let Err(e) = s.flush() {
-                self.failure = Some(format!("checkpoint {id}: flushing output: {e}"));
+        let dead = self.dead.iter_mut();
+        for s in self.emitter.sinks.iter_mut().chain(dead) {
+            if let Err(e) = s.seal(id) {
+                self.failure = Some(format!("checkpoint {id}: sealing output: {e}"));
                 return;
             }
         }
