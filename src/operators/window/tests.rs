@@ -236,24 +236,37 @@ fn drive_runs(op: &mut dyn Operator, events: &[Event], ooo: i64, run: usize) -> 
     out
 }
 
+/// Every window kind, small enough that a few hundred events cross many windows.
+fn window_kinds() -> impl proptest::strategy::Strategy<Value = WindowKind> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(WindowKind::Tumbling { size_ms: 10 }),
+        Just(WindowKind::Sliding {
+            size_ms: 20,
+            slide_ms: 5
+        }),
+        Just(WindowKind::Cumulative {
+            step_ms: 5,
+            max_size_ms: 20
+        }),
+        Just(WindowKind::Session { gap_ms: 7 }),
+    ]
+}
+
+/// Events from (key, time slot, step back, value): times mostly advance, with jitter and
+/// occasional far-behind (late) events.
+fn jittered_events(raw: &[(u8, i64, i64, i64)]) -> Vec<Event> {
+    raw.iter()
+        .map(|&(k, slot, back, v)| {
+            let back = if back < 0 { back * 2 } else { back };
+            ev(&format!("k{k}"), (slot + back).max(0), v)
+        })
+        .collect()
+}
+
 mod runs_equal_events {
     use super::*;
     use proptest::prelude::*;
-
-    fn kinds() -> impl Strategy<Value = WindowKind> {
-        prop_oneof![
-            Just(WindowKind::Tumbling { size_ms: 10 }),
-            Just(WindowKind::Sliding {
-                size_ms: 20,
-                slide_ms: 5
-            }),
-            Just(WindowKind::Cumulative {
-                step_ms: 5,
-                max_size_ms: 20
-            }),
-            Just(WindowKind::Session { gap_ms: 7 }),
-        ]
-    }
 
     proptest! {
         /// Whatever the run length, `on_run` gives exactly the lines, late events and order that
@@ -261,20 +274,13 @@ mod runs_equal_events {
         /// duplicate events.
         #[test]
         fn on_run_gives_what_on_event_gives(
-            kind in kinds(),
+            kind in window_kinds(),
             lateness in prop_oneof![Just(0i64), Just(6)],
             ooo in 0i64..6,
             run in 1usize..40,
             raw in proptest::collection::vec((0u8..4, 0i64..120, -30i64..3, 0i64..100), 1..200),
         ) {
-            // Times mostly advance, with jitter and occasional far-behind (late) events.
-            let events: Vec<Event> = raw
-                .iter()
-                .map(|&(k, slot, back, v)| {
-                    let back = if back < 0 { back * 2 } else { back };
-                    ev(&format!("k{k}"), (slot + back).max(0), v)
-                })
-                .collect();
+            let events = jittered_events(&raw);
             let mut by_event = op(kind, lateness);
             let mut input = Vec::new();
             let mut seen = i64::MIN;
@@ -350,21 +356,6 @@ mod snapshot_restore {
         }
     }
 
-    fn kinds() -> impl Strategy<Value = WindowKind> {
-        prop_oneof![
-            Just(WindowKind::Tumbling { size_ms: 10 }),
-            Just(WindowKind::Sliding {
-                size_ms: 20,
-                slide_ms: 5
-            }),
-            Just(WindowKind::Cumulative {
-                step_ms: 5,
-                max_size_ms: 20
-            }),
-            Just(WindowKind::Session { gap_ms: 7 }),
-        ]
-    }
-
     fn sorted(mut v: Vec<String>) -> Vec<String> {
         v.sort();
         v
@@ -376,19 +367,13 @@ mod snapshot_restore {
         /// uninterrupted operator produces from that point on.
         #[test]
         fn restored_state_continues_exactly(
-            kind in kinds(),
+            kind in window_kinds(),
             lateness in prop_oneof![Just(0i64), Just(6)],
             ooo in 0i64..6,
             cut in any::<prop::sample::Index>(),
             raw in proptest::collection::vec((0u8..6, 0i64..120, -30i64..3, 0i64..400), 1..200),
         ) {
-            let events: Vec<Event> = raw
-                .iter()
-                .map(|&(k, slot, back, v)| {
-                    let back = if back < 0 { back * 2 } else { back };
-                    ev(&format!("k{k}"), (slot + back).max(0), v)
-                })
-                .collect();
+            let events = jittered_events(&raw);
             let cut = cut.index(events.len() + 1);
             let (before, after) = events.split_at(cut);
             let mut a = op_all(kind, lateness);
