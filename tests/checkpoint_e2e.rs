@@ -116,6 +116,29 @@ fn checkpoints_change_no_result_and_a_finished_run_leaves_nothing_to_replay() {
         want,
         "a resumed finished run adds nothing"
     );
+    // Tear the newest (final) checkpoint: the next run says so, falls back to the one before,
+    // cuts the output back to that checkpoint's commit and replays the rest: still every line once.
+    let state = d.join("ckpt-state");
+    let ids = checkpoint_ids(&state);
+    let newest = state.join(format!("chk-{:020}", ids[ids.len() - 1]));
+    let snap = newest.join("shard-1.snap");
+    let bytes = std::fs::read(&snap).unwrap();
+    std::fs::write(&snap, &bytes[..bytes.len() / 2]).unwrap();
+    let fallback = sluice(d, &["run", "--config", &with], Duration::from_secs(60));
+    assert!(fallback.success, "{}", fallback.stderr);
+    assert!(
+        fallback.stderr.contains("torn")
+            && fallback
+                .stderr
+                .contains(&format!("resuming from checkpoint {}", ids[0])),
+        "{}",
+        fallback.stderr
+    );
+    assert_eq!(
+        lines_of(d, "ckpt"),
+        want,
+        "falling back replays exactly the lost part"
+    );
 }
 
 #[test]

@@ -73,10 +73,12 @@ pub fn open(
     for out in &staged {
         let key = out.to_string_lossy();
         let newest = latest.as_ref().map(|m| {
-            (
-                m.id,
-                m.sources["commit"][key.as_ref()].as_u64().unwrap_or(0),
-            )
+            let c = &m.sources["commit"][key.as_ref()];
+            sinks::staged::Committed {
+                id: m.id,
+                from: c["from"].as_u64().unwrap_or(0),
+                to: c["to"].as_u64().unwrap_or(0),
+            }
         });
         sinks::staged::recover(out, newest)
             .map_err(|e| err(format!("recovering output {}: {e}", out.display())))?;
@@ -155,13 +157,17 @@ impl Ckpt {
             (files, all.keys().next().copied().unwrap_or(u64::MAX))
         };
         files.sort_by_key(|f| f.shard);
-        // Each output's length before this checkpoint's lines: recovery rolls a cut-short commit
-        // forward from there.
+        // Each output's length before and after this checkpoint's lines: recovery rolls a cut-short
+        // commit forward from the first, or cuts a later checkpoint's output back to the second.
         let mut commit = serde_json::Map::new();
         for out in &self.staged {
-            let len =
-                sinks::staged::output_len(out).map_err(|e| format!("{}: {e}", out.display()))?;
-            commit.insert(out.to_string_lossy().into_owned(), len.into());
+            let io = |e: std::io::Error| format!("{}: {e}", out.display());
+            let from = sinks::staged::output_len(out).map_err(io)?;
+            let to = from + sinks::staged::staged_len(out, id).map_err(io)?;
+            commit.insert(
+                out.to_string_lossy().into_owned(),
+                serde_json::json!({ "from": from, "to": to }),
+            );
         }
         let sources =
             serde_json::json!({ "chunk": chunk, "partitions": self.partitions, "commit": commit });
@@ -169,7 +175,9 @@ impl Ckpt {
             .complete(id, self.key_groups, sources, files)
             .map_err(|e| e.to_string())?;
         for out in &self.staged {
-            let from = commit[out.to_string_lossy().as_ref()].as_u64().unwrap_or(0);
+            let from = commit[out.to_string_lossy().as_ref()]["from"]
+                .as_u64()
+                .unwrap_or(0);
             sinks::staged::commit(out, id, from)
                 .map_err(|e| format!("committing output {}: {e}", out.display()))?;
         }

@@ -80,17 +80,42 @@ pub fn commit(output: &Path, id: u64, from: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Recovery: rolls forward the commit of checkpoint `latest` (if its staging is still there) from
-/// `from` bytes, and discards staging of every other checkpoint (never completed, or committed).
-pub fn recover(output: &Path, latest: Option<(u64, u64)>) -> io::Result<()> {
+/// Bytes staged for checkpoint `id`: the output grows by this much when it is committed.
+pub fn staged_len(output: &Path, id: u64) -> io::Result<u64> {
+    let mut n = 0;
+    for (i, _, p) in staged(output)? {
+        if i == id {
+            n += std::fs::metadata(p)?.len();
+        }
+    }
+    Ok(n)
+}
+
+/// The output's length before and after checkpoint `id`'s commit, as its manifest records them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Committed {
+    pub id: u64,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Recovery to checkpoint `latest`: rolls its commit forward if it was cut short (its staging is
+/// still there), or else cuts the output back to what it held right after that commit (output of a
+/// later checkpoint, when the run falls back past it, is produced again by the replay); and
+/// discards staging of every other checkpoint. `None`: no checkpoint (the output starts empty).
+pub fn recover(output: &Path, latest: Option<Committed>) -> io::Result<()> {
     let all = staged(output)?;
-    if let Some((id, from)) = latest {
-        if all.iter().any(|(i, _, _)| *i == id) {
-            commit(output, id, from)?;
+    if let Some(c) = latest {
+        if all.iter().any(|(i, _, _)| *i == c.id) {
+            commit(output, c.id, c.from)?;
+        } else if output_len(output)? > c.to {
+            let f = OpenOptions::new().write(true).open(output)?;
+            f.set_len(c.to)?;
+            f.sync_all()?;
         }
     }
     for (i, _, p) in staged(output)? {
-        if latest.is_none_or(|(id, _)| i != id) {
+        if latest.is_none_or(|c| i != c.id) {
             std::fs::remove_file(p)?;
         }
     }
@@ -156,17 +181,26 @@ mod tests {
         b.seal(1).unwrap();
         a.write(b"a2\n").unwrap(); // belongs to checkpoint 2, which never completes
         let from = output_len(&out).unwrap();
+        let c = Committed {
+            id: 1,
+            from,
+            to: from + staged_len(&out, 1).unwrap(),
+        };
         // A crash after half an append: recovery truncates and appends again.
         std::fs::write(&out, b"a1\n").unwrap();
-        recover(&out, Some((1, from))).unwrap();
+        recover(&out, Some(c)).unwrap();
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "a1\nb1\n");
         assert_eq!(
             staged(&out).unwrap(),
             vec![],
             "checkpoint 2's staging is discarded"
         );
-        // Nothing staged for the latest: recovery leaves the output alone.
-        recover(&out, Some((1, 0))).unwrap();
+        // Nothing staged for it: the output stays as that commit left it...
+        recover(&out, Some(c)).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "a1\nb1\n");
+        // ...cut back from what later checkpoints committed (falling back past them replays it).
+        std::fs::write(&out, b"a1\nb1\nlater\n").unwrap();
+        recover(&out, Some(c)).unwrap();
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "a1\nb1\n");
     }
 }
