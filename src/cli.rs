@@ -39,6 +39,11 @@ pub enum Command {
     },
     /// Write synthetic test data (the generator source's model) to NDJSON files.
     Loadgen(LoadgenArgs),
+    /// List the checkpoints in a `[checkpoint] dir`: id, time, position, sizes, per-shard key groups.
+    Inspect {
+        /// The checkpoint directory.
+        dir: PathBuf,
+    },
 }
 
 pub fn main_with(cli: Cli) -> anyhow::Result<()> {
@@ -82,6 +87,10 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
                 }
                 std::fs::write(&path, serde_json::to_vec_pretty(&summary)?)?;
             }
+            Ok(())
+        }
+        Command::Inspect { dir } => {
+            print!("{}", crate::checkpoint::inspect(&dir)?);
             Ok(())
         }
         Command::Loadgen(args) => {

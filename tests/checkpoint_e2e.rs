@@ -124,6 +124,21 @@ fn checkpoints_change_no_result_and_a_finished_run_leaves_nothing_to_replay() {
     let snap = newest.join("shard-1.snap");
     let bytes = std::fs::read(&snap).unwrap();
     std::fs::write(&snap, &bytes[..bytes.len() / 2]).unwrap();
+    let state_arg = state.to_string_lossy().into_owned();
+    let listed = sluice(d, &["inspect", &state_arg], Duration::from_secs(30));
+    assert!(listed.success, "{}", listed.stderr);
+    assert!(
+        listed
+            .stdout
+            .contains(&format!("checkpoint {}: not usable", ids[1]))
+            && listed.stdout.contains("torn")
+            && listed
+                .stdout
+                .contains(&format!("checkpoint {}: complete", ids[0]))
+            && listed.stdout.contains("shard 1: key groups 360..720"),
+        "{}",
+        listed.stdout
+    );
     let fallback = sluice(d, &["run", "--config", &with], Duration::from_secs(60));
     assert!(fallback.success, "{}", fallback.stderr);
     assert!(

@@ -37,6 +37,8 @@ pub enum CheckpointError {
     },
     #[error("{path}: {why}")]
     Corrupt { path: PathBuf, why: String },
+    #[error("{0}: no such checkpoint directory")]
+    Missing(PathBuf),
 }
 
 impl CheckpointError {
@@ -53,4 +55,49 @@ impl CheckpointError {
             why: why.into(),
         }
     }
+}
+
+/// `sluice inspect DIR`: one paragraph per checkpoint, newest first — id, completion time, source
+/// position, total size, and per shard its key-group range and snapshot size; a damaged or
+/// unfinished one says why it would be skipped.
+pub fn inspect(dir: &std::path::Path) -> Result<String, CheckpointError> {
+    use std::fmt::Write;
+    if !dir.is_dir() {
+        return Err(CheckpointError::Missing(dir.to_path_buf()));
+    }
+    let store = CheckpointStore::open(dir)?;
+    let mut out = String::new();
+    let list = store.list()?;
+    if list.is_empty() {
+        let _ = writeln!(out, "{}: no checkpoints", dir.display());
+    }
+    for (id, m) in list {
+        match m {
+            Ok(m) => {
+                let total: u64 = m.files.iter().map(|f| f.size).sum();
+                let _ = writeln!(
+                    out,
+                    "checkpoint {id}: complete (unix ms {}); resumes at chunk {}; {} bytes; key_groups {}",
+                    m.created_unix_ms, m.sources["chunk"], total, m.key_groups
+                );
+                for f in &m.files {
+                    let _ = writeln!(
+                        out,
+                        "  shard {}: key groups {}..{}, {} ({} bytes, crc32 {:08x})",
+                        f.shard, f.key_groups.0, f.key_groups.1, f.name, f.size, f.crc32
+                    );
+                }
+                if let Some(c) = m.sources.get("commit").and_then(|c| c.as_object()) {
+                    for (path, len) in c {
+                        let _ =
+                            writeln!(out, "  output {path}: {} bytes after its commit", len["to"]);
+                    }
+                }
+            }
+            Err(why) => {
+                let _ = writeln!(out, "checkpoint {id}: not usable: {why}");
+            }
+        }
+    }
+    Ok(out)
 }

@@ -14,6 +14,9 @@ pub struct Skipped {
     pub why: String,
 }
 
+/// One checkpoint as [`CheckpointStore::list`] finds it: (id, manifest or why it is not usable).
+pub type Listed = (u64, Result<Manifest, String>);
+
 pub struct CheckpointStore {
     dir: PathBuf,
 }
@@ -148,6 +151,16 @@ impl CheckpointStore {
             }
         }
         Ok((None, skipped))
+    }
+
+    /// Every checkpoint folder, newest first: its manifest if intact, else why not.
+    pub fn list(&self) -> Result<Vec<Listed>, CheckpointError> {
+        Ok(self
+            .ids()?
+            .into_iter()
+            .rev()
+            .map(|id| (id, self.verify(id)))
+            .collect())
     }
 
     /// Reads the snapshots of a complete checkpoint, verifying each section.
