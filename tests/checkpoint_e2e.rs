@@ -95,6 +95,7 @@ fn checkpoints_change_no_result_and_a_finished_run_leaves_nothing_to_replay() {
     let first = sluice(d, &["run", "--config", &with], Duration::from_secs(60));
     assert!(first.success, "{}", first.stderr);
     assert!(!first.stderr.contains("resuming"), "{}", first.stderr);
+    assert!(first.stderr.contains("checkpoints: "), "{}", first.stderr);
     let want = lines_of(d, "plain");
     assert!(want.len() > 1000);
     assert_eq!(lines_of(d, "ckpt"), want);

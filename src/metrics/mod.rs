@@ -24,14 +24,20 @@ pub struct ShardStats {
     pub backpressured: Duration,
     pub idle: Duration,
     pub open_windows: u64,
-    /// Snapshots this shard wrote for checkpoints.
+    /// Snapshots this shard wrote for checkpoints, and the time it spent writing them (time the
+    /// shard did not process events).
     pub checkpoints: u64,
+    pub checkpoint_time: Duration,
+    /// Id of the last checkpoint this shard wrote (0: none).
+    pub last_checkpoint: u64,
 }
 
 impl ShardStats {
     pub fn add(&mut self, o: &ShardStats) {
         self.events_in += o.events_in;
         self.checkpoints += o.checkpoints;
+        self.checkpoint_time += o.checkpoint_time;
+        self.last_checkpoint = self.last_checkpoint.max(o.last_checkpoint);
         self.events_processed += o.events_processed;
         self.dead_letters += o.dead_letters;
         self.late_dropped += o.late_dropped;
@@ -81,6 +87,12 @@ pub struct RunSummary {
     pub latency_p999_us: u64,
     pub latency_max_us: u64,
     pub per_shard: Vec<ShardSummary>,
+    /// Checkpoints every shard wrote its part of in this run (0 without `[checkpoint]`).
+    pub checkpoints: u64,
+    /// Id of the newest checkpoint written.
+    pub last_checkpoint_id: u64,
+    /// Longest total time one shard spent writing snapshots.
+    pub checkpoint_seconds_max_shard: f64,
 }
 
 impl RunSummary {
@@ -111,6 +123,12 @@ impl RunSummary {
             latency_p99_us: hist.value_at_quantile(0.99),
             latency_p999_us: hist.value_at_quantile(0.999),
             latency_max_us: hist.max(),
+            checkpoints: per_shard.iter().map(|s| s.checkpoints).min().unwrap_or(0),
+            last_checkpoint_id: total.last_checkpoint,
+            checkpoint_seconds_max_shard: per_shard
+                .iter()
+                .map(|s| s.checkpoint_time.as_secs_f64())
+                .fold(0.0, f64::max),
             per_shard: per_shard
                 .iter()
                 .enumerate()
@@ -148,6 +166,12 @@ impl RunSummary {
             s.push_str(&format!(
                 "  shard {}: {} events in, {} processed; busy {:.2} s, backpressured {:.2} s, idle {:.2} s\n",
                 p.shard, p.events_in, p.events_processed, p.busy_seconds, p.backpressured_seconds, p.idle_seconds
+            ));
+        }
+        if self.checkpoints > 0 {
+            s.push_str(&format!(
+                "  checkpoints: {} written (last id {}), at most {:.3} s of one shard's time\n",
+                self.checkpoints, self.last_checkpoint_id, self.checkpoint_seconds_max_shard
             ));
         }
         if self.stopped_by_signal && self.open_windows_at_exit > 0 {

@@ -80,6 +80,7 @@ impl Shard {
             return;
         };
         self.last_barrier = id;
+        let started = Instant::now();
         let dead = self.dead.iter_mut();
         for s in self.emitter.sinks.iter_mut().chain(dead) {
             if let Err(e) = s.seal(id) {
@@ -116,6 +117,8 @@ impl Shard {
             self.failure = Some(format!("checkpoint {id}: {e}"));
         }
         self.stats.checkpoints += 1;
+        self.stats.last_checkpoint = id;
+        self.stats.checkpoint_time += started.elapsed();
     }
 
     /// Restores the keys this shard owns from every snapshot of the checkpoint being resumed and
