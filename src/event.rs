@@ -113,7 +113,7 @@ impl Event {
             return false;
         }
         self.key[..key.len()].copy_from_slice(key);
-        // Zero padding lets state tables compare keys a word at a time (see `keys_equal`).
+        // Zero padding lets state tables compare keys a word at a time (see `state::acc_table`).
         self.key[key.len()..].fill(0);
         self.key_len = key.len() as u8;
         true
@@ -143,41 +143,6 @@ impl Event {
     }
 }
 
-/// Equality of two zero-padded inline keys of the same length `len`, a word at a time (no memcmp
-/// call: keys are short and this is on the per-event path).
-#[inline(always)]
-pub fn keys_equal(a: &[u8; INLINE_KEY_BYTES], b: &[u8; INLINE_KEY_BYTES], len: usize) -> bool {
-    let words = len.div_ceil(8).min(INLINE_KEY_BYTES / 8);
-    for w in 0..words {
-        let i = w * 8;
-        let x = u64::from_ne_bytes([
-            a[i],
-            a[i + 1],
-            a[i + 2],
-            a[i + 3],
-            a[i + 4],
-            a[i + 5],
-            a[i + 6],
-            a[i + 7],
-        ]);
-        let y = u64::from_ne_bytes([
-            b[i],
-            b[i + 1],
-            b[i + 2],
-            b[i + 3],
-            b[i + 4],
-            b[i + 5],
-            b[i + 6],
-            b[i + 7],
-        ]);
-        if x != y {
-            return false;
-        }
-    }
-    let tail = (INLINE_KEY_BYTES / 8) * 8;
-    len <= tail || a[tail..] == b[tail..]
-}
-
 /// Hash used for key groups and state tables. Fixed seed: every shard must agree on it.
 #[inline]
 pub fn hash_key(key: &[u8]) -> u64 {
@@ -205,20 +170,16 @@ mod tests {
     }
 
     #[test]
-    fn padded_keys_compare_by_words() {
-        let (mut a, mut b) = (Event::EMPTY, Event::EMPTY);
-        b.set_key(&[b'z'; INLINE_KEY_BYTES]);
-        for len in 0..=INLINE_KEY_BYTES {
-            let k: Vec<u8> = (0..len as u8).collect();
-            a.set_key(&k);
-            b.set_key(&k); // shorter than before: the old tail must not matter
-            assert!(keys_equal(&a.key, &b.key, len), "len {len}");
-            if len > 0 {
-                let mut k2 = k.clone();
-                k2[len - 1] ^= 1;
-                b.set_key(&k2);
-                assert!(!keys_equal(&a.key, &b.key, len), "len {len}");
-            }
+    fn a_shorter_key_leaves_no_old_bytes_behind() {
+        // State tables compare keys as zero-padded words: the padding must be zeros whatever the
+        // event held before.
+        let mut e = Event::EMPTY;
+        assert!(e.set_key(&[b'z'; INLINE_KEY_BYTES]));
+        for len in (0..=INLINE_KEY_BYTES).rev() {
+            let k: Vec<u8> = (1..=len as u8).collect();
+            assert!(e.set_key(&k));
+            assert_eq!(e.key(), &k[..]);
+            assert!(e.key[len..].iter().all(|&b| b == 0), "len {len}");
         }
     }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{read_lines, sluice, BIN};
+use common::{late_clicks_toml, read_lines, sluice, BIN};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -30,33 +30,12 @@ fn config_on(
             dir.join(format!("{name}-state"))
         )
     });
-    let toml = format!(
-        r#"[runtime]
-shards = {shards}
-chunk_bytes = 65536
-
-[sources.clicks]
-type = "generator"
-count = {events}
-out_of_orderness = "2s"
-late_fraction = 0.01
-late_by = "7500ms"
-watermark = {{ max_out_of_orderness = "2s" }}
-
-[transforms.per_ad]
-type = "window"
-inputs = ["clicks"]
-group_by = ["ad_id"]
-window = {{ type = "tumbling", size = "1s" }}
-allowed_lateness = "5s"
-aggregates = {{ clicks = "count()", spend = "sum(bid)", users = "count_distinct(user_id)" }}
-
-[sinks.out]
-type = "file"
-inputs = ["per_ad"]
-path = {out:?}
-
-{ckpt}"#
+    let toml = late_clicks_toml(
+        &format!("shards = {shards}\nchunk_bytes = 65536"),
+        events,
+        r#"clicks = "count()", spend = "sum(bid)", users = "count_distinct(user_id)""#,
+        &out,
+        &ckpt,
     );
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, toml).unwrap();

@@ -3,6 +3,9 @@
 //! count, whatever the shard count, ring capacity or events per chunk (small rings force the
 //! no-credit path, where the event that found no credit waits and production stops).
 
+mod common;
+
+use common::late_clicks_toml;
 use sluice::event::Event;
 use sluice::plan::Plan;
 use sluice::runtime::{self, RunOptions};
@@ -17,32 +20,12 @@ const EVENTS: u64 = 300_000;
 
 fn job(dir: &Path, name: &str, shards: usize, ring: usize) -> (Plan, std::path::PathBuf) {
     let out = dir.join(format!("{name}.ndjson"));
-    let toml = format!(
-        r#"[runtime]
-shards = {shards}
-ring_capacity = {ring}
-
-[sources.clicks]
-type = "generator"
-count = {EVENTS}
-out_of_orderness = "2s"
-late_fraction = 0.01
-late_by = "7500ms"
-watermark = {{ max_out_of_orderness = "2s" }}
-
-[transforms.per_ad]
-type = "window"
-inputs = ["clicks"]
-group_by = ["ad_id"]
-window = {{ type = "tumbling", size = "1s" }}
-allowed_lateness = "5s"
-aggregates = {{ clicks = "count()", spend = "sum(bid)", top = "max(bid)" }}
-
-[sinks.out]
-type = "file"
-inputs = ["per_ad"]
-path = {out:?}
-"#
+    let toml = late_clicks_toml(
+        &format!("shards = {shards}\nring_capacity = {ring}"),
+        EVENTS,
+        r#"clicks = "count()", spend = "sum(bid)", top = "max(bid)""#,
+        &out,
+        "",
     );
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, toml).unwrap();

@@ -7,7 +7,7 @@
 
 pub mod window;
 
-use crate::checkpoint::codec::Enc;
+use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::Event;
 use crate::time::ChunkTime;
 
@@ -28,6 +28,23 @@ pub struct OperatorStats {
     pub refired: u64,
     /// Events dropped from every window for lateness (each also goes to the late output if configured).
     pub late_dropped: u64,
+}
+
+impl OperatorStats {
+    /// Appends the counters to an operator's checkpoint state.
+    pub fn encode(&self, e: &mut Enc) {
+        for n in [self.fired, self.refired, self.late_dropped] {
+            e.u64(n);
+        }
+    }
+
+    /// Adds counters written by `encode` (a restore may read several snapshots, one per old shard).
+    pub fn add_decoded(&mut self, d: &mut Dec) -> Result<(), String> {
+        self.fired += d.u64("stats")?;
+        self.refired += d.u64("stats")?;
+        self.late_dropped += d.u64("stats")?;
+        Ok(())
+    }
 }
 
 pub trait Operator: Send {

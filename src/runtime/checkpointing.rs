@@ -159,11 +159,13 @@ impl Ckpt {
         files.sort_by_key(|f| f.shard);
         // Each output's length before and after this checkpoint's lines: recovery rolls a cut-short
         // commit forward from the first, or cuts a later checkpoint's output back to the second.
+        let mut lens = Vec::with_capacity(self.staged.len());
         let mut commit = serde_json::Map::new();
         for out in &self.staged {
             let io = |e: std::io::Error| format!("{}: {e}", out.display());
             let from = sinks::staged::output_len(out).map_err(io)?;
             let to = from + sinks::staged::staged_len(out, id).map_err(io)?;
+            lens.push(from);
             commit.insert(
                 out.to_string_lossy().into_owned(),
                 serde_json::json!({ "from": from, "to": to }),
@@ -174,10 +176,7 @@ impl Ckpt {
         self.store
             .complete(id, self.key_groups, sources, files)
             .map_err(|e| e.to_string())?;
-        for out in &self.staged {
-            let from = commit[out.to_string_lossy().as_ref()]["from"]
-                .as_u64()
-                .unwrap_or(0);
+        for (out, from) in self.staged.iter().zip(lens) {
             sinks::staged::commit(out, id, from)
                 .map_err(|e| format!("committing output {}: {e}", out.display()))?;
         }

@@ -29,6 +29,10 @@ use crate::operators::window::aggregate::{AggLayout, Sketches};
 const SLOT_AHEAD: usize = 16;
 const ENTRY_AHEAD: usize = 8;
 
+/// Key bytes a new table's rows hold before any longer key widens them: 15 bytes plus the length
+/// byte is two words, which with a count and a sum makes a row exactly one line.
+pub const INITIAL_KEY_BYTES: usize = 15;
+
 /// One cache line of row words.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
@@ -138,7 +142,7 @@ impl AccTable {
     }
 
     pub fn new(layout: &AggLayout) -> Self {
-        AccTable::with_capacity(layout, 0, 15)
+        AccTable::with_capacity(layout, 0, INITIAL_KEY_BYTES)
     }
 
     pub fn len(&self) -> usize {

@@ -393,3 +393,43 @@ pub fn check_single_file(job: &Job, content: &str, variants: &[Rt]) -> ModelOut 
     }
     m
 }
+
+/// The late-clicks job the engine-level end-to-end tests share: `events` generated clicks, 1% of
+/// them 7.5 s late (some re-fire within the 5 s lateness, some are dropped), 1 s tumbling windows per
+/// `ad_id` with the given `aggregates` (a TOML inline table's body), results to `out`. `runtime` is
+/// the body of `[runtime]`; `tail` is appended (e.g. a `[checkpoint]` table).
+pub fn late_clicks_toml(
+    runtime: &str,
+    events: u64,
+    aggregates: &str,
+    out: &Path,
+    tail: &str,
+) -> String {
+    format!(
+        r#"[runtime]
+{runtime}
+
+[sources.clicks]
+type = "generator"
+count = {events}
+out_of_orderness = "2s"
+late_fraction = 0.01
+late_by = "7500ms"
+watermark = {{ max_out_of_orderness = "2s" }}
+
+[transforms.per_ad]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = {{ type = "tumbling", size = "1s" }}
+allowed_lateness = "5s"
+aggregates = {{ {aggregates} }}
+
+[sinks.out]
+type = "file"
+inputs = ["per_ad"]
+path = {out:?}
+
+{tail}"#
+    )
+}

@@ -12,7 +12,7 @@ use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, INLINE_KEY_BYTES};
 use crate::operators::{Emitter, Operator, OperatorStats};
 use crate::plan::WindowKind;
-use crate::state::acc_table::AccTable;
+use crate::state::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::time::{ChunkTime, WM_MAX, WM_MIN};
 
 #[derive(Debug, Clone, Copy)]
@@ -192,7 +192,7 @@ impl PaneWindows {
                     .iter()
                     .map(|p| p.table.key_bytes())
                     .max()
-                    .unwrap_or(15);
+                    .unwrap_or(INITIAL_KEY_BYTES);
                 let pane = Pane::new(start, self.spare.take(), &self.layout, keys, key_bytes);
                 self.panes.insert(i, pane);
                 self.note_pane(start);
@@ -454,13 +454,7 @@ impl Operator for PaneWindows {
 
     fn snapshot(&self, e: &mut Enc) {
         e.i64(self.fired_upto);
-        for n in [
-            self.stats.fired,
-            self.stats.refired,
-            self.stats.late_dropped,
-        ] {
-            e.u64(n);
-        }
+        self.stats.encode(e);
         e.u64(self.panes.len() as u64);
         for p in &self.panes {
             e.i64(p.start);
@@ -476,16 +470,14 @@ impl Operator for PaneWindows {
     ) -> Result<(), String> {
         let mut d = Dec::new(state);
         self.fired_upto = self.fired_upto.max(d.i64("fired_upto")?);
-        self.stats.fired += d.u64("stats")?;
-        self.stats.refired += d.u64("stats")?;
-        self.stats.late_dropped += d.u64("stats")?;
+        self.stats.add_decoded(&mut d)?;
         let panes = d.count(16, "panes")?;
         for _ in 0..panes {
             let start = d.i64("pane start")?;
             let i = match self.panes.binary_search_by_key(&start, |p| p.start) {
                 Ok(i) => i,
                 Err(i) => {
-                    let pane = Pane::new(start, None, &self.layout, 0, 15);
+                    let pane = Pane::new(start, None, &self.layout, 0, INITIAL_KEY_BYTES);
                     self.panes.insert(i, pane);
                     i
                 }

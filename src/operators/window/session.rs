@@ -251,13 +251,7 @@ impl Operator for SessionWindows {
     }
 
     fn snapshot(&self, e: &mut Enc) {
-        for n in [
-            self.stats.fired,
-            self.stats.refired,
-            self.stats.late_dropped,
-        ] {
-            e.u64(n);
-        }
+        self.stats.encode(e);
         let live: Vec<&KeyState> = self
             .keys
             .iter()
@@ -279,9 +273,7 @@ impl Operator for SessionWindows {
 
     fn restore(&mut self, state: &[u8], keep: &dyn Fn(u64) -> bool, wm: i64) -> Result<(), String> {
         let mut d = Dec::new(state);
-        self.stats.fired += d.u64("stats")?;
-        self.stats.refired += d.u64("stats")?;
-        self.stats.late_dropped += d.u64("stats")?;
+        self.stats.add_decoded(&mut d)?;
         let keys = d.count(24, "keys")?;
         for _ in 0..keys {
             let hash = d.u64("key hash")?;
