@@ -1,5 +1,6 @@
-//! The command line: `run`, `validate` and `loadgen`. The only module that wires config, plan,
-//! runtime and signals together; everything it calls returns typed errors, which `main` prints.
+//! The command line: `run`, `validate`, `savepoint`, `inspect` and `loadgen`. The only module that
+//! wires config, plan, runtime and signals together; everything it calls returns typed errors,
+//! which `main` prints.
 
 use crate::loadgen::LoadgenArgs;
 use crate::runtime::{self, RunOptions};
@@ -21,10 +22,22 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a job until its bounded inputs end, or until SIGINT/SIGTERM.
+    /// Run a job until its bounded inputs end, or until SIGINT/SIGTERM. SIGUSR1 takes a savepoint
+    /// and keeps running. Resumes from the newest complete checkpoint in `[checkpoint] dir`.
     Run {
         #[arg(long)]
         config: PathBuf,
+        /// Restore from this savepoint (instead of the newest checkpoint).
+        #[arg(long)]
+        from_savepoint: Option<PathBuf>,
+        /// Run with this many shards instead of the config's `[runtime] shards` (a restore moves
+        /// whole key groups to their new shards).
+        #[arg(long)]
+        shards: Option<usize>,
+        /// Restore even if the saved state holds windows this config no longer has, or defines
+        /// differently: their state is dropped.
+        #[arg(long)]
+        allow_dropped_state: bool,
         /// Also write the run summary (events/s, latency percentiles, per-shard time) as JSON here.
         #[arg(long)]
         stats: Option<PathBuf>,
@@ -39,6 +52,18 @@ pub enum Command {
     },
     /// Write synthetic test data (the generator source's model) to NDJSON files.
     Loadgen(LoadgenArgs),
+    /// Take a savepoint of the job running with this config and wait until it is written; with no
+    /// job running, export the newest complete checkpoint as the savepoint.
+    Savepoint {
+        #[arg(long)]
+        config: PathBuf,
+        /// Folder to write the savepoint into (must not exist, or be empty).
+        #[arg(long)]
+        out: PathBuf,
+        /// How long to wait for the running job, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+    },
     /// List the checkpoints in a `[checkpoint] dir`: id, time, position, sizes, per-shard key groups.
     Inspect {
         /// The checkpoint directory.
@@ -64,20 +89,32 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             config,
             stats,
             no_uring,
+            from_savepoint,
+            shards,
+            allow_dropped_state,
         } => {
-            let plan = crate::plan::load(&config)?;
+            let mut plan = crate::plan::load(&config)?;
+            if let Some(n) = shards {
+                anyhow::ensure!(n >= 1, "--shards must be at least 1");
+                plan.runtime.shards = n;
+            }
             let stop = Arc::new(AtomicBool::new(false));
             for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
                 // A second signal while draining exits at once.
                 signal_hook::flag::register_conditional_shutdown(sig, 1, stop.clone())?;
                 signal_hook::flag::register(sig, stop.clone())?;
             }
+            let savepoint = Arc::new(AtomicBool::new(false));
+            signal_hook::flag::register(signal_hook::consts::SIGUSR1, savepoint.clone())?;
             let summary = runtime::run(
                 &plan,
                 RunOptions {
                     stop,
                     uring: !no_uring,
                     partitions: None,
+                    savepoint,
+                    from_savepoint,
+                    allow_dropped_state,
                 },
             )?;
             eprint!("{}", summary.text());
@@ -87,6 +124,24 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
                 }
                 std::fs::write(&path, serde_json::to_vec_pretty(&summary)?)?;
             }
+            Ok(())
+        }
+        Command::Savepoint {
+            config,
+            out,
+            timeout,
+        } => {
+            let plan = crate::plan::load(&config)?;
+            let Some(ck) = &plan.checkpoint else {
+                anyhow::bail!(
+                    "{}: savepoints need a [checkpoint] section (its dir is where the running job \
+                     is found and where a restored job checkpoints)",
+                    config.display()
+                );
+            };
+            let wait = std::time::Duration::from_secs(timeout);
+            let msg = crate::checkpoint::savepoint::take(&ck.dir, &out, wait)?;
+            println!("{msg}");
             Ok(())
         }
         Command::Inspect { dir } => {

@@ -4,12 +4,13 @@
 
 use super::CheckpointError;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-/// Manifest format this sluice writes and reads.
-pub const MANIFEST_FORMAT: u32 = 1;
+/// Manifest format this sluice writes. Format 1 (no `kind`, no `operators`) is still read.
+pub const MANIFEST_FORMAT: u32 = 2;
 pub const MANIFEST_FILE: &str = "manifest.json";
 
 /// One snapshot file of a checkpoint.
@@ -25,16 +26,32 @@ pub struct FileEntry {
     pub crc32: u32,
 }
 
+/// A checkpoint belongs to sluice (kept by retention, deleted when old); a savepoint belongs to the
+/// user (written where asked, never deleted by sluice).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    #[default]
+    Checkpoint,
+    Savepoint,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub format: u32,
+    #[serde(default)]
+    pub kind: Kind,
     pub id: u64,
     /// Wall-clock time the checkpoint completed, ms since the Unix epoch.
     pub created_unix_ms: u64,
     pub key_groups: u32,
     /// Where every source resumes: opaque to this module (the runtime's positions).
     pub sources: serde_json::Value,
+    /// Every operator whose state the snapshots hold: name -> signature (what its state layout
+    /// depends on), so a restore can tell a renamed or redefined operator from the same one.
+    #[serde(default)]
+    pub operators: BTreeMap<String, String>,
     pub files: Vec<FileEntry>,
 }
 
@@ -66,11 +83,11 @@ impl Manifest {
         };
         let m: Manifest = serde_json::from_slice(&bytes)
             .map_err(|e| CheckpointError::corrupt(&path, format!("unreadable manifest: {e}")))?;
-        if m.format != MANIFEST_FORMAT {
+        if !(1..=MANIFEST_FORMAT).contains(&m.format) {
             return Err(CheckpointError::corrupt(
                 &path,
                 format!(
-                    "manifest format {}; this sluice reads format {MANIFEST_FORMAT}",
+                    "manifest format {}; this sluice reads formats 1 to {MANIFEST_FORMAT}",
                     m.format
                 ),
             ));

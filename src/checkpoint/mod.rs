@@ -16,13 +16,15 @@
 //! through [`codec`].
 
 pub mod codec;
+pub mod control;
 mod manifest;
+pub mod savepoint;
 mod snapshot;
 mod store;
 
-pub use manifest::{FileEntry, Manifest, MANIFEST_FORMAT};
+pub use manifest::{FileEntry, Kind, Manifest, MANIFEST_FILE, MANIFEST_FORMAT};
 pub use snapshot::{read_snapshot, write_snapshot, Section, Snapshot, SNAPSHOT_VERSION};
-pub use store::{CheckpointStore, Skipped};
+pub use store::{read_folder, verify_folder, CheckpointStore, Skipped};
 
 use std::path::PathBuf;
 
@@ -65,9 +67,15 @@ pub fn inspect(dir: &std::path::Path) -> Result<String, CheckpointError> {
     if !dir.is_dir() {
         return Err(CheckpointError::Missing(dir.to_path_buf()));
     }
-    let store = CheckpointStore::open(dir)?;
     let mut out = String::new();
-    let list = store.list()?;
+    // A savepoint (or a single checkpoint's folder): its own manifest.
+    let list = if dir.join(MANIFEST_FILE).exists() {
+        let m = verify_folder(dir);
+        let id = m.as_ref().map_or(0, |m| m.id);
+        vec![(id, m)]
+    } else {
+        CheckpointStore::open(dir)?.list()?
+    };
     if list.is_empty() {
         let _ = writeln!(out, "{}: no checkpoints", dir.display());
     }
@@ -75,11 +83,18 @@ pub fn inspect(dir: &std::path::Path) -> Result<String, CheckpointError> {
         match m {
             Ok(m) => {
                 let total: u64 = m.files.iter().map(|f| f.size).sum();
+                let kind = match m.kind {
+                    Kind::Checkpoint => "checkpoint",
+                    Kind::Savepoint => "savepoint",
+                };
                 let _ = writeln!(
                     out,
-                    "checkpoint {id}: complete (unix ms {}); resumes at chunk {}; {} bytes; key_groups {}",
+                    "{kind} {id}: complete (unix ms {}); resumes at chunk {}; {} bytes; key_groups {}",
                     m.created_unix_ms, m.sources["chunk"], total, m.key_groups
                 );
+                for (name, sig) in &m.operators {
+                    let _ = writeln!(out, "  window {name}: {sig}");
+                }
                 for f in &m.files {
                     let _ = writeln!(
                         out,

@@ -2,9 +2,10 @@
 //! its manifest, find the newest complete one (skipping and reporting torn or corrupt ones), and
 //! keep only the newest `retain`.
 
-use super::manifest::{FileEntry, Manifest, MANIFEST_FORMAT};
+use super::manifest::{FileEntry, Kind, Manifest, MANIFEST_FORMAT};
 use super::snapshot::{read_snapshot, write_snapshot, Snapshot};
 use super::CheckpointError;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A checkpoint passed over when looking for the newest complete one, and why.
@@ -30,6 +31,72 @@ fn parse_folder(name: &str) -> Option<u64> {
     (digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
         .then(|| digits.parse().ok())
         .flatten()
+}
+
+pub(super) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Links (or copies) `m`'s files from folder `from` into folder `to` (created; must be empty),
+/// fsyncs them, and writes `m` there as the manifest.
+fn place_files(from: &Path, to: &Path, m: &Manifest) -> Result<(), CheckpointError> {
+    std::fs::create_dir_all(to).map_err(|e| CheckpointError::io(to, e))?;
+    let busy = std::fs::read_dir(to)
+        .map_err(|e| CheckpointError::io(to, e))?
+        .next()
+        .is_some();
+    if busy {
+        return Err(CheckpointError::corrupt(
+            to,
+            "already exists and is not empty (a savepoint is never overwritten)",
+        ));
+    }
+    for f in &m.files {
+        let (src, dst) = (from.join(&f.name), to.join(&f.name));
+        if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).map_err(|e| CheckpointError::io(&dst, e))?;
+        }
+        std::fs::File::open(&dst)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| CheckpointError::io(&dst, e))?;
+    }
+    m.write(to)
+}
+
+/// Reads the manifest in `folder` (a checkpoint's or a savepoint's) and checks that every file it
+/// names is there, whole and intact; the reason it is not usable otherwise.
+pub fn verify_folder(folder: &Path) -> Result<Manifest, String> {
+    let m = match Manifest::read(folder) {
+        Ok(Some(m)) => m,
+        Ok(None) => return Err("incomplete: no manifest (interrupted before it completed)".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    for f in &m.files {
+        let p = folder.join(&f.name);
+        let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if bytes.len() as u64 != f.size {
+            return Err(format!(
+                "{}: {} bytes, manifest says {} (torn write)",
+                p.display(),
+                bytes.len(),
+                f.size
+            ));
+        }
+        if crc32fast::hash(&bytes) != f.crc32 {
+            return Err(format!("{}: checksum mismatch (corrupt)", p.display()));
+        }
+    }
+    Ok(m)
+}
+
+/// Reads the snapshots `m` names from `folder`, verifying each section.
+pub fn read_folder(folder: &Path, m: &Manifest) -> Result<Vec<Snapshot>, CheckpointError> {
+    m.files
+        .iter()
+        .map(|f| read_snapshot(&folder.join(&f.name)))
+        .collect()
 }
 
 impl CheckpointStore {
@@ -93,17 +160,17 @@ impl CheckpointStore {
         id: u64,
         key_groups: u32,
         sources: serde_json::Value,
+        operators: BTreeMap<String, String>,
         files: Vec<FileEntry>,
     ) -> Result<Manifest, CheckpointError> {
-        let created_unix_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
         let m = Manifest {
             format: MANIFEST_FORMAT,
+            kind: Kind::Checkpoint,
             id,
-            created_unix_ms,
+            created_unix_ms: unix_ms(),
             key_groups,
             sources,
+            operators,
             files,
         };
         m.write(&self.folder(id))?;
@@ -112,32 +179,33 @@ impl CheckpointStore {
 
     /// Checks that every file the manifest of checkpoint `id` names is there, whole and intact.
     fn verify(&self, id: u64) -> Result<Manifest, String> {
-        let folder = self.folder(id);
-        let m = match Manifest::read(&folder) {
-            Ok(Some(m)) => m,
-            Ok(None) => {
-                return Err("incomplete: no manifest (interrupted before it completed)".into())
-            }
-            Err(e) => return Err(e.to_string()),
-        };
+        let m = verify_folder(&self.folder(id))?;
         if m.id != id {
             return Err(format!("manifest says id {}, folder says {id}", m.id));
         }
-        for f in &m.files {
-            let p = folder.join(&f.name);
-            let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-            if bytes.len() as u64 != f.size {
-                return Err(format!(
-                    "{}: {} bytes, manifest says {} (torn write)",
-                    p.display(),
-                    bytes.len(),
-                    f.size
-                ));
-            }
-            if crc32fast::hash(&bytes) != f.crc32 {
-                return Err(format!("{}: checksum mismatch (corrupt)", p.display()));
-            }
-        }
+        Ok(m)
+    }
+
+    /// Exports complete checkpoint `m` as a savepoint into `target` (which must not exist, or be
+    /// an empty folder): its snapshot files hard-linked (copied across file systems), then a
+    /// manifest of kind savepoint, written last like any manifest. sluice never deletes it.
+    pub fn export(&self, m: &Manifest, target: &Path) -> Result<Manifest, CheckpointError> {
+        let mut sp = m.clone();
+        sp.kind = Kind::Savepoint;
+        sp.format = MANIFEST_FORMAT;
+        place_files(&self.folder(m.id), target, &sp)?;
+        Ok(sp)
+    }
+
+    /// Makes savepoint `sp` (read from `from`) checkpoint `id` of this store, so that the run
+    /// restored from it, and any restart before its first own checkpoint, resumes from exactly
+    /// that state rather than from an older lineage's newer checkpoints.
+    pub fn adopt(&self, sp: &Manifest, from: &Path, id: u64) -> Result<Manifest, CheckpointError> {
+        let mut m = sp.clone();
+        m.kind = Kind::Checkpoint;
+        m.format = MANIFEST_FORMAT;
+        m.id = id;
+        place_files(from, &self.folder(id), &m)?;
         Ok(m)
     }
 
@@ -165,11 +233,7 @@ impl CheckpointStore {
 
     /// Reads the snapshots of a complete checkpoint, verifying each section.
     pub fn read_shards(&self, m: &Manifest) -> Result<Vec<Snapshot>, CheckpointError> {
-        let folder = self.folder(m.id);
-        m.files
-            .iter()
-            .map(|f| read_snapshot(&folder.join(&f.name)))
-            .collect()
+        read_folder(&self.folder(m.id), m)
     }
 
     /// Keeps the newest `retain` intact checkpoints (at least one) and deletes every folder older

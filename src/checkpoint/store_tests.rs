@@ -23,8 +23,14 @@ fn checkpoint(s: &CheckpointStore, id: u64) -> Manifest {
     let files = (0..2)
         .map(|sh| s.write_shard(id, &snap(sh, id as u8)).unwrap())
         .collect();
-    s.complete(id, 720, json!({ "chunk": id * 10 }), files)
-        .unwrap()
+    s.complete(
+        id,
+        720,
+        json!({ "chunk": id * 10 }),
+        Default::default(),
+        files,
+    )
+    .unwrap()
 }
 
 #[test]

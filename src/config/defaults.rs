@@ -123,3 +123,10 @@ pub fn checkpoint_interval() -> Duration {
 pub fn checkpoint_retain() -> usize {
     3
 }
+
+/// Consecutive failed checkpoints tolerated before the job stops: none, as Flink's default
+/// (`execution.checkpointing.tolerable-failed-checkpoints` = 0). A failed checkpoint loses nothing
+/// either way: its output is committed with the next one that completes.
+pub fn tolerable_failures() -> u32 {
+    0
+}

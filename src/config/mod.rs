@@ -49,6 +49,11 @@ pub struct CheckpointConfig {
     pub interval: Duration,
     #[serde(default = "defaults::checkpoint_retain")]
     pub retain: usize,
+    #[serde(default = "defaults::tolerable_failures")]
+    pub tolerable_failures: u32,
+    /// Where SIGUSR1 savepoints go; default `<dir>/savepoints`.
+    #[serde(default)]
+    pub savepoint_dir: Option<PathBuf>,
 }
 
 /// `[runtime]`. Ranges (shards >= 1, a power-of-two ring, ...) are checked by the plan, so that

@@ -87,12 +87,38 @@ pub struct RunSummary {
     pub latency_p999_us: u64,
     pub latency_max_us: u64,
     pub per_shard: Vec<ShardSummary>,
-    /// Checkpoints every shard wrote its part of in this run (0 without `[checkpoint]`).
-    pub checkpoints: u64,
-    /// Id of the newest checkpoint written.
-    pub last_checkpoint_id: u64,
-    /// Longest total time one shard spent writing snapshots.
-    pub checkpoint_seconds_max_shard: f64,
+    /// Checkpoint figures (`None` without `[checkpoint]`).
+    pub checkpoint: Option<CheckpointMetrics>,
+}
+
+/// Checkpoint figures for the run summary (and the metrics endpoint later). Kept by the checkpoint
+/// writer, once per checkpoint, never per event.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckpointMetrics {
+    pub completed: u64,
+    /// Checkpoints that failed (counted even when tolerated).
+    pub failed: u64,
+    pub savepoints: u64,
+    pub last_completed_id: u64,
+    /// Wall clock of the last completion, ms since the Unix epoch (0: none in this run).
+    pub last_completed_unix_ms: u64,
+    /// Seconds since the last checkpoint completed, when the summary was made.
+    pub age_seconds: Option<f64>,
+    /// Barrier sent -> manifest written and output committed.
+    pub last_duration_ms: f64,
+    pub max_duration_ms: f64,
+    /// Bytes of snapshot files of the last checkpoint.
+    pub last_size_bytes: u64,
+    /// Barrier sent -> the last shard met it (every shard meets it at the same chunk boundary, so
+    /// this is the time the slowest shard needed to finish the chunks before it).
+    pub last_alignment_ms: f64,
+    pub max_alignment_ms: f64,
+    /// The longest a shard paused event processing to hand its state to the writer.
+    pub max_sync_pause_ms: f64,
+    /// Snapshot bytes written per second of the writer's time writing them (files and fsync).
+    pub write_mb_per_s: f64,
+    #[serde(skip)]
+    pub last_completed_at: Option<std::time::Instant>,
 }
 
 impl RunSummary {
@@ -123,12 +149,7 @@ impl RunSummary {
             latency_p99_us: hist.value_at_quantile(0.99),
             latency_p999_us: hist.value_at_quantile(0.999),
             latency_max_us: hist.max(),
-            checkpoints: per_shard.iter().map(|s| s.checkpoints).min().unwrap_or(0),
-            last_checkpoint_id: total.last_checkpoint,
-            checkpoint_seconds_max_shard: per_shard
-                .iter()
-                .map(|s| s.checkpoint_time.as_secs_f64())
-                .fold(0.0, f64::max),
+            checkpoint: None,
             per_shard: per_shard
                 .iter()
                 .enumerate()
@@ -142,6 +163,12 @@ impl RunSummary {
                 })
                 .collect(),
         }
+    }
+
+    /// Adds the checkpoint figures, with their age as of now.
+    pub fn set_checkpoints(&mut self, mut c: CheckpointMetrics) {
+        c.age_seconds = c.last_completed_at.map(|t| t.elapsed().as_secs_f64());
+        self.checkpoint = Some(c);
     }
 
     /// The human summary printed at exit.
@@ -168,10 +195,20 @@ impl RunSummary {
                 p.shard, p.events_in, p.events_processed, p.busy_seconds, p.backpressured_seconds, p.idle_seconds
             ));
         }
-        if self.checkpoints > 0 {
+        if let Some(c) = &self.checkpoint {
             s.push_str(&format!(
-                "  checkpoints: {} written (last id {}), at most {:.3} s of one shard's time\n",
-                self.checkpoints, self.last_checkpoint_id, self.checkpoint_seconds_max_shard
+                "  checkpoints: {} completed (last id {}, {} bytes, {:.1} ms), {} failed, {} savepoints; \
+                 longest {:.1} ms, alignment up to {:.1} ms, shard pause up to {:.1} ms, writes {:.0} MB/s\n",
+                c.completed,
+                c.last_completed_id,
+                c.last_size_bytes,
+                c.last_duration_ms,
+                c.failed,
+                c.savepoints,
+                c.max_duration_ms,
+                c.max_alignment_ms,
+                c.max_sync_pause_ms,
+                c.write_mb_per_s
             ));
         }
         if self.stopped_by_signal && self.open_windows_at_exit > 0 {

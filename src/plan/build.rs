@@ -222,6 +222,11 @@ impl Builder<'_> {
             dir: c.dir.clone(),
             interval_ms: c.interval.as_millis(),
             retain: c.retain,
+            tolerable_failures: c.tolerable_failures,
+            savepoint_dir: c
+                .savepoint_dir
+                .clone()
+                .unwrap_or_else(|| c.dir.join("savepoints")),
         })
     }
 

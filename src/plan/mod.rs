@@ -32,6 +32,10 @@ pub struct CheckpointPlan {
     pub interval_ms: i64,
     /// Completed checkpoints kept (at least 1).
     pub retain: usize,
+    /// Consecutive failed checkpoints tolerated before the job stops.
+    pub tolerable_failures: u32,
+    /// Where savepoints asked for by SIGUSR1 alone (no `sluice savepoint --out`) are written.
+    pub savepoint_dir: PathBuf,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -168,4 +172,24 @@ pub struct SinkPlan {
     pub name: String,
     pub kind: SinkKind,
     pub inputs: Vec<StreamRef>,
+}
+
+impl WindowPlan {
+    /// What this window's state layout depends on: its kind and sizes, its key and its aggregate
+    /// functions with their inputs, in order. Two configs whose windows have the same name and
+    /// signature can share state (lateness, inputs and output names may differ); anything else
+    /// cannot, and a restore says so.
+    pub fn state_signature(&self) -> String {
+        let aggs: Vec<String> = self
+            .aggregates
+            .iter()
+            .map(|a| format!("{:?}({})", a.func, a.field.as_deref().unwrap_or("")))
+            .collect();
+        format!(
+            "{:?} group_by {:?} aggregates [{}]",
+            self.window,
+            self.group_by,
+            aggs.join(", ")
+        )
+    }
 }

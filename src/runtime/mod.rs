@@ -49,6 +49,12 @@ pub struct RunOptions {
     pub uring: bool,
     /// Replace the plan's sources by these partitions (benchmarks on pre-parsed events).
     pub partitions: Option<Vec<Partition>>,
+    /// Set by SIGUSR1: take a savepoint now and keep running (needs `[checkpoint]`).
+    pub savepoint: Arc<AtomicBool>,
+    /// Restore from this savepoint instead of the newest checkpoint.
+    pub from_savepoint: Option<std::path::PathBuf>,
+    /// Restore even if state of windows this config no longer has (or redefines) is dropped.
+    pub allow_dropped_state: bool,
 }
 
 impl Default for RunOptions {
@@ -57,6 +63,9 @@ impl Default for RunOptions {
             stop: Arc::new(AtomicBool::new(false)),
             uring: true,
             partitions: None,
+            savepoint: Arc::new(AtomicBool::new(false)),
+            from_savepoint: None,
+            allow_dropped_state: false,
         }
     }
 }
@@ -87,9 +96,8 @@ fn slots_of(w: &crate::plan::WindowPlan) -> (Vec<(String, SlotUse)>, Vec<Option<
     (slots, agg_slots)
 }
 
-pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
-    let n = plan.runtime.shards.max(1);
-    let parts = match opts.partitions {
+pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError> {
+    let parts = match opts.partitions.take() {
         Some(p) => p,
         None => crate::sources::partitions(plan)?,
     };
@@ -104,14 +112,50 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
             .collect(),
         None => Vec::new(),
     };
-    let (ckpt, resume) = match &plan.checkpoint {
+    let (ckpt, resume, jobs) = match &plan.checkpoint {
         Some(c) => {
-            let (ckpt, resume) =
-                checkpointing::open(c, plan.runtime.key_groups.max(1), &parts, staged)?;
-            (Some(ckpt), resume.map(Arc::new))
+            let args = checkpointing::OpenArgs {
+                key_groups: plan.runtime.key_groups.max(1),
+                parts: &parts,
+                staged,
+                operators: plan
+                    .windows
+                    .iter()
+                    .map(|w| (w.name.clone(), w.state_signature()))
+                    .collect(),
+                from_savepoint: opts.from_savepoint.as_deref(),
+                allow_dropped_state: opts.allow_dropped_state,
+                savepoint_requested: opts.savepoint.clone(),
+            };
+            let (ckpt, resume, jobs) = checkpointing::open(c, args)?;
+            (Some(ckpt), resume.map(Arc::new), Some(jobs))
         }
-        None => (None, None),
+        None if opts.from_savepoint.is_some() => {
+            return Err(RuntimeError::Checkpoint(
+                "--from-savepoint needs a [checkpoint] section: the restored job checkpoints                  into its dir"
+                    .into(),
+            ))
+        }
+        None => (None, None, None),
     };
+    // Whatever happens from here, the writer is stopped and the checkpoint dir released.
+    let result = run_shards(plan, opts, parts, ckpt.clone(), resume, jobs);
+    if let Some(ck) = &ckpt {
+        ck.close();
+        crate::checkpoint::control::release(&ck.dir);
+    }
+    result
+}
+
+fn run_shards(
+    plan: &Plan,
+    opts: RunOptions,
+    parts: Vec<Partition>,
+    ckpt: Option<Arc<checkpointing::Ckpt>>,
+    resume: Option<Arc<checkpointing::Resume>>,
+    jobs: Option<std::sync::mpsc::Receiver<checkpointing::Job>>,
+) -> Result<RunSummary, RuntimeError> {
+    let n = plan.runtime.shards.max(1);
     let first_id = ckpt.as_ref().map_or(0, |c| c.base_id + 1);
     let chunk_counts: Vec<_> = parts
         .iter()
@@ -201,6 +245,7 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
     };
 
     let parts = Arc::new(parts);
+    let failed = Arc::new(AtomicBool::new(false));
     let setup = Arc::new(ShardSetup {
         shards: n,
         key_groups: plan.runtime.key_groups.max(1),
@@ -219,11 +264,12 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         routes: Arc::new(routes),
         stop: StopCoord {
             requested: opts.stop.clone(),
+            failed,
             ..StopCoord::default()
         },
         epoch: Instant::now(),
         op_names: plan.windows.iter().map(|w| w.name.clone()).collect(),
-        ckpt,
+        ckpt: ckpt.clone(),
         resume,
     });
 
@@ -245,6 +291,14 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
         core_affinity::get_core_ids().unwrap_or_default()
     } else {
         Vec::new()
+    };
+    let writer = match (&ckpt, jobs) {
+        (Some(ck), Some(rx)) => Some(
+            checkpointing::spawn_writer(ck.clone(), rx, setup.stop.failed.clone()).map_err(
+                |e| RuntimeError::Checkpoint(format!("cannot start the checkpoint writer: {e}")),
+            )?,
+        ),
+        _ => None,
     };
     let start = Instant::now();
     let mut handles = Vec::new();
@@ -317,10 +371,24 @@ pub fn run(plan: &Plan, opts: RunOptions) -> Result<RunSummary, RuntimeError> {
             )),
         }
     }
+    // Every shard has handed over its last checkpoint part: let the writer finish them.
+    if let (Some(ck), Some(w)) = (&ckpt, writer) {
+        ck.close();
+        if w.join().is_err() {
+            ck.fail("the checkpoint writer panicked".into());
+        }
+        if let Some(why) = ck.error() {
+            return Err(RuntimeError::Checkpoint(why));
+        }
+    }
     errors.sort_by_key(|(secondary, _)| *secondary);
     if let Some((_, e)) = errors.into_iter().next() {
         return Err(e);
     }
     let stopped = opts.stop.load(std::sync::atomic::Ordering::Relaxed);
-    Ok(RunSummary::new(&stats, &hist, start.elapsed(), stopped))
+    let mut summary = RunSummary::new(&stats, &hist, start.elapsed(), stopped);
+    if let Some(ck) = &ckpt {
+        summary.set_checkpoints(ck.metrics());
+    }
+    Ok(summary)
 }

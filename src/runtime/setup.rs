@@ -23,8 +23,9 @@ pub struct StopCoord {
     pub requested: Arc<AtomicBool>,
     pub proposal: AtomicU64,
     pub arrived: AtomicUsize,
-    /// Set by a shard that fails, so the others stop instead of waiting for its chunks.
-    pub failed: AtomicBool,
+    /// Set by a shard (or the checkpoint writer) that fails, so the others stop instead of waiting
+    /// for its chunks.
+    pub failed: Arc<AtomicBool>,
 }
 
 pub struct ShardSetup {

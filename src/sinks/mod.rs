@@ -161,16 +161,10 @@ impl SinkWriter {
         })
     }
 
-    /// At checkpoint `id`'s barrier: everything written so far is flushed, and for a staged sink
-    /// made durable as part of `id`.
-    pub fn seal(&mut self, id: u64) -> Result<(), SinkError> {
+    /// At checkpoint `id`'s barrier: everything written so far is flushed; a staged sink hands
+    /// back the staging file of `id`, to be fsynced before `id`'s manifest is written.
+    pub fn seal(&mut self, id: u64) -> Result<Option<std::fs::File>, SinkError> {
         self.flush()?;
-        match self.stage.as_mut() {
-            Some(st) => st.seal(id).map_err(|err| SinkError::Write {
-                sink: self.sink.name.clone(),
-                err,
-            }),
-            None => Ok(()),
-        }
+        Ok(self.stage.as_mut().and_then(|st| st.seal(id)))
     }
 }

@@ -1,10 +1,12 @@
 //! Two-phase commit for file sinks under checkpoints: each shard writes the lines it emits before
-//! checkpoint `id` to its own staging file `<output>.staging/<id>-<shard>`, sealed (fsync) when it
-//! meets the barrier; once the manifest of `id` is durable, the staged files are appended to the
-//! output in shard order, the output is fsynced and the staging files are deleted. The manifest
-//! records the output's length before that append, so a crash in the middle is rolled forward on
-//! recovery (truncate to that length, append again); staging of a checkpoint that never completed
-//! is discarded. Output becomes visible once per checkpoint.
+//! checkpoint `id` to its own staging file `<output>.staging/<id>-<shard>`, sealed (fsync, by the
+//! checkpoint writer) when it meets the barrier; once the manifest of `id` is durable, the staged
+//! files of `id` and of any earlier checkpoint that failed are appended to the output in (id, shard)
+//! order, the output is fsynced and the staging files are deleted. The manifest records the
+//! output's length before and after that append, so a crash in the middle is rolled forward on
+//! recovery (truncate to the first, append again) and a crash while deleting is recognised (the
+//! output already has the second); staging of a checkpoint that never completed is discarded.
+//! Output becomes visible once per checkpoint.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -53,12 +55,14 @@ pub fn output_len(output: &Path) -> io::Result<u64> {
     }
 }
 
-/// Appends checkpoint `id`'s staged files to `output` (which must be `from` bytes long first: it is
-/// truncated to that, so a repeated commit after a crash writes nothing twice), fsyncs, deletes them.
+/// Appends the staged files of checkpoint `id` and of every earlier one (a failed checkpoint's
+/// lines are committed with the next that completes) to `output`, which must be `from` bytes long
+/// first: it is truncated to that, so a repeated commit after a crash writes nothing twice. Then
+/// fsyncs and deletes them.
 pub fn commit(output: &Path, id: u64, from: u64) -> io::Result<()> {
     let files: Vec<PathBuf> = staged(output)?
         .into_iter()
-        .filter(|(i, _, _)| *i == id)
+        .filter(|(i, _, _)| *i <= id)
         .map(|(_, _, p)| p)
         .collect();
     let out = OpenOptions::new()
@@ -80,11 +84,12 @@ pub fn commit(output: &Path, id: u64, from: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Bytes staged for checkpoint `id`: the output grows by this much when it is committed.
+/// Bytes staged for checkpoint `id` (and earlier failed ones): the output grows by this much when
+/// it is committed.
 pub fn staged_len(output: &Path, id: u64) -> io::Result<u64> {
     let mut n = 0;
     for (i, _, p) in staged(output)? {
-        if i == id {
+        if i <= id {
             n += std::fs::metadata(p)?.len();
         }
     }
@@ -99,27 +104,31 @@ pub struct Committed {
     pub to: u64,
 }
 
-/// Recovery to checkpoint `latest`: rolls its commit forward if it was cut short (its staging is
-/// still there), or else cuts the output back to what it held right after that commit (output of a
-/// later checkpoint, when the run falls back past it, is produced again by the replay); and
-/// discards staging of every other checkpoint. `None`: no checkpoint (the output starts empty).
-pub fn recover(output: &Path, latest: Option<Committed>) -> io::Result<()> {
-    let all = staged(output)?;
+/// Recovery to checkpoint `latest`: rolls its commit forward if it was cut short (the output is
+/// shorter than the commit left it and its staging is still there), or else cuts the output back
+/// to what it held right after that commit (output of a later checkpoint, when the run falls back
+/// past it, is produced again by the replay); then discards all staging. `None`: no checkpoint.
+/// Returns how many bytes the output lacks of what the checkpoint covers (not 0 only when someone
+/// replaced or shortened the output: the replay does not rewrite lines from before the checkpoint).
+pub fn recover(output: &Path, latest: Option<Committed>) -> io::Result<u64> {
+    let mut missing = 0;
     if let Some(c) = latest {
-        if all.iter().any(|(i, _, _)| *i == c.id) {
+        let len = output_len(output)?;
+        let staged_here = staged(output)?.iter().any(|(i, _, _)| *i <= c.id);
+        if len < c.to && staged_here && len >= c.from {
             commit(output, c.id, c.from)?;
-        } else if output_len(output)? > c.to {
+        } else if len > c.to {
             let f = OpenOptions::new().write(true).open(output)?;
             f.set_len(c.to)?;
             f.sync_all()?;
+        } else {
+            missing = c.to - len;
         }
     }
-    for (i, _, p) in staged(output)? {
-        if latest.is_none_or(|c| i != c.id) {
-            std::fs::remove_file(p)?;
-        }
+    for (_, _, p) in staged(output)? {
+        std::fs::remove_file(p)?;
     }
-    Ok(())
+    Ok(missing)
 }
 
 /// One shard's staging for one file sink: the checkpoint its current lines belong to.
@@ -155,13 +164,12 @@ impl Stage {
         }
     }
 
-    /// Makes what was staged for checkpoint `id` durable; later lines belong to `id + 1`.
-    pub fn seal(&mut self, id: u64) -> io::Result<()> {
-        if let Some(f) = self.file.take() {
-            f.sync_all()?;
-        }
+    /// Closes what was staged for checkpoint `id` and hands back its file, which must be fsynced
+    /// before `id`'s manifest is written (by the checkpoint writer, off the event path); later
+    /// lines belong to `id + 1`.
+    pub fn seal(&mut self, id: u64) -> Option<File> {
         self.id = id + 1;
-        Ok(())
+        self.file.take()
     }
 }
 
@@ -177,8 +185,9 @@ mod tests {
         let mut b = Stage::new(out.clone(), 1, 1);
         a.write(b"a1\n").unwrap();
         b.write(b"b1\n").unwrap();
-        a.seal(1).unwrap();
-        b.seal(1).unwrap();
+        for f in [a.seal(1), b.seal(1)].into_iter().flatten() {
+            f.sync_all().unwrap();
+        }
         a.write(b"a2\n").unwrap(); // belongs to checkpoint 2, which never completes
         let from = output_len(&out).unwrap();
         let c = Committed {
@@ -188,7 +197,7 @@ mod tests {
         };
         // A crash after half an append: recovery truncates and appends again.
         std::fs::write(&out, b"a1\n").unwrap();
-        recover(&out, Some(c)).unwrap();
+        assert_eq!(recover(&out, Some(c)).unwrap(), 0);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "a1\nb1\n");
         assert_eq!(
             staged(&out).unwrap(),
@@ -202,5 +211,46 @@ mod tests {
         std::fs::write(&out, b"a1\nb1\nlater\n").unwrap();
         recover(&out, Some(c)).unwrap();
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "a1\nb1\n");
+        // Replaced by a shorter file: nothing to roll forward, and the shortfall is reported.
+        std::fs::write(&out, b"a1\n").unwrap();
+        assert_eq!(recover(&out, Some(c)).unwrap(), 3);
+    }
+
+    #[test]
+    fn a_crash_while_deleting_staging_does_not_lose_the_deleted_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.ndjson");
+        let mut a = Stage::new(out.clone(), 0, 1);
+        let mut b = Stage::new(out.clone(), 1, 1);
+        a.write(b"a1\n").unwrap();
+        b.write(b"b1\n").unwrap();
+        let _ = (a.seal(1), b.seal(1));
+        let c = Committed {
+            id: 1,
+            from: 0,
+            to: staged_len(&out, 1).unwrap(),
+        };
+        // The commit appended both and deleted shard 0's file before the crash.
+        std::fs::write(&out, b"a1\nb1\n").unwrap();
+        std::fs::remove_file(staging_file(&out, 1, 0)).unwrap();
+        recover(&out, Some(c)).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "a1\nb1\n");
+        assert_eq!(staged(&out).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_failed_checkpoints_lines_are_committed_with_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.ndjson");
+        let mut a = Stage::new(out.clone(), 0, 1);
+        a.write(b"one\n").unwrap();
+        let _ = a.seal(1); // checkpoint 1 fails: never committed
+        a.write(b"two\n").unwrap();
+        let _ = a.seal(2);
+        a.write(b"three\n").unwrap(); // checkpoint 3, not yet sealed
+        assert_eq!(staged_len(&out, 2).unwrap(), 8);
+        commit(&out, 2, 0).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "one\ntwo\n");
+        assert_eq!(staged_len(&out, 3).unwrap(), 6);
     }
 }

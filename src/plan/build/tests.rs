@@ -512,7 +512,9 @@ fn checkpoint_table_is_typed_defaulted_and_checked() {
         Some(CheckpointPlan {
             dir: "state/x".into(),
             interval_ms: 10_000,
-            retain: 3
+            retain: 3,
+            tolerable_failures: 0,
+            savepoint_dir: "state/x/savepoints".into(),
         })
     );
     let e = load("[checkpoint]\ndir = \"s\"\ninterval = \"0s\"\nretain = 0\n").unwrap_err();

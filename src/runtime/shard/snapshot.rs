@@ -6,27 +6,22 @@ use super::Shard;
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::checkpoint::{Section, Snapshot};
 use crate::event::{Event, Tag};
+use crate::runtime::checkpointing::Job;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 impl Shard {
-    /// Shard 0, about to start chunk `seq`: sends the next checkpoint's barrier ahead of it if the
-    /// interval has passed and the previous checkpoint has completed.
+    /// Shard 0, about to start a chunk: sends the next checkpoint's barrier ahead of it if the
+    /// previous checkpoint has settled and the interval has passed (or a savepoint was asked for).
     pub(super) fn maybe_issue_barrier(&mut self) {
         let Some(ck) = self.setup.ckpt.clone() else {
             return;
         };
-        if self.id != 0
-            || ck.completed.load(Ordering::Acquire) != self.ckpt_issued
-            || self.ckpt_last.elapsed() < ck.interval
-        {
+        if self.id != 0 || !ck.due(self.ckpt_issued, self.ckpt_last) {
             return;
         }
         let id = self.ckpt_issued + 1;
-        if let Err(e) = ck.store.begin(id) {
-            self.failure = Some(format!("checkpoint {id}: {e}"));
-            return;
-        }
+        ck.issue(id);
         self.ckpt_issued = id;
         self.ckpt_last = Instant::now();
         let mut b = Event::EMPTY;
@@ -48,18 +43,18 @@ impl Shard {
         if self.next_seq == self.started_at || self.failure.is_some() {
             return;
         }
-        // Checkpoints complete in id order (a commit appends to the outputs): wait for the last
-        // barrier's to complete; the shards still writing it need nothing from this one.
-        while ck.completed.load(Ordering::Acquire) < self.last_barrier {
+        // Checkpoints complete in id order (a commit appends to the outputs): the last barrier's
+        // must settle first, so that shard 0 serves a savepoint request with this one only if that
+        // one did not take it.
+        while ck.settled.load(Ordering::Acquire) < self.last_barrier {
             if self.setup.stop.failed.load(Ordering::Relaxed) {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let id = self.last_barrier + 1;
-        if let Err(e) = ck.store.begin_shared(id) {
-            self.failure = Some(format!("checkpoint {id}: {e}"));
-            return;
+        if self.id == 0 {
+            ck.claim_savepoint(id);
         }
         self.take_checkpoint(id);
     }
@@ -74,18 +69,24 @@ impl Shard {
     }
 
     /// Met barrier `id` at the boundary before chunk `next_seq`: flush what was emitted before it
-    /// (so a replay from here loses nothing), write this shard's state, report it.
+    /// (so a replay from here loses nothing), encode this shard's state and hand it, with the
+    /// sealed staging files, to the checkpoint writer. The encoding is the only pause; the writing
+    /// happens on the writer thread while this shard goes on.
     pub(super) fn take_checkpoint(&mut self, id: u64) {
         let Some(ck) = self.setup.ckpt.clone() else {
             return;
         };
         self.last_barrier = id;
         let started = Instant::now();
+        let mut seal = Vec::new();
         let dead = self.dead.iter_mut();
         for s in self.emitter.sinks.iter_mut().chain(dead) {
-            if let Err(e) = s.seal(id) {
-                self.failure = Some(format!("checkpoint {id}: sealing output: {e}"));
-                return;
+            match s.seal(id) {
+                Ok(f) => seal.extend(f),
+                Err(e) => {
+                    self.failure = Some(format!("checkpoint {id}: sealing output: {e}"));
+                    return;
+                }
             }
         }
         let mut time = Enc::default();
@@ -108,17 +109,22 @@ impl Shard {
             key_groups: self.key_group_range(),
             sections,
         };
-        let done = ck
-            .store
-            .write_shard(id, &snap)
-            .map_err(|e| e.to_string())
-            .and_then(|entry| ck.shard_done(id, self.next_seq, entry, self.n));
-        if let Err(e) = done {
+        let pause = started.elapsed();
+        let job = Job {
+            id,
+            chunk: self.next_seq,
+            shards: self.n,
+            snap,
+            seal,
+            met: started,
+            pause,
+        };
+        if let Err(e) = ck.submit(job) {
             self.failure = Some(format!("checkpoint {id}: {e}"));
         }
         self.stats.checkpoints += 1;
         self.stats.last_checkpoint = id;
-        self.stats.checkpoint_time += started.elapsed();
+        self.stats.checkpoint_time += pause;
     }
 
     /// Restores the keys this shard owns from every snapshot of the checkpoint being resumed and
@@ -139,23 +145,16 @@ impl Shard {
         let mut d = Dec::new(&time.bytes);
         self.tracker.decode(&mut d)?;
         self.wm = d.i64("watermark")?;
-        let names = &self.setup.op_names;
         let setup = self.setup.clone();
         let keep = |h: u64| super::produce::shard_of(&setup, self.n, h) == self.id;
         for snap in &r.snapshots {
-            let ops: Vec<&Section> = snap
-                .sections
-                .iter()
-                .filter(|x| x.name.starts_with("op/"))
-                .collect();
-            let theirs: Vec<&str> = ops.iter().map(|x| &x.name[3..]).collect();
-            if theirs != names.iter().map(String::as_str).collect::<Vec<_>>() {
-                return Err(format!(
-                    "checkpoint {} holds state of windows {theirs:?}; this config has {names:?}",
-                    r.id
-                ));
-            }
-            for (op, sec) in self.ops.iter_mut().zip(ops) {
+            for (op, want) in self.ops.iter_mut().zip(&r.sections) {
+                let Some(want) = want else { continue };
+                let sec: &Section = snap
+                    .sections
+                    .iter()
+                    .find(|x| &x.name == want)
+                    .ok_or_else(|| format!("checkpoint {}: no section {want}", r.id))?;
                 op.restore(&sec.bytes, &keep, self.wm)
                     .map_err(|e| format!("checkpoint {}, {}: {e}", r.id, sec.name))?;
             }

@@ -1,0 +1,235 @@
+//! The checkpoint writer: one thread per run, off the shards' cores' critical path, that turns the
+//! state shards hand it into durable checkpoints. For each shard's part it fsyncs the staged output
+//! the shard sealed and writes the snapshot file (memmap2, msync, fsync); when every shard's part of
+//! a checkpoint is in, it writes the manifest, commits the file sinks, applies retention and serves
+//! a savepoint request. Jobs arrive in checkpoint order, so checkpoints complete in id order.
+//! A failed checkpoint is counted and, within `tolerable_failures`, skipped: its staged lines are
+//! committed with the next checkpoint that completes.
+
+use super::Ckpt;
+use crate::checkpoint::{control, FileEntry, Manifest, Snapshot};
+use crate::sinks;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// One shard's part of checkpoint `id`, handed over when it met the barrier.
+pub struct Job {
+    pub id: u64,
+    /// Chunk the run resumes at from this checkpoint.
+    pub chunk: u64,
+    pub shards: usize,
+    pub snap: Snapshot,
+    /// Staging files the shard sealed for `id`: made durable before the manifest names `id`.
+    pub seal: Vec<File>,
+    /// When the shard met the barrier.
+    pub met: Instant,
+    /// How long the shard paused to encode its state.
+    pub pause: Duration,
+}
+
+#[derive(Default)]
+struct Pending {
+    files: Vec<FileEntry>,
+    arrived: usize,
+    failed: Option<String>,
+    first_met: Option<Instant>,
+    last_met: Option<Instant>,
+    write_time: Duration,
+    pause: Duration,
+}
+
+/// Starts the writer. It exits when [`Ckpt::close`] has been called and every job is done; a fatal
+/// error is left in [`Ckpt::error`] and `failed` is raised so the shards stop.
+pub fn spawn_writer(
+    ck: Arc<Ckpt>,
+    rx: mpsc::Receiver<Job>,
+    failed: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("sluice-checkpoint".into())
+        .spawn(move || {
+            let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+            let mut consecutive_failures = 0u32;
+            while let Ok(job) = rx.recv() {
+                if let Err(why) = one(&ck, &mut pending, &mut consecutive_failures, job) {
+                    ck.fail(why);
+                    failed.store(true, Ordering::Release);
+                }
+            }
+        })
+}
+
+fn one(
+    ck: &Ckpt,
+    pending: &mut BTreeMap<u64, Pending>,
+    consecutive: &mut u32,
+    job: Job,
+) -> Result<(), String> {
+    let (id, shards) = (job.id, job.shards);
+    let p = pending.entry(id).or_default();
+    p.arrived += 1;
+    p.first_met = Some(p.first_met.map_or(job.met, |t| t.min(job.met)));
+    p.last_met = Some(p.last_met.map_or(job.met, |t| t.max(job.met)));
+    p.pause = p.pause.max(job.pause);
+    let t = Instant::now();
+    match write_part(ck, &job) {
+        Ok(entry) => p.files.push(entry),
+        Err(why) => {
+            p.failed.get_or_insert(why);
+        }
+    }
+    p.write_time += t.elapsed();
+    if p.arrived < shards {
+        return Ok(());
+    }
+    let p = pending.remove(&id).unwrap_or_default();
+    let serves_savepoint = ck.savepoint.at.load(Ordering::Acquire) == id;
+    if let Some(why) = p.failed {
+        *consecutive += 1;
+        if let Ok(mut m) = ck.metrics.lock() {
+            m.failed += 1;
+        }
+        eprintln!(
+            "sluice: checkpoint {id} failed: {why} ({} in a row; {} tolerated)",
+            consecutive, ck.tolerable_failures
+        );
+        if *consecutive > ck.tolerable_failures {
+            return Err(format!("checkpoint {id} failed: {why}"));
+        }
+        if serves_savepoint {
+            serve_savepoint(ck, id, Err(format!("checkpoint {id} failed: {why}")));
+        }
+        ck.settled.fetch_max(id, Ordering::AcqRel);
+        return Ok(());
+    }
+    *consecutive = 0;
+    let bytes: u64 = p.files.iter().map(|f| f.size).sum();
+    let manifest = complete(ck, id, job.chunk, p.files)?;
+    let done = Instant::now();
+    if let Ok(mut m) = ck.metrics.lock() {
+        let (issued_id, issued_at) = ck.issued.lock().map(|g| *g).unwrap_or((0, done));
+        // The final checkpoint has no barrier: it starts when the first shard reaches the end.
+        let start = if issued_id == id {
+            issued_at
+        } else {
+            p.first_met.unwrap_or(done)
+        };
+        let align = match (issued_id == id, p.last_met) {
+            (true, Some(last)) => last.saturating_duration_since(issued_at),
+            _ => Duration::ZERO,
+        };
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        m.completed += 1;
+        m.last_completed_id = id;
+        m.last_completed_unix_ms = manifest.created_unix_ms;
+        m.last_completed_at = Some(done);
+        m.last_duration_ms = ms(done.saturating_duration_since(start));
+        m.max_duration_ms = m.max_duration_ms.max(m.last_duration_ms);
+        m.last_size_bytes = bytes;
+        m.last_alignment_ms = ms(align);
+        m.max_alignment_ms = m.max_alignment_ms.max(m.last_alignment_ms);
+        m.max_sync_pause_ms = m.max_sync_pause_ms.max(ms(p.pause));
+        if !p.write_time.is_zero() {
+            m.write_mb_per_s = bytes as f64 / 1e6 / p.write_time.as_secs_f64();
+        }
+    }
+    if serves_savepoint {
+        serve_savepoint(ck, id, Ok(&manifest));
+    }
+    ck.completed.fetch_max(id, Ordering::AcqRel);
+    ck.settled.fetch_max(id, Ordering::AcqRel);
+    Ok(())
+}
+
+/// Makes one shard's part durable: its sealed output, then its snapshot file.
+fn write_part(ck: &Ckpt, job: &Job) -> Result<FileEntry, String> {
+    if ck.fail_ids.contains(&job.id) {
+        return Err("injected failure (SLUICE_FAIL_CHECKPOINTS)".into());
+    }
+    for f in &job.seal {
+        f.sync_all()
+            .map_err(|e| format!("syncing staged output: {e}"))?;
+    }
+    ck.store.begin_shared(job.id).map_err(|e| e.to_string())?;
+    ck.store
+        .write_shard(job.id, &job.snap)
+        .map_err(|e| e.to_string())
+}
+
+/// Completes checkpoint `id` at `chunk`: manifest (with each output's length before and after this
+/// checkpoint's lines, so recovery can roll a cut-short commit forward or cut a later checkpoint's
+/// output back), then the commit, then retention.
+fn complete(ck: &Ckpt, id: u64, chunk: u64, mut files: Vec<FileEntry>) -> Result<Manifest, String> {
+    files.sort_by_key(|f| f.shard);
+    let mut lens = Vec::with_capacity(ck.staged.len());
+    let mut commit = serde_json::Map::new();
+    for out in &ck.staged {
+        let io = |e: std::io::Error| format!("{}: {e}", out.display());
+        let from = sinks::staged::output_len(out).map_err(io)?;
+        let to = from + sinks::staged::staged_len(out, id).map_err(io)?;
+        lens.push(from);
+        commit.insert(
+            out.to_string_lossy().into_owned(),
+            serde_json::json!({ "from": from, "to": to }),
+        );
+    }
+    let sources =
+        serde_json::json!({ "chunk": chunk, "partitions": ck.partitions, "commit": commit });
+    let m = ck
+        .store
+        .complete(id, ck.key_groups, sources, ck.operators.clone(), files)
+        .map_err(|e| format!("checkpoint {id}: {e}"))?;
+    for (out, from) in ck.staged.iter().zip(lens) {
+        sinks::staged::commit(out, id, from)
+            .map_err(|e| format!("committing output {}: {e}", out.display()))?;
+    }
+    ck.store
+        .retain(ck.retain, id + 1)
+        .map_err(|e| format!("checkpoint {id}: retention: {e}"))?;
+    Ok(m)
+}
+
+/// Where the savepoint for checkpoint `id` goes, and the nonce to answer with: the client's
+/// request, else the default folder (a bare SIGUSR1).
+fn savepoint_target(ck: &Ckpt, id: u64) -> (PathBuf, String) {
+    match control::take_request(&ck.dir) {
+        Some(r) => (r.out, r.nonce),
+        None => (
+            ck.savepoint.default_dir.join(format!("savepoint-{id}")),
+            String::new(),
+        ),
+    }
+}
+
+/// Exports completed checkpoint `m` as the requested savepoint (or says why it could not) and
+/// answers the request; the job goes on either way.
+fn serve_savepoint(ck: &Ckpt, id: u64, m: Result<&Manifest, String>) {
+    let (target, nonce) = savepoint_target(ck, id);
+    let out = m.and_then(|m| {
+        ck.store
+            .export(m, &target)
+            .map_err(|e| format!("savepoint {}: {e}", target.display()))
+    });
+    match &out {
+        Ok(_) => {
+            if let Ok(mut x) = ck.metrics.lock() {
+                x.savepoints += 1;
+            }
+            eprintln!("sluice: savepoint {id} written to {}", target.display());
+        }
+        Err(e) => eprintln!("sluice: savepoint not written: {e}"),
+    }
+    let outcome = control::Outcome {
+        nonce,
+        id,
+        out: target,
+        error: out.err(),
+    };
+    if let Err(e) = control::write_outcome(&ck.dir, &outcome) {
+        eprintln!("sluice: cannot answer the savepoint request: {e}");
+    }
+}
