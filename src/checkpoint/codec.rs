@@ -25,6 +25,21 @@ impl Enc {
         self.u64(b.len() as u64);
         self.bytes.extend_from_slice(b);
     }
+    /// Words, little-endian, without a length: one copy of the whole slice, for state kept as
+    /// flat words (the fast hand-off at a barrier).
+    pub fn words(&mut self, w: &[u64]) {
+        #[cfg(target_endian = "little")]
+        {
+            // SAFETY: u64 has no padding and any byte is a valid u8; the slice covers exactly the
+            // `w.len() * 8` bytes of `w`, which outlives this call; u8 needs no alignment.
+            let b = unsafe { std::slice::from_raw_parts(w.as_ptr().cast::<u8>(), w.len() * 8) };
+            self.bytes.extend_from_slice(b);
+        }
+        #[cfg(not(target_endian = "little"))]
+        for &x in w {
+            self.u64(x);
+        }
+    }
 }
 
 pub struct Dec<'a> {
@@ -69,6 +84,10 @@ impl<'a> Dec<'a> {
     }
     pub fn i64(&mut self, what: &str) -> Result<i64, String> {
         Ok(i64::from_le_bytes(self.array(what)?))
+    }
+    /// `n` raw bytes (written by [`Enc::words`] or alike, length known from context).
+    pub fn raw(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        self.take(n, what)
     }
     pub fn bytes(&mut self, what: &str) -> Result<&'a [u8], String> {
         let n = usize::try_from(self.u64(what)?).map_err(|_| format!("{what}: length"))?;

@@ -16,7 +16,7 @@ use memmap2::MmapMut;
 use std::fs::OpenOptions;
 use std::path::Path;
 
-pub const SNAPSHOT_VERSION: u32 = 1;
+pub const SNAPSHOT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"SLUICESN";
 const HEADER: usize = 32;
 

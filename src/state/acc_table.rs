@@ -295,8 +295,20 @@ impl AccTable {
         layout.merge(into, &mut self.sketches, accs, from);
     }
 
-    /// Appends every row to a state snapshot: count, then per row its hash, key and accumulators.
+    /// Appends every row to a state snapshot. Without sketches the rows are plain words and go as
+    /// one copy (tag 1: row count, key words, stride, then the rows as laid out here), so the pause
+    /// at a barrier is a memcpy; with them, row by row (tag 0: count, then per row hash, key and
+    /// accumulators with their sketches).
     pub fn encode(&self, layout: &AggLayout, e: &mut Enc) {
+        if !layout.has_sketches() {
+            e.u8(1);
+            e.u64(self.len as u64);
+            e.u64(self.kw as u64);
+            e.u64(self.stride as u64);
+            e.words(&self.words()[..self.len * self.stride]);
+            return;
+        }
+        e.u8(0);
         e.u64(self.len as u64);
         for row in self.rows() {
             e.u64(row.hash);
@@ -313,6 +325,9 @@ impl AccTable {
         d: &mut Dec,
         keep: &dyn Fn(u64) -> bool,
     ) -> Result<(), String> {
+        if d.u8("row format")? == 1 {
+            return self.decode_words(d, keep);
+        }
         let rows = d.count(9, "rows")?;
         let mut accs = vec![0u64; self.aw];
         let mut scratch = Sketches::default();
@@ -337,6 +352,60 @@ impl AccTable {
             let at = r * self.stride + 1 + self.kw;
             let into = &mut flat_mut(&mut self.lines)[at..at + self.aw];
             layout.decode(d, into, &mut self.sketches)?;
+        }
+        Ok(())
+    }
+
+    /// The plain-words form of `decode` (tag 1): rows as another table laid them out, with its
+    /// key words and stride; each kept row is inserted here and its accumulators copied.
+    fn decode_words(&mut self, d: &mut Dec, keep: &dyn Fn(u64) -> bool) -> Result<(), String> {
+        let rows = d.u64("rows")?;
+        let kw = d.u64("key words")? as usize;
+        let stride = d.u64("row stride")? as usize;
+        if kw == 0 || kw > key_words_for(INLINE_KEY_BYTES) || stride != stride_for(1 + kw + self.aw)
+        {
+            return Err(format!(
+                "rows of {kw} key words and stride {stride} do not fit {} accumulator words",
+                self.aw
+            ));
+        }
+        let n = usize::try_from(rows)
+            .ok()
+            .and_then(|r| r.checked_mul(stride * 8))
+            .ok_or("row count overflows")?;
+        let raw = d.raw(n, "rows")?;
+        let word = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&raw[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(b)
+        };
+        for r in 0..rows as usize {
+            let w0 = r * stride;
+            let hash = word(w0);
+            if !keep(hash) {
+                continue;
+            }
+            let len = (word(w0 + kw) >> 56) as usize;
+            if len > INLINE_KEY_BYTES || key_words_for(len) > kw {
+                return Err(format!("a row with a {len}-byte key in {kw} key words"));
+            }
+            let mut key = [0u8; INLINE_KEY_BYTES];
+            for i in 0..kw {
+                let b = word(w0 + 1 + i).to_le_bytes();
+                let s = 8 * i;
+                let m = INLINE_KEY_BYTES.saturating_sub(s).min(8);
+                key[s..s + m].copy_from_slice(&b[..m]);
+            }
+            key[len..].fill(0); // the length byte is not key
+            if self.find(hash, &key, len as u8).is_some() {
+                return Err("a key appears twice".into());
+            }
+            let at_row = self.insert(hash, &key, len as u8);
+            let at = at_row * self.stride + 1 + self.kw;
+            for j in 0..self.aw {
+                let v = word(w0 + 1 + kw + j);
+                flat_mut(&mut self.lines)[at + j] = v;
+            }
         }
         Ok(())
     }

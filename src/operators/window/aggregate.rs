@@ -293,6 +293,12 @@ pub struct AggLayout {
 }
 
 impl AggLayout {
+    /// Whether some accumulator is an index into the sketch arena (`count_distinct`): such rows
+    /// cannot be copied as plain words.
+    pub fn has_sketches(&self) -> bool {
+        self.specs.iter().any(|s| s.func == AggFunc::CountDistinct)
+    }
+
     /// `slots[i]` is the event value slot aggregate `i` reads (`None` for `count()`).
     ///
     /// # Panics

@@ -304,7 +304,14 @@ mod snapshot_restore {
     use proptest::prelude::*;
 
     /// count, sum, count_distinct and min over `v`: every kind of accumulator word, and sketches.
-    fn op_all(window: WindowKind, lateness: i64) -> Box<dyn Operator> {
+    /// With `distinct`, every kind of accumulator (state goes row by row); without, only plain
+    /// words (state goes as one copy of the rows).
+    fn op_with(window: WindowKind, lateness: i64, distinct: bool) -> Box<dyn Operator> {
+        let d = if distinct {
+            AggFunc::CountDistinct
+        } else {
+            AggFunc::Max
+        };
         let agg = |name: &str, func, field: Option<&str>| AggPlan {
             name: name.into(),
             func,
@@ -320,7 +327,7 @@ mod snapshot_restore {
             aggregates: vec![
                 agg("n", AggFunc::Count, None),
                 agg("s", AggFunc::Sum, Some("v")),
-                agg("d", AggFunc::CountDistinct, Some("v")),
+                agg("d", d, Some("v")),
                 agg("lo", AggFunc::Min, Some("v")),
             ],
         };
@@ -372,7 +379,9 @@ mod snapshot_restore {
             ooo in 0i64..6,
             cut in any::<prop::sample::Index>(),
             raw in proptest::collection::vec((0u8..6, 0i64..120, -30i64..3, 0i64..400), 1..200),
+            distinct in any::<bool>(),
         ) {
+            let op_all = |k, l| op_with(k, l, distinct);
             let events = jittered_events(&raw);
             let cut = cut.index(events.len() + 1);
             let (before, after) = events.split_at(cut);
@@ -428,6 +437,13 @@ mod snapshot_restore {
 
     #[test]
     fn damaged_state_is_refused() {
+        for distinct in [true, false] {
+            damaged_state_is_refused_with(distinct);
+        }
+    }
+
+    fn damaged_state_is_refused_with(distinct: bool) {
+        let op_all = |k, l| op_with(k, l, distinct);
         let mut a = op_all(WindowKind::Tumbling { size_ms: 10 }, 0);
         let mut f = Feeder {
             ooo: 0,

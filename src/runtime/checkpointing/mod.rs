@@ -56,6 +56,9 @@ pub struct Ckpt {
     /// Checkpoint ids whose snapshot writes fail on purpose (`SLUICE_FAIL_CHECKPOINTS`, tests only).
     pub fail_ids: Vec<u64>,
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    /// Per (shard, operator): the encoding buffer of the last checkpoint, back from the writer
+    /// (a per-shard double buffer: one being written while the shard runs, one to encode into).
+    buffers: Mutex<std::collections::HashMap<(usize, usize), Vec<u8>>>,
 }
 
 /// Savepoint requests: SIGUSR1 sets `requested`; shard 0 then starts a checkpoint at once and
@@ -76,6 +79,32 @@ impl Ckpt {
                 .send(job)
                 .map_err(|_| "checkpoint writer has stopped".to_string()),
             None => Err("checkpoint writer has stopped".into()),
+        }
+    }
+
+    /// An empty buffer to encode operator `op` of `shard` into, with the capacity of the last one.
+    pub fn buffer(&self, shard: usize, op: usize) -> Vec<u8> {
+        let mut b = self
+            .buffers
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(&(shard, op)))
+            .unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// The writer is done with a snapshot: its operator sections' buffers go back for reuse.
+    pub fn recycle(&self, snap: crate::checkpoint::Snapshot) {
+        let shard = snap.shard as usize;
+        if let Ok(mut m) = self.buffers.lock() {
+            let ops = snap
+                .sections
+                .into_iter()
+                .filter(|s| s.name.starts_with("op/"));
+            for (i, s) in ops.enumerate() {
+                m.insert((shard, i), s.bytes);
+            }
         }
     }
 

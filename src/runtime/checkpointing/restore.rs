@@ -146,6 +146,7 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         error: Mutex::new(None),
         fail_ids: super::injected_failures(),
         jobs: Mutex::new(Some(tx)),
+        buffers: Mutex::new(Default::default()),
     };
     Ok((Arc::new(ckpt), resume, rx))
 }

@@ -83,6 +83,7 @@ fn one(
         }
     }
     p.write_time += t.elapsed();
+    ck.recycle(job.snap);
     if p.arrived < shards {
         return Ok(());
     }

@@ -96,8 +96,12 @@ impl Shard {
             name: "time".into(),
             bytes: time.bytes,
         }];
-        for (op, name) in self.ops.iter().zip(&self.setup.op_names) {
-            let mut e = Enc::default();
+        for (i, (op, name)) in self.ops.iter().zip(&self.setup.op_names).enumerate() {
+            // The buffer the writer handed back after the last checkpoint: already allocated and
+            // faulted in, so the pause is the copy alone.
+            let mut e = Enc {
+                bytes: ck.buffer(self.id, i),
+            };
             op.snapshot(&mut e);
             sections.push(Section {
                 name: format!("op/{name}"),
