@@ -107,16 +107,22 @@ pub struct CheckpointMetrics {
     /// Barrier sent -> manifest written and output committed.
     pub last_duration_ms: f64,
     pub max_duration_ms: f64,
-    /// Bytes of snapshot files of the last checkpoint.
+    /// Bytes of snapshot files of the last checkpoint, and of the largest.
     pub last_size_bytes: u64,
+    pub max_size_bytes: u64,
+    /// Snapshot bytes written by this run in all.
+    pub total_bytes: u64,
     /// Barrier sent -> the last shard met it (every shard meets it at the same chunk boundary, so
     /// this is the time the slowest shard needed to finish the chunks before it).
     pub last_alignment_ms: f64,
     pub max_alignment_ms: f64,
     /// The longest a shard paused event processing to hand its state to the writer.
     pub max_sync_pause_ms: f64,
-    /// Snapshot bytes written per second of the writer's time writing them (files and fsync).
+    /// Snapshot bytes written per second of the writer's time writing them (files and fsync),
+    /// over the whole run.
     pub write_mb_per_s: f64,
+    #[serde(skip)]
+    pub write_time: std::time::Duration,
     #[serde(skip)]
     pub last_completed_at: Option<std::time::Instant>,
 }

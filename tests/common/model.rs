@@ -279,6 +279,13 @@ impl Model<'_> {
                 self.out.rows.push(row(&self.job.aggs, w));
             }
         }
+        // Windows past their lateness can never change again (on_event skips them): forget them,
+        // so each step looks only at windows still open (keys are (end, ..): split at the first
+        // end whose late bound is still ahead).
+        let first_live = (wm - self.job.lateness_ms).saturating_add(2);
+        self.windows = self
+            .windows
+            .split_off(&(first_live, String::new(), i64::MIN));
         let mut fired: Vec<Row> = Vec::new();
         let lateness = self.job.lateness_ms;
         for list in self.sessions.values_mut() {

@@ -131,11 +131,14 @@ fn one(
         m.last_duration_ms = ms(done.saturating_duration_since(start));
         m.max_duration_ms = m.max_duration_ms.max(m.last_duration_ms);
         m.last_size_bytes = bytes;
+        m.max_size_bytes = m.max_size_bytes.max(bytes);
+        m.total_bytes += bytes;
+        m.write_time += p.write_time;
         m.last_alignment_ms = ms(align);
         m.max_alignment_ms = m.max_alignment_ms.max(m.last_alignment_ms);
         m.max_sync_pause_ms = m.max_sync_pause_ms.max(ms(p.pause));
-        if !p.write_time.is_zero() {
-            m.write_mb_per_s = bytes as f64 / 1e6 / p.write_time.as_secs_f64();
+        if !m.write_time.is_zero() {
+            m.write_mb_per_s = m.total_bytes as f64 / 1e6 / m.write_time.as_secs_f64();
         }
     }
     if serves_savepoint {
