@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod event;
+pub mod expr;
 pub mod loadgen;
 pub mod metrics;
 pub mod operators;

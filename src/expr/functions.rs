@@ -1,0 +1,309 @@
+//! The built-in functions: their names and arities, and their run-time semantics.
+//!
+//! Strings: `lower upper len starts_with ends_with contains concat`; math: `abs round floor ceil
+//! min max`; time: `truncate_time format_time`; and `coalesce`. All except `coalesce` give null
+//! when an argument is null (after checking the types of the others). `concat` accepts numbers and
+//! booleans too and writes them as JSON would; `min`/`max` return the first smallest/largest
+//! argument unchanged (`max(1, 1.0)` is the int `1`).
+
+use std::borrow::Cow;
+
+use rust_decimal::{Decimal, RoundingStrategy};
+
+use super::error::EvalReason;
+use super::ops::{order, type_error, Blame, OpError, OpResult};
+use super::time;
+use super::value::{canonical, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Func {
+    Coalesce,
+    Lower,
+    Upper,
+    StartsWith,
+    EndsWith,
+    Contains,
+    Concat,
+    Len,
+    Abs,
+    Round,
+    Floor,
+    Ceil,
+    Min,
+    Max,
+    TruncateTime,
+    FormatTime,
+}
+
+/// A function's name and how many arguments it takes (`max: None` for any number).
+pub(super) struct Signature {
+    pub func: Func,
+    pub name: &'static str,
+    pub min: usize,
+    pub max: Option<usize>,
+}
+
+const fn sig(func: Func, name: &'static str, min: usize, max: Option<usize>) -> Signature {
+    Signature {
+        func,
+        name,
+        min,
+        max,
+    }
+}
+
+pub(super) const FUNCTIONS: &[Signature] = &[
+    sig(Func::Coalesce, "coalesce", 1, None),
+    sig(Func::Lower, "lower", 1, Some(1)),
+    sig(Func::Upper, "upper", 1, Some(1)),
+    sig(Func::StartsWith, "starts_with", 2, Some(2)),
+    sig(Func::EndsWith, "ends_with", 2, Some(2)),
+    sig(Func::Contains, "contains", 2, Some(2)),
+    sig(Func::Concat, "concat", 1, None),
+    sig(Func::Len, "len", 1, Some(1)),
+    sig(Func::Abs, "abs", 1, Some(1)),
+    sig(Func::Round, "round", 1, Some(2)),
+    sig(Func::Floor, "floor", 1, Some(1)),
+    sig(Func::Ceil, "ceil", 1, Some(1)),
+    sig(Func::Min, "min", 1, None),
+    sig(Func::Max, "max", 1, None),
+    sig(Func::TruncateTime, "truncate_time", 2, Some(2)),
+    sig(Func::FormatTime, "format_time", 1, Some(1)),
+];
+
+/// Names people reach for from other languages, and ours.
+const ALIASES: &[(&str, &str)] = &[
+    ("size", "len"),
+    ("length", "len"),
+    ("ifnull", "coalesce"),
+    ("nvl", "coalesce"),
+    ("least", "min"),
+    ("greatest", "max"),
+    ("startsWith", "starts_with"),
+    ("endsWith", "ends_with"),
+    ("date_trunc", "truncate_time"),
+];
+
+pub(super) fn lookup(name: &str) -> Option<&'static Signature> {
+    FUNCTIONS.iter().find(|s| s.name == name)
+}
+
+impl Func {
+    pub(super) fn name(self) -> &'static str {
+        FUNCTIONS
+            .iter()
+            .find(|s| s.func == self)
+            .map_or("?", |s| s.name)
+    }
+}
+
+/// The known function closest to a misspelt `name`, if any is close.
+pub(super) fn suggest(name: &str) -> Option<&'static str> {
+    if let Some((_, ours)) = ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+    {
+        return Some(ours);
+    }
+    let lowered = name.to_ascii_lowercase();
+    FUNCTIONS
+        .iter()
+        .map(|s| (edit_distance(&lowered, s.name), s.name))
+        .filter(|(distance, candidate)| *distance <= 2.min(candidate.len() / 3 + 1))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+fn overflow(op: &'static str) -> OpError {
+    OpError {
+        blame: Blame::Here,
+        reason: EvalReason::IntOverflow { op },
+    }
+}
+
+/// Functions of one argument.
+pub(super) fn call1(func: Func, x: Value<'_>) -> OpResult<'_> {
+    let name = func.name();
+    match (func, x) {
+        (_, Value::Null) => Ok(Value::Null),
+        (Func::Lower, Value::Str(s)) => Ok(Value::Str(lower(s))),
+        (Func::Upper, Value::Str(s)) => Ok(Value::Str(upper(s))),
+        (Func::Len, Value::Str(s)) => Ok(Value::Int(s.chars().count() as i64)),
+        (Func::Lower | Func::Upper | Func::Len, other) => {
+            Err(type_error(name, 0, "a string", &other))
+        }
+        (Func::Abs, Value::Int(i)) => i.checked_abs().map(Value::Int).ok_or(overflow(name)),
+        (Func::Abs, Value::Decimal(d)) => Ok(Value::Decimal(canonical(d.abs()))),
+        (Func::Floor | Func::Ceil | Func::Round, Value::Int(i)) => Ok(Value::Int(i)),
+        (Func::Floor, Value::Decimal(d)) => Ok(Value::Decimal(canonical(d.floor()))),
+        (Func::Ceil, Value::Decimal(d)) => Ok(Value::Decimal(canonical(d.ceil()))),
+        (Func::Round, Value::Decimal(d)) => Ok(Value::Decimal(round(d, 0))),
+        (Func::FormatTime, Value::Int(ts)) => time::format(ts)
+            .map(|text| Value::Str(Cow::Owned(text)))
+            .map_err(|reason| OpError {
+                blame: Blame::Arg(0),
+                reason,
+            }),
+        (Func::FormatTime, other) => {
+            Err(type_error(name, 0, "an int (epoch milliseconds)", &other))
+        }
+        (_, other) => Err(type_error(name, 0, "a number", &other)),
+    }
+}
+
+fn round(d: Decimal, digits: u32) -> Decimal {
+    canonical(d.round_dp_with_strategy(digits, RoundingStrategy::MidpointAwayFromZero))
+}
+
+fn lower(s: Cow<'_, str>) -> Cow<'_, str> {
+    if s.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        s
+    } else {
+        Cow::Owned(s.to_lowercase())
+    }
+}
+
+fn upper(s: Cow<'_, str>) -> Cow<'_, str> {
+    if s.bytes().all(|b| b.is_ascii() && !b.is_ascii_lowercase()) {
+        s
+    } else {
+        Cow::Owned(s.to_uppercase())
+    }
+}
+
+/// Functions of two arguments.
+pub(super) fn call2<'a>(func: Func, x: Value<'a>, y: Value<'a>) -> OpResult<'a> {
+    let name = func.name();
+    match func {
+        Func::StartsWith | Func::EndsWith | Func::Contains => {
+            for (arg, v) in [(0, &x), (1, &y)] {
+                if !matches!(v, Value::Str(_) | Value::Null) {
+                    return Err(type_error(name, arg, "a string", v));
+                }
+            }
+            let (Value::Str(s), Value::Str(p)) = (&x, &y) else {
+                return Ok(Value::Null);
+            };
+            Ok(Value::Bool(match func {
+                Func::StartsWith => s.starts_with(p.as_ref()),
+                Func::EndsWith => s.ends_with(p.as_ref()),
+                _ => s.contains(p.as_ref()),
+            }))
+        }
+        Func::Round => {
+            if !matches!(x, Value::Int(_) | Value::Decimal(_) | Value::Null) {
+                return Err(type_error(name, 0, "a number", &x));
+            }
+            let digits = match y {
+                Value::Int(digits) => digits,
+                Value::Null => return Ok(Value::Null),
+                other => return Err(type_error(name, 1, "an int", &other)),
+            };
+            if x.is_null() {
+                return Ok(Value::Null);
+            }
+            let Some(digits) = u32::try_from(digits)
+                .ok()
+                .filter(|d| *d <= Decimal::MAX_SCALE)
+            else {
+                let reason = EvalReason::RoundDigits(digits);
+                return Err(OpError {
+                    blame: Blame::Arg(1),
+                    reason,
+                });
+            };
+            match x {
+                Value::Decimal(d) => Ok(Value::Decimal(round(d, digits))),
+                other => Ok(other),
+            }
+        }
+        Func::TruncateTime => {
+            if !matches!(x, Value::Int(_) | Value::Null) {
+                return Err(type_error(name, 0, "an int (epoch milliseconds)", &x));
+            }
+            if !matches!(y, Value::Str(_) | Value::Null) {
+                return Err(type_error(name, 1, "a string", &y));
+            }
+            let (Value::Int(ts), Value::Str(unit)) = (&x, &y) else {
+                return Ok(Value::Null);
+            };
+            match time::truncate(*ts, unit) {
+                Ok(ts) => Ok(Value::Int(ts)),
+                Err(reason @ EvalReason::TimeUnit(_)) => Err(OpError {
+                    blame: Blame::Arg(1),
+                    reason,
+                }),
+                Err(reason) => Err(OpError {
+                    blame: Blame::Here,
+                    reason,
+                }),
+            }
+        }
+        // Not reached: `compile` builds two-argument calls only for the functions above.
+        _ => Err(OpError {
+            blame: Blame::Here,
+            reason: EvalReason::Type {
+                op: name,
+                expected: "one argument",
+                found: "two",
+            },
+        }),
+    }
+}
+
+/// One step of `min`/`max`: the better of `best` (the earlier arguments' winner, if any) and
+/// argument number `arg`, `v`; ties keep `best`. Nulls are skipped here; the caller makes the
+/// result null. `best` is never a bool, so errors always blame `arg`.
+pub(super) fn extreme_step<'a>(
+    is_max: bool,
+    best: Option<Value<'a>>,
+    v: Value<'a>,
+    arg: usize,
+) -> Result<Option<Value<'a>>, OpError> {
+    let op = if is_max { "max" } else { "min" };
+    if let Value::Bool(_) = v {
+        return Err(type_error(op, arg, "a number or a string", &v));
+    }
+    let Some(best) = best else {
+        return Ok((!v.is_null()).then_some(v));
+    };
+    if v.is_null() {
+        return Ok(Some(best));
+    }
+    let better = match order(op, &best, &v, (arg, arg))? {
+        Some(ordering) if is_max => ordering.is_lt(),
+        Some(ordering) => ordering.is_gt(),
+        None => false,
+    };
+    Ok(Some(if better { v } else { best }))
+}
+
+/// Appends argument `v` of `concat` to `out`; false when it is null.
+pub(super) fn concat_piece(v: &Value<'_>, out: &mut String) -> bool {
+    use std::fmt::Write as _;
+    match v {
+        Value::Null => return false,
+        Value::Str(s) => out.push_str(s),
+        // Writing into a String cannot fail.
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+    true
+}

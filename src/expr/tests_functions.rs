@@ -1,0 +1,288 @@
+//! Hand-computed cases for every built-in function, including Unicode and calendar boundaries.
+
+use super::tests::{compile_err, eval_err, v};
+use super::{reference_calls, time, EvalReason, ExprErrorKind};
+
+#[test]
+fn coalesce_takes_the_first_non_null_lazily() {
+    assert_eq!(v("coalesce(none, missing, 3)"), "3");
+    assert_eq!(v("coalesce(none)"), "null");
+    assert_eq!(v("coalesce(name, 'x')"), r#""Ada""#);
+    assert_eq!(v("coalesce(qty, qty / zero)"), "3");
+    assert_eq!(v("coalesce(none, 1.5) * 2"), "3.0");
+}
+
+#[test]
+fn lower_and_upper_are_unicode_aware() {
+    assert_eq!(v("lower('ÀB c')"), r#""àb c""#);
+    assert_eq!(v("upper('ß')"), r#""SS""#);
+    assert_eq!(v("upper('straße')"), r#""STRASSE""#);
+    assert_eq!(v("lower('ΣΑΣ')"), r#""σας""#);
+    assert_eq!(v("upper(name)"), r#""ADA""#);
+    assert_eq!(v("lower('already')"), r#""already""#);
+    assert_eq!(v("lower(none)"), "null");
+    let e = eval_err("lower(qty)");
+    assert_eq!(
+        e.reason().clone(),
+        EvalReason::Type {
+            op: "lower",
+            expected: "a string",
+            found: "int"
+        }
+    );
+    assert_eq!(compile_err("upper(1)").kind, ExprErrorKind::Type);
+}
+
+#[test]
+fn len_counts_characters() {
+    assert_eq!(v("len('héllo')"), "5");
+    assert_eq!(v("len('')"), "0");
+    assert_eq!(v("len('日本語')"), "3");
+    // Two code points each: a base letter with a combining accent, and an emoji with a modifier.
+    assert_eq!(v("len('e\\u0301')"), "2");
+    assert_eq!(v("len('👍🏽')"), "2");
+    assert_eq!(v("len(name)"), "3");
+    assert_eq!(v("len(none)"), "null");
+}
+
+#[test]
+fn string_predicates() {
+    let cases = [
+        ("starts_with('héllo', 'hé')", "true"),
+        ("starts_with('héllo', 'é')", "false"),
+        ("ends_with('héllo', 'lo')", "true"),
+        ("ends_with(name, 'A')", "false"),
+        ("contains('abc', '')", "true"),
+        ("contains('abc', 'bc')", "true"),
+        ("contains(none, 'a')", "null"),
+        ("starts_with(name, none)", "null"),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(v(text), expected, "{text}");
+    }
+    assert_eq!(compile_err("starts_with(1, 'a')").kind, ExprErrorKind::Type);
+    let e = eval_err("contains(name, qty)");
+    assert_eq!(
+        e.reason().clone(),
+        EvalReason::Type {
+            op: "contains",
+            expected: "a string",
+            found: "int"
+        }
+    );
+    assert_eq!(e.column(), 16);
+}
+
+#[test]
+fn concat_writes_numbers_and_propagates_null() {
+    assert_eq!(v("concat('a', 1, 2.50, true)"), r#""a12.50true""#);
+    assert_eq!(v("concat(name, '-', qty)"), r#""Ada-3""#);
+    assert_eq!(v("concat(name)"), r#""Ada""#);
+    assert_eq!(v("concat('a', none)"), "null");
+}
+
+#[test]
+fn abs() {
+    assert_eq!(v("abs(-3)"), "3");
+    assert_eq!(v("abs(3)"), "3");
+    assert_eq!(v("abs(-2.50)"), "2.50");
+    assert_eq!(v("abs(none)"), "null");
+    assert_eq!(
+        *eval_err("abs(small)").reason(),
+        EvalReason::IntOverflow { op: "abs" }
+    );
+    assert_eq!(
+        compile_err("abs(-9223372036854775808)").kind,
+        ExprErrorKind::Constant
+    );
+}
+
+#[test]
+fn round_is_half_away_from_zero() {
+    let cases = [
+        ("round(2.5)", "3"),
+        ("round(-2.5)", "-3"),
+        ("round(2.4)", "2"),
+        ("round(0.5)", "1"),
+        ("round(1.005, 2)", "1.01"),
+        ("round(-1.005, 2)", "-1.01"),
+        // Banker's rounding would give 2.34.
+        ("round(2.345, 2)", "2.35"),
+        ("round(2.5, 0)", "3"),
+        ("round(1.5, 3)", "1.5"),
+        ("round(7)", "7"),
+        ("round(7, 2)", "7"),
+        ("round(half)", "3"),
+        ("round(amount * table.rate, 2)", "21.66"),
+        ("round(none, 2)", "null"),
+        ("round(half, none)", "null"),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(v(text), expected, "{text}");
+    }
+    assert_eq!(compile_err("round(half, 29)").kind, ExprErrorKind::Type);
+    assert_eq!(compile_err("round(half, 1.5)").kind, ExprErrorKind::Type);
+    assert_eq!(
+        *eval_err("round(half, digits)").reason(),
+        EvalReason::RoundDigits(99)
+    );
+    assert_eq!(
+        *eval_err("round(half, neg)").reason(),
+        EvalReason::RoundDigits(-7)
+    );
+}
+
+#[test]
+fn floor_and_ceil() {
+    let cases = [
+        ("floor(2.7)", "2"),
+        ("floor(-2.1)", "-3"),
+        ("floor(-2.0)", "-2"),
+        ("ceil(2.1)", "3"),
+        ("ceil(-2.7)", "-2"),
+        ("floor(5)", "5"),
+        ("ceil(neg)", "-7"),
+        ("floor(none)", "null"),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(v(text), expected, "{text}");
+    }
+    assert_eq!(compile_err("floor('a')").kind, ExprErrorKind::Type);
+}
+
+#[test]
+fn min_and_max() {
+    let cases = [
+        ("min(3, 1.5, 2)", "1.5"),
+        ("max(3, 1.5)", "3"),
+        ("max(1, 1.0)", "1"),
+        ("max(1.0, 1)", "1.0"),
+        ("min(qty)", "3"),
+        ("min('b', 'a', 'c')", r#""a""#),
+        ("max(name, 'B')", r#""B""#),
+        ("max(name, 'Abc')", r#""Ada""#),
+        ("min(1, none)", "null"),
+        ("max(none, 1)", "null"),
+        ("max(small, big, neg)", "9223372036854775807"),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(v(text), expected, "{text}");
+    }
+    assert_eq!(compile_err("min(1, 'a')").kind, ExprErrorKind::Type);
+    assert_eq!(compile_err("max(true, 1)").kind, ExprErrorKind::Type);
+    let e = eval_err("max(qty, name)");
+    assert_eq!(
+        e.reason().clone(),
+        EvalReason::Incomparable {
+            op: "max",
+            left: "int",
+            right: "string"
+        }
+    );
+    assert_eq!(e.column(), 10);
+}
+
+#[test]
+fn truncate_time() {
+    let cases = [
+        ("truncate_time(1700000123456, 'second')", "1700000123000"),
+        ("truncate_time(1700000123456, 'minute')", "1700000100000"),
+        ("truncate_time(1700000123456, 'hour')", "1699999200000"),
+        ("truncate_time(1700000123456, 'day')", "1699920000000"),
+        ("truncate_time(1700000100000, 'minute')", "1700000100000"),
+        // Before 1970 it still rounds down, to the previous unit.
+        ("truncate_time(-1, 'second')", "-1000"),
+        ("truncate_time(-1, 'day')", "-86400000"),
+        ("truncate_time(-86400000, 'day')", "-86400000"),
+        ("truncate_time(ts + 59999, 'minute') == ts", "true"),
+        ("truncate_time(none, 'day')", "null"),
+        ("truncate_time(ts, none)", "null"),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(v(text), expected, "{text}");
+    }
+    assert_eq!(
+        *eval_err("truncate_time(ts, unit)").reason(),
+        EvalReason::TimeUnit("week".into())
+    );
+    assert_eq!(
+        *eval_err("truncate_time(small, 'day')").reason(),
+        EvalReason::IntOverflow {
+            op: "truncate_time"
+        }
+    );
+    assert_eq!(compile_err("truncate_time(ts, 'week')").column, 19);
+    assert_eq!(
+        compile_err("truncate_time(1.5, 'day')").kind,
+        ExprErrorKind::Type
+    );
+    let e = eval_err("truncate_time(amount, 'day')");
+    assert_eq!(
+        e.reason().clone(),
+        EvalReason::Type {
+            op: "truncate_time",
+            expected: "an int (epoch milliseconds)",
+            found: "decimal"
+        }
+    );
+}
+
+#[test]
+fn format_time() {
+    let cases = [
+        ("ts", "2026-11-29T12:00:00.000Z"),
+        ("0", "1970-01-01T00:00:00.000Z"),
+        ("-1", "1969-12-31T23:59:59.999Z"),
+        ("951782400000", "2000-02-29T00:00:00.000Z"),
+        ("951868800000", "2000-03-01T00:00:00.000Z"),
+        ("-2203977600000", "1900-02-28T00:00:00.000Z"),
+        ("-2203891200000", "1900-03-01T00:00:00.000Z"),
+        ("1709251199999", "2024-02-29T23:59:59.999Z"),
+        ("-11670953103211", "1600-02-29T12:34:56.789Z"),
+        ("-62167219200000", "0000-01-01T00:00:00.000Z"),
+        ("253402300799999", "9999-12-31T23:59:59.999Z"),
+    ];
+    for (ts, expected) in cases {
+        assert_eq!(
+            v(&format!("format_time({ts})")),
+            format!("\"{expected}\""),
+            "{ts}"
+        );
+    }
+    assert_eq!(v("format_time(none)"), "null");
+    assert_eq!(
+        compile_err("format_time(253402300800000)").kind,
+        ExprErrorKind::Constant
+    );
+    assert_eq!(
+        *eval_err("format_time(small)").reason(),
+        EvalReason::TimeRange(i64::MIN)
+    );
+    assert_eq!(
+        *eval_err("format_time(big)").reason(),
+        EvalReason::TimeRange(i64::MAX)
+    );
+    assert_eq!(
+        *eval_err("format_time(-62167219200001 + zero)").reason(),
+        EvalReason::TimeRange(-62_167_219_200_001)
+    );
+}
+
+#[test]
+fn calendar_matches_the_naive_reference_across_the_range() {
+    // Every 997th day from 0000 to 9999 and the days around each year boundary in 1895-2105.
+    let mut days: Vec<i64> = (-719_528..2_932_897).step_by(997).collect();
+    for year_start in (-27_000..49_000).step_by(365) {
+        days.extend(year_start - 3..year_start + 3);
+    }
+    for day in days {
+        for ms in [0, 1, 86_399_999] {
+            let ts = day * 86_400_000 + ms;
+            assert_eq!(
+                time::format(ts).ok(),
+                reference_calls::naive_format(ts).ok(),
+                "{ts}"
+            );
+        }
+    }
+}
