@@ -76,9 +76,10 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
         Command::Validate { config } => {
             let plan = crate::plan::load(&config)?;
             println!(
-                "{}: ok ({} sources, {} windows, {} sinks, {} shards)",
+                "{}: ok ({} sources, {} filters/selects, {} windows, {} sinks, {} shards)",
                 config.display(),
                 plan.sources.len(),
+                plan.stages.len(),
                 plan.windows.len(),
                 plan.sinks.len(),
                 plan.runtime.shards

@@ -207,6 +207,36 @@ impl Default for WatermarkConfig {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TransformConfig {
     Window(WindowTransformConfig),
+    Filter(FilterTransformConfig),
+    Select(SelectTransformConfig),
+}
+
+impl TransformConfig {
+    pub fn inputs(&self) -> &[String] {
+        match self {
+            TransformConfig::Window(w) => &w.inputs,
+            TransformConfig::Filter(f) => &f.inputs,
+            TransformConfig::Select(s) => &s.inputs,
+        }
+    }
+}
+
+/// `type = "filter"`: keeps the records for which `where` is true (null or false drops them).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterTransformConfig {
+    pub inputs: Vec<String>,
+    #[serde(rename = "where")]
+    pub condition: String,
+}
+
+/// `type = "select"`: each record becomes `{ name: value of expression, ... }`, in the order
+/// written; fields not listed are dropped, `new = "old"` renames.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelectTransformConfig {
+    pub inputs: Vec<String>,
+    pub fields: OrderedTable,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -235,26 +265,29 @@ pub enum WindowConfig {
 
 /// `aggregates = { name = "func(field)", ... }` in the order written, which is the order of the
 /// fields in each output line. The expressions are parsed by the plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Aggregates(pub Vec<(String, String)>);
+pub type Aggregates = OrderedTable;
 
-impl<'de> Deserialize<'de> for Aggregates {
+/// A table of `name = "expression"` kept in the order written (aggregates, select fields).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrderedTable(pub Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for OrderedTable {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct AggVisitor;
-        impl<'de> Visitor<'de> for AggVisitor {
-            type Value = Aggregates;
+        struct TableVisitor;
+        impl<'de> Visitor<'de> for TableVisitor {
+            type Value = OrderedTable;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a table of `name = \"function(field)\"`")
+                f.write_str("a table of `name = \"expression\"`")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Aggregates, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedTable, A::Error> {
                 let mut out = Vec::new();
                 while let Some((name, expr)) = map.next_entry::<String, String>()? {
                     out.push((name, expr));
                 }
-                Ok(Aggregates(out))
+                Ok(OrderedTable(out))
             }
         }
-        deserializer.deserialize_map(AggVisitor)
+        deserializer.deserialize_map(TableVisitor)
     }
 }
 

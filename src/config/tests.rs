@@ -63,7 +63,9 @@ fn the_example_parses_with_the_values_written() {
     };
     assert_eq!(f.path, "data/clicks.ndjson");
     assert_eq!(f.watermark.idle_timeout.as_millis(), 30_000);
-    let TransformConfig::Window(w) = &config.transforms["clicks_per_minute"];
+    let TransformConfig::Window(w) = &config.transforms["clicks_per_minute"] else {
+        panic!("a window")
+    };
     assert_eq!(
         w.window,
         WindowConfig::Tumbling {
@@ -80,7 +82,9 @@ fn the_example_parses_with_the_values_written() {
 fn aggregates_keep_written_order_not_alphabetical() {
     let text = edited("clicks = \"count()\", spend", "zz = \"count()\", spend");
     let (config, _) = parse(&text, "t.toml").unwrap();
-    let TransformConfig::Window(w) = &config.transforms["clicks_per_minute"];
+    let TransformConfig::Window(w) = &config.transforms["clicks_per_minute"] else {
+        panic!("a window")
+    };
     assert_eq!(w.aggregates.0[0], ("zz".to_string(), "count()".to_string()));
 }
 
@@ -150,7 +154,7 @@ fn missing_or_unknown_component_type() {
     assert_eq!(msg, "my.toml:6:1: `sources.clicks.type`: unknown value `kafka`; expected one of `file`, `generator`");
     assert_eq!(key, "sources.clicks.type");
     let (msg, _) = error(&edited("type = \"window\"", "type = \"windows\""));
-    assert_eq!(msg, "my.toml:13:1: `transforms.clicks_per_minute.type`: unknown value `windows`; expected one of `window`; did you mean `window`?");
+    assert_eq!(msg, "my.toml:13:1: `transforms.clicks_per_minute.type`: unknown value `windows`; expected one of `window`, `filter`, `select`; did you mean `window`?");
     // A window spec without its own type: the nested table is the one named.
     let (msg, key) = error(&edited("type = \"tumbling\", ", ""));
     assert_eq!(

@@ -104,7 +104,7 @@ pub use compile::Program;
 pub use error::{EvalError, EvalReason, ExprError, ExprErrorKind, RecordError};
 pub use raw_json::RawJson;
 pub use record::Record;
-pub use value::Value;
+pub use value::{write_json_string, Value};
 
 /// Parses, checks and compiles `text` into a [`Program`] that can be evaluated many times.
 pub fn compile(text: &str) -> Result<Program, ExprError> {

@@ -15,6 +15,10 @@ pub struct ShardStats {
     /// Events processed by this shard's operators (after routing).
     pub events_processed: u64,
     pub dead_letters: u64,
+    /// Records a filter dropped (counted once per filter path that dropped them).
+    pub records_filtered: u64,
+    /// Records of filters and selects written to sinks.
+    pub records_written: u64,
     pub late_dropped: u64,
     pub fired: u64,
     pub refired: u64,
@@ -40,6 +44,8 @@ impl ShardStats {
         self.last_checkpoint = self.last_checkpoint.max(o.last_checkpoint);
         self.events_processed += o.events_processed;
         self.dead_letters += o.dead_letters;
+        self.records_filtered += o.records_filtered;
+        self.records_written += o.records_written;
         self.late_dropped += o.late_dropped;
         self.fired += o.fired;
         self.refired += o.refired;
@@ -77,6 +83,9 @@ pub struct RunSummary {
     pub events_per_second: f64,
     pub bytes_read: u64,
     pub dead_letters: u64,
+    /// Records filters dropped, and records of filters and selects written to sinks.
+    pub records_filtered: u64,
+    pub records_written: u64,
     pub late_dropped: u64,
     pub results_emitted: u64,
     pub results_refired: u64,
@@ -146,6 +155,8 @@ impl RunSummary {
             events_per_second: total.events_in as f64 / secs,
             bytes_read: total.bytes_read,
             dead_letters: total.dead_letters,
+            records_filtered: total.records_filtered,
+            records_written: total.records_written,
             late_dropped: total.late_dropped,
             results_emitted: total.fired,
             results_refired: total.refired,
@@ -195,6 +206,12 @@ impl RunSummary {
             self.latency_p999_us,
             self.latency_max_us,
         );
+        if self.records_filtered + self.records_written > 0 {
+            s.push_str(&format!(
+                "  filters and selects: {} records written, {} dropped by filters\n",
+                self.records_written, self.records_filtered
+            ));
+        }
         for p in &self.per_shard {
             s.push_str(&format!(
                 "  shard {}: {} events in, {} processed; busy {:.2} s, backpressured {:.2} s, idle {:.2} s\n",

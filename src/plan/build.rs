@@ -2,8 +2,10 @@
 //! reported at once, each with file, line, column and key.
 //!
 //! What must stay true of a plan that comes out of here (the runtime relies on it without
-//! re-checking): every window reads only sources, every sink reads only window results or late
-//! side outputs, names are unique across all streams and components, window shapes are
+//! re-checking): every window reads only sources (directly or through filters and selects), every
+//! filter and select reads only sources or other filters and selects (no cycles) and its
+//! expressions compile, every sink reads only window results, late side outputs or records of a
+//! filter or select, names are unique across all streams and components, window shapes are
 //! well-formed, each window needs at most [`MAX_VALUE_SLOTS`] value fields, there are at most
 //! [`MAX_WINDOWS`] windows, and runtime sizes are in range. Sources, windows and sinks are sorted
 //! by name so that ids are deterministic. Nothing here touches files, threads or rings.
@@ -11,7 +13,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use super::{CheckpointPlan, Plan, RuntimePlan, SourceId, WindowPlan};
+use super::{CheckpointPlan, Plan, RuntimePlan, SourceId, StageId, WindowPlan};
 use crate::config::{
     self, suggest, Config, ConfigError, KeyPath, Location, SourceText, TransformConfig,
 };
@@ -85,8 +87,9 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         .map(|(name, s)| b.source(name, s))
         .collect();
     let cyclic = b.cycles(config, &streams);
-    if config.transforms.len() > MAX_WINDOWS {
-        let n = config.transforms.len();
+    let window_count = windows_of(config).count();
+    if window_count > MAX_WINDOWS {
+        let n = window_count;
         b.err(
             KeyPath::new(["transforms"]),
             format!(
@@ -94,14 +97,12 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             ),
         );
     }
-    let windows = config
-        .transforms
-        .iter()
-        .map(|(name, t)| match t {
-            TransformConfig::Window(w) => b.window(name, w, config, &streams, &cyclic),
-        })
+    let stages = b.stages(config, &streams);
+    let windows = windows_of(config)
+        .map(|(name, w)| b.window(name, w, config, &streams, &cyclic, &stages))
         .collect();
-    let sinks = b.sinks(config, &streams);
+
+    let sinks = b.sinks(config, &streams, &stages);
     let checkpoint = b.checkpoint(config);
     for (kind, count) in [
         ("sources", config.sources.len()),
@@ -120,6 +121,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             runtime,
             sources,
             windows,
+            stages: stages.into_iter().map(|s| s.plan).collect(),
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
             checkpoint,
@@ -144,12 +146,32 @@ impl WindowPlan {
     }
 }
 
+/// The window transforms, in name order: a window's id is its position here.
+fn windows_of(
+    config: &Config,
+) -> impl Iterator<Item = (&String, &config::WindowTransformConfig)> + '_ {
+    config.transforms.iter().filter_map(|(n, t)| match t {
+        TransformConfig::Window(w) => Some((n, w)),
+        _ => None,
+    })
+}
+
+/// The filters and selects, in name order: a stage's id is its position here.
+fn stages_of(config: &Config) -> impl Iterator<Item = (&String, &TransformConfig)> + '_ {
+    config
+        .transforms
+        .iter()
+        .filter(|(_, t)| !matches!(t, TransformConfig::Window(_)))
+}
+
 /// What a name refers to when used as an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stream {
     Source(SourceId),
     Window(usize),
     Late(usize),
+    /// A filter or select.
+    Stage(StageId),
     Sink,
 }
 
@@ -165,12 +187,14 @@ impl<'c> Streams<'c> {
         for (id, name) in config.sources.keys().enumerate() {
             by_name.entry(name.as_str()).or_insert(Stream::Source(id));
         }
-        for (op, (name, t)) in config.transforms.iter().enumerate() {
+        for (op, (name, w)) in windows_of(config).enumerate() {
             by_name.entry(name.as_str()).or_insert(Stream::Window(op));
-            let TransformConfig::Window(w) = t;
             if let Some(late) = &w.late_events {
                 by_name.entry(late.as_str()).or_insert(Stream::Late(op));
             }
+        }
+        for (id, (name, _)) in stages_of(config).enumerate() {
+            by_name.entry(name.as_str()).or_insert(Stream::Stage(id));
         }
         for name in config.sinks.keys() {
             by_name.entry(name.as_str()).or_insert(Stream::Sink);
@@ -291,8 +315,7 @@ impl Builder<'_> {
                 .keys()
                 .map(|n| (n.as_str(), KeyPath::new(["sinks", n]))),
         );
-        for (name, t) in &config.transforms {
-            let TransformConfig::Window(w) = t;
+        for (name, w) in windows_of(config) {
             if let Some(late) = &w.late_events {
                 claims.push((late, KeyPath::new(["transforms", name, "late_events"])));
             }
@@ -310,17 +333,15 @@ impl Builder<'_> {
         }
     }
 
-    /// Reports each cycle among transforms once (at its first member by name) and returns the
-    /// ops that lie on one, whose inputs then need no further complaint.
+    /// Reports each cycle among windows once (at its first member by name) and returns the
+    /// ops that lie on one, whose inputs then need no further complaint. (Cycles among filters and
+    /// selects are found where their inputs are resolved.)
     fn cycles(&mut self, config: &Config, streams: &Streams<'_>) -> BTreeSet<usize> {
-        let names: Vec<&str> = config.transforms.keys().map(String::as_str).collect();
+        let names: Vec<&str> = windows_of(config).map(|(n, _)| n.as_str()).collect();
         // reads[u] = (input index, op it reads) for each input of window u naming a transform
         // output or a late side output.
-        let reads: Vec<Vec<(usize, usize)>> = config
-            .transforms
-            .values()
-            .map(|t| {
-                let TransformConfig::Window(w) = t;
+        let reads: Vec<Vec<(usize, usize)>> = windows_of(config)
+            .map(|(_, w)| {
                 w.inputs
                     .iter()
                     .enumerate()
@@ -399,6 +420,7 @@ fn cycle_path(reads: &[Vec<(usize, usize)>], reach: &[Vec<bool>], u: usize) -> V
 }
 
 mod io;
+mod stage;
 #[cfg(test)]
 mod tests;
 mod window;

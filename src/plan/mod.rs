@@ -14,12 +14,16 @@ use std::path::PathBuf;
 pub type SourceId = usize;
 /// Index into [`Plan::windows`].
 pub type OpId = usize;
+/// Index into [`Plan::stages`].
+pub type StageId = usize;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub runtime: RuntimePlan,
     pub sources: Vec<SourcePlan>,
     pub windows: Vec<WindowPlan>,
+    /// Filters and selects, by name.
+    pub stages: Vec<StagePlan>,
     pub sinks: Vec<SinkPlan>,
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
@@ -144,13 +148,44 @@ pub struct AggPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowPlan {
     pub name: String,
+    /// Sources read directly.
     pub inputs: Vec<SourceId>,
+    /// Sources read through filters and selects.
+    pub via: Vec<InputPath>,
     pub group_by: Vec<String>,
     pub window: WindowKind,
     pub allowed_lateness_ms: i64,
     /// Name of the late side output stream, if configured.
     pub late_events: Option<String>,
     pub aggregates: Vec<AggPlan>,
+}
+
+/// A record transform, applied on the shard that reads the record, before it is keyed: `filter`
+/// keeps the records its condition holds for, `select` reshapes them. Stateless, so it needs no
+/// routing and no state in checkpoints. Expressions are kept as text (checked by `build`) and
+/// compiled where they run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StagePlan {
+    pub name: String,
+    pub kind: StageKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StageKind {
+    Filter {
+        condition: String,
+    },
+    /// Output field name -> expression, in output order.
+    Select {
+        fields: Vec<(String, String)>,
+    },
+}
+
+/// How records reach a consumer: read from `source`, then through the stages of `chain` in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputPath {
+    pub source: SourceId,
+    pub chain: Vec<StageId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +207,8 @@ pub struct SinkPlan {
     pub name: String,
     pub kind: SinkKind,
     pub inputs: Vec<StreamRef>,
+    /// Records of filters and selects this sink writes, one line each.
+    pub records: Vec<InputPath>,
 }
 
 impl WindowPlan {

@@ -12,8 +12,9 @@ mod setup;
 mod shard;
 
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
+use crate::operators::record::RecordChain;
 use crate::operators::window;
-use crate::plan::{AggFunc, Plan, SinkKind, SourceKind, StreamRef};
+use crate::plan::{AggFunc, InputPath, Plan, SinkKind, SourceKind, StreamRef};
 use crate::sinks::{SharedSink, SinkError};
 use crate::sources::generator::GenParser;
 use crate::sources::record::{Binding, RecordParser, SlotUse};
@@ -68,6 +69,23 @@ impl Default for RunOptions {
             allow_dropped_state: false,
         }
     }
+}
+
+/// One chain of filters and selects from a source: its stages, the window bindings reading it
+/// and the sinks writing it.
+type RouteSpec = (Vec<crate::plan::StageId>, Vec<Binding>, Vec<usize>);
+
+/// The spec of `path`'s chain among its source's, added if new.
+fn route_spec<'a>(chains: &'a mut [Vec<RouteSpec>], path: &InputPath) -> &'a mut RouteSpec {
+    let specs = &mut chains[path.source];
+    let i = match specs.iter().position(|s| s.0 == path.chain) {
+        Some(i) => i,
+        None => {
+            specs.push((path.chain.clone(), Vec::new(), Vec::new()));
+            specs.len() - 1
+        }
+    };
+    &mut specs[i]
 }
 
 /// For each window: the value slots its events carry, and the slot each aggregate reads.
@@ -166,6 +184,8 @@ fn run_shards(
     // Which windows each source feeds, and how.
     let mut agg_slots = Vec::new();
     let mut bindings: Vec<Vec<Binding>> = vec![Vec::new(); plan.sources.len()];
+    // Per source, per distinct chain of filters and selects: the windows and sinks reading it.
+    let mut chains: Vec<Vec<RouteSpec>> = vec![Vec::new(); plan.sources.len()];
     for (i, w) in plan.windows.iter().enumerate() {
         let (slots, per_agg) = slots_of(w);
         if slots.len() > crate::event::MAX_VALUE_SLOTS {
@@ -179,12 +199,21 @@ fn run_shards(
             });
         }
         agg_slots.push(per_agg);
+        let binding = Binding {
+            op: i as u8,
+            key_fields: w.group_by.clone(),
+            slots: slots.clone(),
+        };
         for &s in &w.inputs {
-            bindings[s].push(Binding {
-                op: i as u8,
-                key_fields: w.group_by.clone(),
-                slots: slots.clone(),
-            });
+            bindings[s].push(binding.clone());
+        }
+        for p in &w.via {
+            route_spec(&mut chains, p).1.push(binding.clone());
+        }
+    }
+    for (si, s) in plan.sinks.iter().enumerate() {
+        for p in &s.records {
+            route_spec(&mut chains, p).2.push(si);
         }
     }
     let memory = parts
@@ -214,7 +243,33 @@ fn run_shards(
             })
             .collect()
     };
+    let make_routes = || -> Result<Vec<Vec<shard::records::Route>>, RuntimeError> {
+        chains
+            .iter()
+            .map(|specs| {
+                specs
+                    .iter()
+                    .filter(|_| !memory)
+                    .map(|(chain, binds, sinks)| {
+                        let err = |message| RuntimeError::Setup {
+                            window: "(filters and selects)".into(),
+                            message,
+                        };
+                        Ok(shard::records::Route {
+                            chain: RecordChain::new(&plan.stages, chain).map_err(err)?,
+                            parser: match binds.is_empty() {
+                                true => None,
+                                false => Some(RecordParser::keyed(binds).map_err(err)?),
+                            },
+                            sinks: sinks.clone(),
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    };
     make_parsers()?; // fail before any thread starts
+    make_routes()?;
 
     // Sinks and routes.
     let mut shared = Vec::new();
@@ -311,6 +366,7 @@ fn run_shards(
             .collect();
         let parts_for = ShardParts {
             parsers: make_parsers()?,
+            routes: make_routes()?,
             out,
             inbound,
             ops,

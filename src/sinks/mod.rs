@@ -139,6 +139,16 @@ impl SinkWriter {
         Ok(())
     }
 
+    /// Appends `n` complete lines at once.
+    pub fn lines(&mut self, lines: &[u8], n: u64) -> Result<(), SinkError> {
+        self.buf.extend_from_slice(lines);
+        self.lines += n;
+        if self.buf.len() >= FLUSH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     pub fn flush(&mut self) -> Result<(), SinkError> {
         if self.buf.is_empty() {
             return Ok(());

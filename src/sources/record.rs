@@ -45,6 +45,9 @@ pub struct RecordParser {
     fields: FieldSet,
     names: Vec<String>,
     ts_field: usize,
+    /// False for records past a filter or select: their event time is the source record's,
+    /// handed to [`RecordParser::parse_at`].
+    with_time: bool,
     unit: TimeUnit,
     bindings: Vec<CompiledBinding>,
     key: Vec<u8>,
@@ -85,11 +88,27 @@ impl RecordParser {
             fields: FieldSet::new(&refs),
             names,
             ts_field: 0,
+            with_time: true,
             unit,
             bindings: compiled,
             key: Vec::with_capacity(64),
             canon: Vec::with_capacity(64),
         })
+    }
+
+    /// A parser for records that carry no event time of their own (a select's output): key and
+    /// values only, the time given by the caller.
+    pub fn keyed(bindings: &[Binding]) -> Result<Self, String> {
+        // A field name no JSON key can be (the time slot stays, unused).
+        let mut p = RecordParser::new("\u{0}no event time", TimeUnit::Millis, bindings)?;
+        p.with_time = false;
+        Ok(p)
+    }
+
+    /// Parses a record of a [`RecordParser::keyed`] parser into `out[..outputs()]`, at time `ts`.
+    #[inline]
+    pub fn parse_at(&mut self, line: &[u8], ts: i64, out: &mut [Event]) -> Result<(), Malformed> {
+        self.parse_inner(line, Some(ts), out).map(|_| ())
     }
 
     pub fn outputs(&self) -> usize {
@@ -99,11 +118,24 @@ impl RecordParser {
     /// Parses `line` into `out[..outputs()]` (only `ts`, `op`, key, hash and values are set).
     #[inline]
     pub fn parse(&mut self, line: &[u8], out: &mut [Event]) -> Result<i64, Malformed> {
+        self.parse_inner(line, None, out)
+    }
+
+    #[inline(always)]
+    fn parse_inner(
+        &mut self,
+        line: &[u8],
+        given: Option<i64>,
+        out: &mut [Event],
+    ) -> Result<i64, Malformed> {
         let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
         let toks = &mut toks[..self.names.len()];
         json::extract(line, &self.fields, toks)
             .map_err(|e| Malformed(format!("invalid JSON: {e}")))?;
-        let ts = self.event_time(toks[self.ts_field])?;
+        let ts = match given {
+            Some(ts) if !self.with_time => ts,
+            _ => self.event_time(toks[self.ts_field])?,
+        };
         for (b, ev) in self.bindings.iter().zip(out.iter_mut()) {
             ev.ts = ts;
             ev.op = b.op;

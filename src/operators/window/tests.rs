@@ -29,6 +29,7 @@ fn op(window: WindowKind, lateness: i64) -> Box<dyn Operator> {
     let plan = WindowPlan {
         name: "w".into(),
         inputs: vec![0],
+        via: vec![],
         group_by: vec!["k".into()],
         window,
         allowed_lateness_ms: lateness,
@@ -320,6 +321,7 @@ mod snapshot_restore {
         let plan = WindowPlan {
             name: "w".into(),
             inputs: vec![0],
+            via: vec![],
             group_by: vec!["k".into()],
             window,
             allowed_lateness_ms: lateness,

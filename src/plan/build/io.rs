@@ -107,7 +107,12 @@ impl Builder<'_> {
         }
     }
 
-    pub(super) fn sinks(&mut self, config: &Config, streams: &Streams<'_>) -> Vec<SinkPlan> {
+    pub(super) fn sinks(
+        &mut self,
+        config: &Config,
+        streams: &Streams<'_>,
+        stages: &[super::stage::Stage],
+    ) -> Vec<SinkPlan> {
         let mut paths: Vec<(&Path, KeyPath)> = Vec::new();
         if let Some(d) = &config.dead_letter {
             if d.path.as_os_str().is_empty() {
@@ -122,17 +127,28 @@ impl Builder<'_> {
         for (name, sink) in &config.sinks {
             let at = |k: &str| KeyPath::new(["sinks", name, k]);
             let mut inputs = Vec::new();
+            let mut records: Vec<crate::plan::InputPath> = Vec::new();
             if sink.inputs().is_empty() {
                 self.err(at("inputs"), "a sink needs at least one input".into());
             }
-            let is_output = |s: Stream| matches!(s, Stream::Window(_) | Stream::Late(_));
+            let is_output =
+                |s: Stream| matches!(s, Stream::Window(_) | Stream::Late(_) | Stream::Stage(_));
             for (i, input) in sink.inputs().iter().enumerate() {
                 let key = at("inputs").index(i);
                 let stream = match streams.get(input) {
                     Some(Stream::Window(op)) => StreamRef::Window(op),
                     Some(Stream::Late(op)) => StreamRef::Late(op),
+                    Some(Stream::Stage(sid)) => {
+                        let paths = &stages[sid].paths;
+                        if paths.iter().any(|p| records.contains(p)) {
+                            self.err(key, format!("`{input}` is listed twice"));
+                        } else {
+                            records.extend(paths.iter().cloned());
+                        }
+                        continue;
+                    }
                     Some(Stream::Source(_)) => {
-                        self.err(key, format!("`{input}` is a source; a sink reads the results of a transform or a late_events side output, so put a transform between them"));
+                        self.err(key, format!("`{input}` is a source; a sink reads the results of a transform or a late_events side output, so put a transform (a window, filter or select) between them"));
                         continue;
                     }
                     Some(Stream::Sink) => {
@@ -169,6 +185,7 @@ impl Builder<'_> {
                 name: name.clone(),
                 kind,
                 inputs,
+                records,
             });
         }
         plans

@@ -105,6 +105,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
         windows: vec![WindowPlan {
             name: "clicks_per_minute".into(),
             inputs: vec![0],
+            via: vec![],
             group_by: vec!["ad_id".into()],
             window: WindowKind::Tumbling { size_ms: 60_000 },
             allowed_lateness_ms: 60_000,
@@ -117,6 +118,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
             ],
         }],
         // Sorted by name: "counts" < "late".
+        stages: vec![],
         sinks: vec![
             SinkPlan {
                 name: "counts".into(),
@@ -124,6 +126,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
                     path: "out/clicks_per_minute.ndjson".into(),
                 },
                 inputs: vec![StreamRef::Window(0)],
+                records: vec![],
             },
             SinkPlan {
                 name: "late".into(),
@@ -131,6 +134,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
                     path: "out/late_clicks.ndjson".into(),
                 },
                 inputs: vec![StreamRef::Late(0)],
+                records: vec![],
             },
         ],
         dead_letter: Some("out/dead_letter.ndjson".into()),

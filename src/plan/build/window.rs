@@ -2,12 +2,13 @@
 
 use std::collections::BTreeSet;
 
+use super::stage::Stage;
 use super::{Builder, Stream, Streams, AGG_FUNCTIONS, GENERATOR_FIELDS, WINDOW_FIELDS};
 use crate::config::{
     self, suggest, Config, KeyPath, SourceConfig, WindowConfig, WindowTransformConfig,
 };
 use crate::event::MAX_VALUE_SLOTS;
-use crate::plan::{AggFunc, AggPlan, SourceId, WindowKind, WindowPlan};
+use crate::plan::{AggFunc, AggPlan, InputPath, SourceId, WindowKind, WindowPlan};
 
 impl Builder<'_> {
     pub(super) fn window(
@@ -17,10 +18,14 @@ impl Builder<'_> {
         config: &Config,
         streams: &Streams<'_>,
         cyclic: &BTreeSet<usize>,
+        stages: &[Stage],
     ) -> WindowPlan {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
         let sources: Vec<&str> = config.sources.keys().map(String::as_str).collect();
         let mut inputs: Vec<SourceId> = Vec::new();
+        let mut via: Vec<InputPath> = Vec::new();
+        // Fields the records reaching this window have, where known (a select's outputs).
+        let mut known_fields: Vec<(String, Vec<String>)> = Vec::new();
         if w.inputs.is_empty() {
             self.err(
                 at("inputs"),
@@ -34,8 +39,14 @@ impl Builder<'_> {
                     self.err(key, format!("`{input}` is listed twice"))
                 }
                 Some(Stream::Source(id)) => inputs.push(id),
+                Some(Stream::Stage(sid)) => {
+                    via.extend(stages[sid].paths.iter().cloned());
+                    if let Some(f) = &stages[sid].fields {
+                        known_fields.push((input.clone(), f.clone()));
+                    }
+                }
                 Some(Stream::Window(op) | Stream::Late(op)) => {
-                    let self_op = config.transforms.keys().position(|n| n == name);
+                    let self_op = super::windows_of(config).position(|(n, _)| n == name);
                     if !(cyclic.contains(&op) && self_op.is_some_and(|s| cyclic.contains(&s))) {
                         let what = if matches!(streams.get(input), Some(Stream::Late(_))) {
                             "the late side output of a transform"
@@ -70,7 +81,19 @@ impl Builder<'_> {
             if let Some(g) = from_generator {
                 if !GENERATOR_FIELDS.contains(&field) {
                     let hint = suggest::hint(field, GENERATOR_FIELDS);
-                    b.err(key, format!("field `{field}` is not in the events of generator source `{g}`, which carry {}{hint}", GENERATOR_FIELDS.join(", ")));
+                    b.err(key.clone(), format!("field `{field}` is not in the events of generator source `{g}`, which carry {}{hint}", GENERATOR_FIELDS.join(", ")));
+                }
+            }
+            for (sel, fields) in &known_fields {
+                if !fields.iter().any(|f| f == field) {
+                    let hint = suggest::hint(field, fields.iter().map(String::as_str));
+                    b.err(
+                        key.clone(),
+                        format!(
+                            "field `{field}` is not among the fields of select `{sel}` ({}){hint}",
+                            fields.join(", ")
+                        ),
+                    );
                 }
             }
         };
@@ -115,6 +138,7 @@ impl Builder<'_> {
         let plan = WindowPlan {
             name: name.to_string(),
             inputs,
+            via,
             group_by: w.group_by.clone(),
             window,
             allowed_lateness_ms: w.allowed_lateness.as_millis(),

@@ -18,6 +18,7 @@
 mod emit;
 mod produce;
 mod receive;
+pub mod records;
 mod snapshot;
 
 use super::ring::{Consumer, Producer};
@@ -87,6 +88,10 @@ pub struct Shard {
     files: Vec<Option<File>>,
     dead: Option<SinkWriter>,
     evs: Vec<Event>,
+    routes: Vec<Vec<records::Route>>,
+    /// Scratch for a generated record as a JSON line (only when routes read a generator).
+    line: Vec<u8>,
+    record_out: records::RecordOut,
     // receiving
     next_seq: u64,
     tracker: WatermarkTracker,
@@ -112,6 +117,8 @@ pub struct Shard {
 
 pub struct ShardParts {
     pub parsers: Vec<SourceParser>,
+    /// Per source: its chains of filters and selects.
+    pub routes: Vec<Vec<records::Route>>,
     pub out: Vec<Option<Producer<Event>>>,
     pub inbound: Vec<Option<Consumer<Event>>>,
     pub ops: Vec<Box<dyn Operator>>,
@@ -133,6 +140,8 @@ impl Shard {
                 SourceParser::Gen(g) => g.outputs(),
                 SourceParser::Memory => 1,
             })
+            .zip(&p.routes)
+            .map(|(n, r)| n + r.iter().map(records::Route::outputs).sum::<usize>())
             .max()
             .unwrap_or(1)
             .max(1);
@@ -159,6 +168,9 @@ impl Shard {
             files: (0..nparts).map(|_| None).collect(),
             dead: p.dead,
             evs: vec![Event::EMPTY; max_outputs],
+            routes: p.routes,
+            line: Vec::new(),
+            record_out: records::RecordOut::default(),
             next_seq: 0,
             tracker,
             wm: crate::time::WM_MIN,

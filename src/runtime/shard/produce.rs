@@ -2,11 +2,14 @@
 //! position and the chunk's running maximum event time, and routes it to the shard owning its key.
 //! A full ring is no credit: production stops (the source does not advance) until credit returns.
 
-use super::emit::dead_letter_line;
+use super::emit::{dead_letter_line, ShardEmitter};
+use super::records;
 use super::{ProdChunk, Shard, SourceParser, STEP};
 use crate::event::{Event, Tag, CHUNK_LAST};
+use crate::metrics::ShardStats;
 use crate::runtime::schedule::Schedule;
 use crate::runtime::setup::ShardSetup;
+use crate::sinks::SinkWriter;
 use crate::sources::PartKind;
 use std::fs::File;
 
@@ -171,12 +174,33 @@ impl Shard {
                     _ => Err("not a file source".to_string()),
                 }
             };
+            let at = DeadAt {
+                source: &setup.sources[src],
+                partition: &setup.parts[part as usize].name,
+                offset,
+                line,
+            };
             match res {
                 Ok(ts) => {
-                    let n = match &self.parsers[src] {
+                    let mut n = match &self.parsers[src] {
                         SourceParser::Json(p) => p.outputs(),
                         _ => 0,
                     };
+                    if !self.routes[src].is_empty() {
+                        let a = records::apply(
+                            &mut self.routes[src],
+                            line,
+                            ts,
+                            cur.seq,
+                            &mut self.evs[n..],
+                            &mut self.record_out,
+                        );
+                        n += a.events;
+                        self.stats.records_filtered += a.dropped;
+                        for why in &a.failed {
+                            at.write(why, &mut self.dead, &mut self.emitter, &mut self.stats);
+                        }
+                    }
                     let seen = cur.seen_max;
                     cur.seen_max = seen.max(ts);
                     let len = line.len() as u32;
@@ -185,20 +209,7 @@ impl Shard {
                     return true;
                 }
                 Err(reason) => {
-                    self.stats.dead_letters += 1;
-                    if let Some(d) = self.dead.as_mut() {
-                        let name = &setup.sources[src];
-                        let l = dead_letter_line(
-                            &reason,
-                            name,
-                            &setup.parts[part as usize].name,
-                            offset,
-                            line,
-                        );
-                        if let Err(e) = d.line(&l) {
-                            self.emitter.error.get_or_insert(e);
-                        }
-                    }
+                    at.write(&reason, &mut self.dead, &mut self.emitter, &mut self.stats);
                     return true;
                 }
             }
@@ -252,17 +263,43 @@ impl Shard {
         let part = cur.part;
         let setup = &self.setup;
         let src = setup.parts[part as usize].source;
-        let n = match (&setup.parts[part as usize].kind, &mut self.parsers[src]) {
+        let (mut n, ts) = match (&setup.parts[part as usize].kind, &mut self.parsers[src]) {
             (PartKind::Generator { model, .. }, SourceParser::Gen(g)) => {
                 let click = model.click(i);
                 g.build(&click, &mut self.evs);
-                g.outputs()
+                if !self.routes[src].is_empty() {
+                    // Filters and selects read records: the click as the line loadgen writes.
+                    self.line.clear();
+                    crate::sources::generator::model::write_ndjson(&click, &mut self.line);
+                }
+                (g.outputs(), Some(click.ts))
             }
-            _ => 0,
+            _ => (0, None),
         };
+        if let (Some(ts), false) = (ts, self.routes[src].is_empty()) {
+            let a = records::apply(
+                &mut self.routes[src],
+                &self.line,
+                ts,
+                cur.seq,
+                &mut self.evs[n..],
+                &mut self.record_out,
+            );
+            n += a.events;
+            self.stats.records_filtered += a.dropped;
+            let at = DeadAt {
+                source: &setup.sources[src],
+                partition: &setup.parts[part as usize].name,
+                offset: i,
+                line: &self.line,
+            };
+            for why in &a.failed {
+                at.write(why, &mut self.dead, &mut self.emitter, &mut self.stats);
+            }
+        }
         let seen = cur.seen_max;
-        if n > 0 {
-            cur.seen_max = seen.max(self.evs[0].ts);
+        if let Some(ts) = ts {
+            cur.seen_max = seen.max(ts);
             self.stats.events_in += 1;
         }
         self.route_scratch(n, seen, part, i, 0);
@@ -332,5 +369,32 @@ impl Shard {
             self.pending.pop_front();
         }
         true
+    }
+}
+
+/// Where a dead letter came from.
+struct DeadAt<'a> {
+    source: &'a str,
+    partition: &'a str,
+    offset: u64,
+    line: &'a [u8],
+}
+
+impl DeadAt<'_> {
+    /// Counts one dead letter and writes it, with `reason`, to the dead-letter output if any.
+    fn write(
+        &self,
+        reason: &str,
+        dead: &mut Option<SinkWriter>,
+        emitter: &mut ShardEmitter,
+        stats: &mut ShardStats,
+    ) {
+        stats.dead_letters += 1;
+        if let Some(d) = dead.as_mut() {
+            let l = dead_letter_line(reason, self.source, self.partition, self.offset, self.line);
+            if let Err(e) = d.line(&l) {
+                emitter.error.get_or_insert(e);
+            }
+        }
     }
 }

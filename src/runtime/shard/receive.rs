@@ -105,6 +105,9 @@ impl Shard {
                     self.advance(wm);
                 }
                 self.next_seq += 1;
+                if !self.record_out.is_empty() {
+                    self.flush_records(ev.pos);
+                }
                 if !self.emit_marks.is_empty() {
                     let ingest = ev.seen_max;
                     for &(t, n) in &self.emit_marks {

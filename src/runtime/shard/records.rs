@@ -1,0 +1,115 @@
+//! Filters and selects on the shard that reads a record: each [`Route`] runs a record through its
+//! chain of steps and hands the result to the windows that read that chain (as events, keyed
+//! like any other) and to the sinks that write it (as lines). Lines for sinks wait in
+//! [`RecordOut`] until this shard has received the end of the chunk they came from, so they land
+//! in the sink in the global chunk order, on the right side of every checkpoint barrier: a replay
+//! from a checkpoint writes them once more only if the checkpoint did not cover them.
+
+use super::Shard;
+use crate::event::Event;
+use crate::operators::record::{Outcome, RecordChain};
+use crate::sources::record::RecordParser;
+use std::collections::VecDeque;
+
+/// One chain of steps from a source, and who reads its records.
+pub struct Route {
+    pub chain: RecordChain,
+    /// The windows reading this chain, as one parser with a binding per window.
+    pub parser: Option<RecordParser>,
+    /// Sink indices writing this chain's records.
+    pub sinks: Vec<usize>,
+}
+
+impl Route {
+    pub fn outputs(&self) -> usize {
+        self.parser.as_ref().map_or(0, RecordParser::outputs)
+    }
+}
+
+/// Record lines per (chunk, sink), oldest chunk first.
+#[derive(Default)]
+pub struct RecordOut {
+    chunks: VecDeque<(u64, usize, Vec<u8>, u64)>,
+}
+
+impl RecordOut {
+    fn push(&mut self, seq: u64, sink: usize, line: &[u8]) {
+        let grow = matches!(self.chunks.back(), Some((s, k, _, _)) if *s == seq && *k == sink);
+        if !grow {
+            self.chunks.push_back((seq, sink, Vec::new(), 0));
+        }
+        if let Some((_, _, buf, n)) = self.chunks.back_mut() {
+            buf.extend_from_slice(line);
+            buf.push(b'\n');
+            *n += 1;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+}
+
+/// What running one record through a source's routes gave.
+pub struct Applied {
+    /// Events added after the direct ones.
+    pub events: usize,
+    pub dropped: u64,
+    /// Dead-letter reasons (one per route the record failed on).
+    pub failed: Vec<String>,
+}
+
+/// Runs `line` (read at event time `ts`, in chunk `seq`) through every route: events go to
+/// `evs`, lines to `out`.
+pub fn apply(
+    routes: &mut [Route],
+    line: &[u8],
+    ts: i64,
+    seq: u64,
+    evs: &mut [Event],
+    out: &mut RecordOut,
+) -> Applied {
+    let mut a = Applied {
+        events: 0,
+        dropped: 0,
+        failed: Vec::new(),
+    };
+    for r in routes {
+        match r.chain.apply(line) {
+            Ok(Outcome::Kept(rec)) => {
+                if let Some(p) = &mut r.parser {
+                    let n = p.outputs();
+                    match p.parse_at(rec, ts, &mut evs[a.events..a.events + n]) {
+                        Ok(()) => a.events += n,
+                        Err(m) => a.failed.push(m.0),
+                    }
+                }
+                for &s in &r.sinks {
+                    out.push(seq, s, rec);
+                }
+            }
+            Ok(Outcome::Dropped) => a.dropped += 1,
+            // Two chains sharing a failing step fail alike: one dead letter for the record.
+            Err(why) if a.failed.contains(&why) => {}
+            Err(why) => a.failed.push(why),
+        }
+    }
+    a
+}
+
+impl Shard {
+    /// This shard has received every event of chunk `seq`: record lines of that chunk and before
+    /// go to their sinks.
+    #[cold]
+    pub(super) fn flush_records(&mut self, seq: u64) {
+        while self.record_out.chunks.front().is_some_and(|c| c.0 <= seq) {
+            let Some((_, sink, buf, n)) = self.record_out.chunks.pop_front() else {
+                break;
+            };
+            self.stats.records_written += n;
+            if let Err(e) = self.emitter.sinks[sink].lines(&buf, n) {
+                self.emitter.error.get_or_insert(e);
+            }
+        }
+    }
+}
