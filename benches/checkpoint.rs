@@ -31,6 +31,7 @@ fn operator() -> Box<dyn Operator> {
     let plan = WindowPlan {
         name: "clicks_per_minute".into(),
         inputs: vec![0],
+        via: vec![],
         group_by: vec!["ad_id".into()],
         window: WindowKind::Tumbling { size_ms: 60_000 },
         allowed_lateness_ms: 0,

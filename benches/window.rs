@@ -39,6 +39,7 @@ fn tumbling_count_sum() -> Box<dyn Operator> {
     let plan = WindowPlan {
         name: "clicks_per_minute".into(),
         inputs: vec![0],
+        via: vec![],
         group_by: vec!["ad_id".into()],
         window: WindowKind::Tumbling { size_ms: WINDOW_MS },
         allowed_lateness_ms: 0,
