@@ -10,7 +10,8 @@
 //!
 //! Layout of `dir`: one folder per checkpoint, `chk-<id, 20 digits>/`, holding `shard-<n>.snap` files
 //! and `manifest.json`. Snapshot files are written through a memory map (`memmap2`) and flushed with
-//! msync and fsync before the manifest names them.
+//! msync (asynchronous) and an fsync through io_uring (plain fsync where io_uring is unavailable)
+//! before the manifest names them.
 //!
 //! The runtime decides when and where (`runtime::checkpointing`); operators encode their own state
 //! through [`codec`].

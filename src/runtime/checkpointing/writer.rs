@@ -1,6 +1,6 @@
 //! The checkpoint writer: one thread per run, off the shards' cores' critical path, that turns the
 //! state shards hand it into durable checkpoints. For each shard's part it fsyncs the staged output
-//! the shard sealed and writes the snapshot file (memmap2, msync, fsync); when every shard's part of
+//! the shard sealed and writes the snapshot file (memmap2, io_uring fsync); when every shard's part of
 //! a checkpoint is in, it writes the manifest, commits the file sinks, applies retention and serves
 //! a savepoint request. Jobs arrive in checkpoint order, so checkpoints complete in id order.
 //! A failed checkpoint is counted and, within `tolerable_failures`, skipped: its staged lines are
