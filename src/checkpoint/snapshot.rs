@@ -96,7 +96,8 @@ pub fn write_snapshot(path: &Path, snap: &Snapshot) -> Result<(u64, u32), Checkp
         let mut map =
             unsafe { MmapMut::map_mut(&file) }.map_err(|e| CheckpointError::io(path, e))?;
         map.copy_from_slice(&bytes);
-        map.flush_async().map_err(|e| CheckpointError::io(path, e))?;
+        map.flush_async()
+            .map_err(|e| CheckpointError::io(path, e))?;
     }
     fsync(&file).map_err(|e| CheckpointError::io(path, e))?;
     Ok((bytes.len() as u64, crc32fast::hash(&bytes)))

@@ -102,7 +102,7 @@ pub use ast::{FieldPath, Segment};
 pub use check::Type;
 pub use compile::Program;
 pub use error::{EvalError, EvalReason, ExprError, ExprErrorKind, RecordError};
-pub use raw_json::RawJson;
+pub use raw_json::{scalar_token, RawJson};
 pub use record::Record;
 pub use value::{write_json_string, Value};
 

@@ -156,7 +156,18 @@ fn decimals(op: BinOp, x: Decimal, y: Decimal) -> OpResult<'static> {
     let result = match op {
         BinOp::Add => x.checked_add(y),
         BinOp::Sub => x.checked_sub(y),
-        BinOp::Mul => x.checked_mul(y),
+        // A zero product keeps the SQL scale (the operands' scales summed, as for any product):
+        // rust_decimal returns a bare 0 for it.
+        BinOp::Mul => x.checked_mul(y).map(|d| {
+            if d.is_zero() {
+                let mut z = Decimal::ZERO;
+                // Cannot fail: the scale is at most 28.
+                let _ = z.set_scale((x.scale() + y.scale()).min(28));
+                z
+            } else {
+                d
+            }
+        }),
         // rust_decimal picks the quotient's scale by its own rules (`7 / 2` is `3.50`); drop
         // the trailing zeros so a quotient always reads the same.
         BinOp::Div => x.checked_div(y).map(|q| q.normalize()),

@@ -42,6 +42,17 @@ impl Record for RawJson<'_> {
     }
 }
 
+/// The value of one scalar JSON token (a number, string, `true`, `false` or `null`), such as a
+/// field a one-pass extractor already found in a line.
+pub fn scalar_token(token: &[u8]) -> Result<Value<'_>, RecordError> {
+    let mut scan = Scanner {
+        bytes: token,
+        at: 0,
+    };
+    scan.skip_ws();
+    scan.scalar()
+}
+
 struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,

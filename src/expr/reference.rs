@@ -232,7 +232,14 @@ fn binary(op: BinOp, a: V, b: V) -> R {
     let result = match op {
         BinOp::Add => x.checked_add(y),
         BinOp::Sub => x.checked_sub(y),
-        BinOp::Mul => x.checked_mul(y),
+        // SQL: a product's scale is the operands' scales summed, zero included.
+        BinOp::Mul => x.checked_mul(y).map(|p| {
+            let mut p = p;
+            if p.is_zero() {
+                p = Decimal::new(0, (x.scale() + y.scale()).min(28));
+            }
+            p
+        }),
         BinOp::Div => x.checked_div(y).map(|q| q.normalize()),
         _ => x.checked_rem(y),
     };

@@ -5,14 +5,74 @@
 //! record stays only when it is `true`; `false` and null drop it, as SQL's WHERE) and turns each
 //! select into a new JSON object of its fields, in the order written. It owns no state, so it needs
 //! nothing in checkpoints, and it never allocates per record beyond the two line buffers it reuses.
-//! It knows expressions and JSON bytes, never sources, sinks, shards or windows.
+//! Each step finds the top-level fields its expressions read in one pass over the line (the
+//! sources' JSON field extractor, the crate's one fast scanner) and reads nested paths from the
+//! raw line. It knows expressions and JSON bytes, never sinks, shards or windows.
 
-use crate::expr::{self, Program, RawJson};
+use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
 use crate::plan::{StageKind, StagePlan};
+use crate::sources::json::{self, FieldSet, Token};
+use crate::sources::record::MAX_FIELDS;
 
-enum Step {
+enum Kind {
     Filter(Program),
     Select(Vec<(String, Program)>),
+}
+
+struct Step {
+    kind: Kind,
+    /// Top-level fields the expressions read, found in one pass (empty when more than
+    /// [`MAX_FIELDS`]: then every read scans the line).
+    names: Vec<String>,
+    fields: FieldSet,
+}
+
+impl Step {
+    fn new(kind: Kind) -> Step {
+        let programs: Vec<&Program> = match &kind {
+            Kind::Filter(p) => vec![p],
+            Kind::Select(f) => f.iter().map(|(_, p)| p).collect(),
+        };
+        let mut names: Vec<String> = Vec::new();
+        for path in programs.iter().flat_map(|p| p.fields()) {
+            if let [Segment::Key(k)] = path.segments() {
+                if !names.contains(k) {
+                    names.push(k.clone());
+                }
+            }
+        }
+        if names.len() > MAX_FIELDS {
+            names.clear();
+        }
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        Step {
+            kind,
+            fields: FieldSet::new(&refs),
+            names,
+        }
+    }
+}
+
+/// A line whose top-level fields were found in one pass: reads of those are a token parse, other
+/// paths scan the line.
+struct Extracted<'a, 't> {
+    line: RawJson<'a>,
+    names: &'t [String],
+    toks: &'t [Option<Token<'a>>],
+}
+
+impl Record for Extracted<'_, '_> {
+    fn get(&self, path: &FieldPath) -> Result<Value<'_>, RecordError> {
+        if let [Segment::Key(k)] = path.segments() {
+            if let Some(i) = self.names.iter().position(|n| n == k) {
+                return match self.toks[i] {
+                    None => Ok(Value::Null),
+                    Some(t) => expr::scalar_token(t.raw),
+                };
+            }
+        }
+        self.line.get(path)
+    }
 }
 
 /// What became of a record.
@@ -39,16 +99,16 @@ impl RecordChain {
         let mut steps = Vec::with_capacity(chain.len());
         for &id in chain {
             let s = &stages[id];
-            let step = match &s.kind {
-                StageKind::Filter { condition } => Step::Filter(compile(condition, &s.name)?),
-                StageKind::Select { fields } => Step::Select(
+            let kind = match &s.kind {
+                StageKind::Filter { condition } => Kind::Filter(compile(condition, &s.name)?),
+                StageKind::Select { fields } => Kind::Select(
                     fields
                         .iter()
                         .map(|(n, t)| Ok((n.clone(), compile(t, &s.name)?)))
                         .collect::<Result<_, String>>()?,
                 ),
             };
-            steps.push((s.name.clone(), step));
+            steps.push((s.name.clone(), Step::new(kind)));
         }
         Ok(RecordChain {
             steps,
@@ -68,15 +128,25 @@ impl RecordChain {
                 Some(0) => (a.as_slice(), b),
                 Some(_) => (b.as_slice(), a),
             };
-            let rec = RawJson(input);
-            match step {
-                Step::Filter(p) => {
+            let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
+            let toks = &mut toks[..step.names.len()];
+            if !step.names.is_empty() {
+                json::extract(input, &step.fields, toks)
+                    .map_err(|e| format!("`{name}`: the record is not valid JSON: {e}"))?;
+            }
+            let rec = Extracted {
+                line: RawJson(input),
+                names: &step.names,
+                toks,
+            };
+            match &step.kind {
+                Kind::Filter(p) => {
                     let v = p.eval(&rec).map_err(|e| reason("filter", name, None, &e))?;
                     if !expr::is_true(&v) {
                         return Ok(Outcome::Dropped);
                     }
                 }
-                Step::Select(fields) => {
+                Kind::Select(fields) => {
                     out.clear();
                     out.push(b'{');
                     for (i, (field, p)) in fields.iter().enumerate() {
