@@ -322,7 +322,8 @@ fn validate_refuses_bad_expressions_and_fields_a_select_does_not_output_naming_t
         ("amount * rate", "amount * frobnicate(rate)", "transforms.priced_usd.fields.amount_usd", "unknown function `frobnicate`", Some("frobnicate")),
         ("group_by = [\"currency\"]", "group_by = [\"country\"]", "transforms.per_currency.group_by[0]", "`country`", None),
         ("sum(amount_usd)", "sum(amount)", "transforms.per_currency.aggregates.total", "`amount`", None),
-        ("inputs = [\"priced_usd\"]\nwhere", "inputs = [\"per_currency\"]\nwhere", "transforms.big_orders.inputs[0]", "output of a window", None),
+        // Over window results a filter reads the window's fields: `amount_usd` is not one.
+        ("inputs = [\"priced_usd\"]\nwhere", "inputs = [\"per_currency\"]\nwhere", "transforms.big_orders.where", "which records of window `per_currency` do not have", None),
     ];
     for (from, to, key, says, caret_at) in cases {
         assert_eq!(good.matches(from).count(), 1, "{from}");
@@ -435,4 +436,55 @@ fn kill_9_and_restart_of_a_checkpointed_filter_select_job_writes_every_line_exac
     assert!(extra.is_empty(), "never in an uninterrupted run: {extra:?}");
     assert_eq!(got.len(), want.len(), "some lines were written twice");
     assert!(got == want, "same lines, same multiplicities");
+}
+
+/// Filters and selects over window results: a filter keeps result lines as they are (a HAVING),
+/// a select reshapes them; with a late event re-firing a window, every emitted result goes through
+/// (the line that no longer passes is simply not written: no retraction).
+#[test]
+fn filters_and_selects_over_window_results_work_like_having_and_a_projection() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("orders.ndjson");
+    // EUR: 3 orders in minute 0; USD: 1 in minute 0, then one late (ts 59 000 after 61 000, allowed
+    // by 5 s of lateness) that re-fires USD's minute 0 with 2 orders.
+    let lines = [
+        r#"{"order_id":1,"currency":"EUR","amount":10,"rate":1,"ts":1000}"#,
+        r#"{"order_id":2,"currency":"EUR","amount":20,"rate":1,"ts":2000}"#,
+        r#"{"order_id":3,"currency":"USD","amount":5,"rate":1,"ts":3000}"#,
+        r#"{"order_id":4,"currency":"EUR","amount":30,"rate":1,"ts":4000}"#,
+        r#"{"order_id":5,"currency":"GBP","amount":1,"rate":1,"ts":61000}"#,
+        r#"{"order_id":6,"currency":"USD","amount":7,"rate":1,"ts":59000}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let window = WINDOW.replace("aggregates =", "allowed_lateness = \"5s\"\naggregates =");
+    let toml = format!(
+        "{}{PRICED}{window}\
+         [transforms.busy]\ntype = \"filter\"\ninputs = [\"per_currency\"]\nwhere = \"orders >= 2\"\n\n\
+         [transforms.brief]\ntype = \"select\"\ninputs = [\"per_currency\"]\n\
+         fields = {{ cur = \"lower(currency)\", at = \"format_time(window_start)\", n = \"orders\" }}\n\n{}{}",
+        orders_source(&input),
+        sink("busy_out", "busy", &d.join("busy.ndjson")),
+        sink("brief_out", "brief", &d.join("brief.ndjson")),
+    );
+    let cfg = write_config(d, "having", &toml);
+    run_ok(d, &cfg);
+    let base = "\"window_start\":0,\"window_end\":60000";
+    assert_eq!(
+        sorted_lines(&d.join("busy.ndjson")),
+        vec![
+            format!("{{\"currency\":\"EUR\",{base},\"orders\":3,\"total\":60}}"),
+            format!("{{\"currency\":\"USD\",{base},\"orders\":2,\"total\":12}}"),
+        ],
+        "EUR's and the re-fired USD window pass; USD's first firing (1 order) and GBP do not"
+    );
+    assert_eq!(
+        sorted_lines(&d.join("brief.ndjson")),
+        vec![
+            r#"{"cur":"eur","at":"1970-01-01T00:00:00.000Z","n":3}"#.to_string(),
+            r#"{"cur":"gbp","at":"1970-01-01T00:01:00.000Z","n":1}"#.to_string(),
+            r#"{"cur":"usd","at":"1970-01-01T00:00:00.000Z","n":1}"#.to_string(),
+            r#"{"cur":"usd","at":"1970-01-01T00:00:00.000Z","n":2}"#.to_string(),
+        ]
+    );
 }

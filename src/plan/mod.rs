@@ -209,6 +209,8 @@ pub struct SinkPlan {
     pub inputs: Vec<StreamRef>,
     /// Records of filters and selects this sink writes, one line each.
     pub records: Vec<InputPath>,
+    /// Window results passed through filters and selects: (window, chain of stages).
+    pub results_via: Vec<(OpId, Vec<StageId>)>,
 }
 
 impl WindowPlan {

@@ -268,8 +268,40 @@ fn run_shards(
             })
             .collect()
     };
+    // Per window: the distinct chains over its results, and the sinks of each.
+    let mut result_specs: Vec<Vec<(Vec<crate::plan::StageId>, Vec<usize>)>> =
+        vec![Vec::new(); plan.windows.len()];
+    for (si, s) in plan.sinks.iter().enumerate() {
+        for (op, chain) in &s.results_via {
+            let specs = &mut result_specs[*op];
+            match specs.iter_mut().find(|(c, _)| c == chain) {
+                Some((_, sinks)) => sinks.push(si),
+                None => specs.push((chain.clone(), vec![si])),
+            }
+        }
+    }
+    let make_result_chains = || -> Result<Vec<Vec<(RecordChain, Vec<usize>)>>, RuntimeError> {
+        result_specs
+            .iter()
+            .map(|specs| {
+                specs
+                    .iter()
+                    .map(|(chain, sinks)| {
+                        let c = RecordChain::new(&plan.stages, chain).map_err(|message| {
+                            RuntimeError::Setup {
+                                window: "(filters and selects)".into(),
+                                message,
+                            }
+                        })?;
+                        Ok((c, sinks.clone()))
+                    })
+                    .collect()
+            })
+            .collect()
+    };
     make_parsers()?; // fail before any thread starts
     make_routes()?;
+    make_result_chains()?;
 
     // Sinks and routes.
     let mut shared = Vec::new();
@@ -367,6 +399,7 @@ fn run_shards(
         let parts_for = ShardParts {
             parsers: make_parsers()?,
             routes: make_routes()?,
+            result_chains: make_result_chains()?,
             out,
             inbound,
             ops,

@@ -128,6 +128,7 @@ impl Builder<'_> {
             let at = |k: &str| KeyPath::new(["sinks", name, k]);
             let mut inputs = Vec::new();
             let mut records: Vec<crate::plan::InputPath> = Vec::new();
+            let mut results_via: Vec<(usize, Vec<usize>)> = Vec::new();
             if sink.inputs().is_empty() {
                 self.err(at("inputs"), "a sink needs at least one input".into());
             }
@@ -139,11 +140,14 @@ impl Builder<'_> {
                     Some(Stream::Window(op)) => StreamRef::Window(op),
                     Some(Stream::Late(op)) => StreamRef::Late(op),
                     Some(Stream::Stage(sid)) => {
-                        let paths = &stages[sid].paths;
-                        if paths.iter().any(|p| records.contains(p)) {
+                        let (paths, results) = (&stages[sid].paths, &stages[sid].results);
+                        if paths.iter().any(|p| records.contains(p))
+                            || results.iter().any(|r| results_via.contains(r))
+                        {
                             self.err(key, format!("`{input}` is listed twice"));
                         } else {
                             records.extend(paths.iter().cloned());
+                            results_via.extend(results.iter().cloned());
                         }
                         continue;
                     }
@@ -186,6 +190,7 @@ impl Builder<'_> {
                 kind,
                 inputs,
                 records,
+                results_via,
             });
         }
         plans

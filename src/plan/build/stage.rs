@@ -13,6 +13,8 @@ pub(in crate::plan) struct Stage {
     pub plan: StagePlan,
     /// Every (source, chain) by which records reach this stage's output; chains end with it.
     pub paths: Vec<InputPath>,
+    /// Every (window, chain) by which window results reach it; chains end with it.
+    pub results: Vec<(usize, Vec<usize>)>,
     /// The fields its output records have, when known: a select's, or those of what a filter reads.
     pub fields: Option<Vec<String>>,
 }
@@ -41,6 +43,7 @@ impl Builder<'_> {
                         },
                     },
                     paths: Vec::new(),
+                    results: Vec::new(),
                     fields: None,
                 })
             })
@@ -69,6 +72,7 @@ impl Builder<'_> {
         };
         visiting.push(id);
         let mut paths = Vec::new();
+        let mut results: Vec<(usize, Vec<usize>)> = Vec::new();
         let mut known: Vec<Known> = Vec::new();
         if t.inputs().is_empty() {
             self.err(at("inputs"), format!("a {kind} needs at least one input"));
@@ -113,6 +117,11 @@ impl Builder<'_> {
                                 chain,
                             }
                         }));
+                        results.extend(up.results.iter().map(|(op, c)| {
+                            let mut chain = c.clone();
+                            chain.push(id);
+                            (*op, chain)
+                        }));
                         if let Some(f) = &up.fields {
                             known.push(Known {
                                 from: format!("`{input}`"),
@@ -121,9 +130,25 @@ impl Builder<'_> {
                         }
                     }
                 }
-                Some(Stream::Window(_) | Stream::Late(_)) => self.err(
+                Some(Stream::Window(op)) => {
+                    results.push((op, vec![id]));
+                    if let Some((_, w)) = super::windows_of(config).nth(op) {
+                        let fields = w
+                            .group_by
+                            .iter()
+                            .cloned()
+                            .chain(super::WINDOW_FIELDS.iter().map(|f| f.to_string()))
+                            .chain(w.aggregates.0.iter().map(|(n, _)| n.clone()))
+                            .collect();
+                        known.push(Known {
+                            from: format!("window `{input}`"),
+                            fields,
+                        });
+                    }
+                }
+                Some(Stream::Late(_)) => self.err(
                     key,
-                    format!("`{input}` is the output of a window; a {kind} runs where source records are read, on sources or other filters and selects (filtering window results is not supported yet)"),
+                    format!("`{input}` is a late side output; a {kind} reads sources, window results or other filters and selects (late events through filters is not supported yet)"),
                 ),
                 Some(Stream::Sink) => {
                     self.err(key, format!("`{input}` is a sink, not a stream"))
@@ -175,6 +200,7 @@ impl Builder<'_> {
                 kind: plan_kind,
             },
             paths,
+            results,
             fields,
         });
     }

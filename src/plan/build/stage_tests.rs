@@ -111,16 +111,38 @@ fn fields_are_checked_where_the_records_are_known() {
 }
 
 #[test]
-fn cycles_and_window_outputs_are_refused_by_key() {
+fn cycles_and_windows_over_window_results_are_refused_by_key() {
     let e = plan(&with("inputs = [\"orders\"]", "inputs = [\"big\"]")).unwrap_err();
     assert!(e.contains("transforms form a cycle"), "{e}");
+    // big now filters per_currency's results, which read big: the window is refused, and big's
+    // condition is checked against the window's fields.
     let e = plan(&with(
         "inputs = [\"priced\"]",
         "inputs = [\"per_currency\"]",
     ))
     .unwrap_err();
     assert!(
-        e.contains("transforms.big.inputs[0]") && e.contains("is the output of a window"),
+        e.contains("transforms.per_currency.inputs[0]")
+            && e.contains("windows over window results are not supported")
+            && e.contains("reads field `usd`, which records of window `per_currency` do not have"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_filter_over_window_results_reads_the_windows_fields() {
+    let text = format!(
+        "{BASE}\n[transforms.having]\ntype = \"filter\"\ninputs = [\"per_currency\"]\nwhere = \"n >= 2\"\n\n[sinks.busy]\ntype = \"stdout\"\ninputs = [\"having\"]\n"
+    );
+    let p = plan(&text).unwrap();
+    // stages by name: big (0), having (1), priced (2); per_currency is window 0.
+    assert_eq!(p.sinks[0].name, "busy");
+    assert_eq!(p.sinks[0].results_via, vec![(0, vec![1])]);
+    assert!(p.sinks[0].records.is_empty() && p.sinks[0].inputs.is_empty());
+    let bad = text.replace("n >= 2", "count >= 2");
+    let e = plan(&bad).unwrap_err();
+    assert!(
+        e.contains("reads field `count`") && e.contains("window_start"),
         "{e}"
     );
 }

@@ -127,6 +127,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
                 },
                 inputs: vec![StreamRef::Window(0)],
                 records: vec![],
+                results_via: vec![],
             },
             SinkPlan {
                 name: "late".into(),
@@ -135,6 +136,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
                 },
                 inputs: vec![StreamRef::Late(0)],
                 records: vec![],
+                results_via: vec![],
             },
         ],
         dead_letter: Some("out/dead_letter.ndjson".into()),

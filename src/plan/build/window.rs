@@ -39,6 +39,10 @@ impl Builder<'_> {
                     self.err(key, format!("`{input}` is listed twice"))
                 }
                 Some(Stream::Source(id)) => inputs.push(id),
+                Some(Stream::Stage(sid)) if !stages[sid].results.is_empty() => self.err(
+                    key,
+                    format!("`{input}` filters or reshapes window results; windows over window results are not supported"),
+                ),
                 Some(Stream::Stage(sid)) => {
                     via.extend(stages[sid].paths.iter().cloned());
                     if let Some(f) = &stages[sid].fields {

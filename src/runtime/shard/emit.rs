@@ -1,8 +1,10 @@
 //! Where a shard's operator output goes: its own buffers for each sink (whole lines, appended to the
-//! shared output in large writes), late events recalled from their source, and dead letters.
+//! shared output in large writes), through filters and selects over window results where a sink
+//! reads those, late events recalled from their source, and dead letters.
 
 use super::super::setup::Routes;
 use crate::event::Event;
+use crate::operators::record::{Outcome, RecordChain};
 use crate::operators::Emitter;
 use crate::sinks::{SinkError, SinkWriter};
 use crate::sources::generator::raw_record;
@@ -20,9 +22,38 @@ pub(super) struct ShardEmitter {
     pub(super) scratch: Vec<u8>,
     pub(super) emitted: u64,
     pub(super) error: Option<SinkError>,
+    /// Per operator: chains of filters and selects over its results, and the sinks of each.
+    pub(super) chains: Vec<Vec<(RecordChain, Vec<usize>)>>,
+    /// Results a chain dropped, and (operator, reason, line) of those it could not evaluate: the
+    /// shard writes them to the dead letters.
+    pub(super) results_filtered: u64,
+    pub(super) failed: Vec<(usize, String, Vec<u8>)>,
 }
 
 impl ShardEmitter {
+    /// A result line through each chain over this operator's results (a filter keeps the line as
+    /// it is; a select writes a new one).
+    #[cold]
+    fn through_chains(&mut self, line: &[u8]) {
+        let bare = line.strip_suffix(b"\n").unwrap_or(line);
+        let mut chains = std::mem::take(&mut self.chains[self.op]);
+        for (chain, sinks) in &mut chains {
+            match chain.apply(bare) {
+                Ok(Outcome::Kept(rec)) => {
+                    self.scratch.clear();
+                    self.scratch.extend_from_slice(rec);
+                    self.scratch.push(b'\n');
+                    for &s in sinks.iter() {
+                        self.write(s, true, &[]);
+                    }
+                }
+                Ok(Outcome::Dropped) => self.results_filtered += 1,
+                Err(why) => self.failed.push((self.op, why, bare.to_vec())),
+            }
+        }
+        self.chains[self.op] = chains;
+    }
+
     fn write(&mut self, sink: usize, line_from_scratch: bool, line: &[u8]) {
         let res = if line_from_scratch {
             self.sinks[sink].line(&self.scratch)
@@ -41,6 +72,9 @@ impl Emitter for ShardEmitter {
         for i in 0..self.routes.results[self.op].len() {
             let s = self.routes.results[self.op][i];
             self.write(s, false, line);
+        }
+        if !self.chains[self.op].is_empty() {
+            self.through_chains(line);
         }
     }
 

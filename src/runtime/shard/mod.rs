@@ -119,6 +119,8 @@ pub struct ShardParts {
     pub parsers: Vec<SourceParser>,
     /// Per source: its chains of filters and selects.
     pub routes: Vec<Vec<records::Route>>,
+    /// Per operator: chains of filters and selects over its results, with their sinks.
+    pub result_chains: Vec<Vec<(crate::operators::record::RecordChain, Vec<usize>)>>,
     pub out: Vec<Option<Producer<Event>>>,
     pub inbound: Vec<Option<Consumer<Event>>>,
     pub ops: Vec<Box<dyn Operator>>,
@@ -154,6 +156,9 @@ impl Shard {
             scratch: Vec::new(),
             emitted: 0,
             error: None,
+            chains: p.result_chains,
+            results_filtered: 0,
+            failed: Vec::new(),
         };
         let mut shard = Shard {
             id,
@@ -260,6 +265,9 @@ impl Shard {
     }
 
     fn finish(&mut self) -> Result<(), String> {
+        self.dead_results();
+        self.stats.records_filtered += self.emitter.results_filtered;
+        self.emitter.results_filtered = 0;
         self.final_checkpoint();
         if let Some(why) = self.failure.take() {
             return Err(why);

@@ -108,6 +108,9 @@ impl Shard {
                 if !self.record_out.is_empty() {
                     self.flush_records(ev.pos);
                 }
+                if !self.emitter.failed.is_empty() {
+                    self.dead_results();
+                }
                 if !self.emit_marks.is_empty() {
                     let ingest = ev.seen_max;
                     for &(t, n) in &self.emit_marks {

@@ -98,6 +98,22 @@ pub fn apply(
 }
 
 impl Shard {
+    /// Window results a filter or select could not evaluate go to the dead letters, with the
+    /// window's name as their source.
+    #[cold]
+    pub(super) fn dead_results(&mut self) {
+        for (op, why, line) in std::mem::take(&mut self.emitter.failed) {
+            self.stats.dead_letters += 1;
+            if let Some(d) = self.dead.as_mut() {
+                let name = &self.setup.op_names[op];
+                let l = super::emit::dead_letter_line(&why, name, "results", 0, &line);
+                if let Err(e) = d.line(&l) {
+                    self.emitter.error.get_or_insert(e);
+                }
+            }
+        }
+    }
+
     /// This shard has received every event of chunk `seq`: record lines of that chunk and before
     /// go to their sinks.
     #[cold]
