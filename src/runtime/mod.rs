@@ -280,7 +280,7 @@ fn run_shards(
             }
         }
     }
-    let make_result_chains = || -> Result<Vec<Vec<(RecordChain, Vec<usize>)>>, RuntimeError> {
+    let make_result_chains = || -> Result<shard::ResultChains, RuntimeError> {
         result_specs
             .iter()
             .map(|specs| {

@@ -4,7 +4,7 @@
 
 use super::super::setup::Routes;
 use crate::event::Event;
-use crate::operators::record::{Outcome, RecordChain};
+use crate::operators::record::Outcome;
 use crate::operators::Emitter;
 use crate::sinks::{SinkError, SinkWriter};
 use crate::sources::generator::raw_record;
@@ -23,7 +23,7 @@ pub(super) struct ShardEmitter {
     pub(super) emitted: u64,
     pub(super) error: Option<SinkError>,
     /// Per operator: chains of filters and selects over its results, and the sinks of each.
-    pub(super) chains: Vec<Vec<(RecordChain, Vec<usize>)>>,
+    pub(super) chains: super::ResultChains,
     /// Results a chain dropped, and (operator, reason, line) of those it could not evaluate: the
     /// shard writes them to the dead letters.
     pub(super) results_filtered: u64,

@@ -115,12 +115,15 @@ pub struct Shard {
     pub hist: Histogram<u64>,
 }
 
+/// Per operator: the chains of filters and selects over its results, each with its sinks.
+pub type ResultChains = Vec<Vec<(crate::operators::record::RecordChain, Vec<usize>)>>;
+
 pub struct ShardParts {
     pub parsers: Vec<SourceParser>,
     /// Per source: its chains of filters and selects.
     pub routes: Vec<Vec<records::Route>>,
     /// Per operator: chains of filters and selects over its results, with their sinks.
-    pub result_chains: Vec<Vec<(crate::operators::record::RecordChain, Vec<usize>)>>,
+    pub result_chains: ResultChains,
     pub out: Vec<Option<Producer<Event>>>,
     pub inbound: Vec<Option<Consumer<Event>>>,
     pub ops: Vec<Box<dyn Operator>>,
