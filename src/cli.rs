@@ -76,11 +76,12 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
         Command::Validate { config } => {
             let plan = crate::plan::load(&config)?;
             println!(
-                "{}: ok ({} sources, {} filters/selects, {} windows, {} sinks, {} shards)",
+                "{}: ok ({} sources, {} filters/selects, {} windows, {} joins, {} sinks, {} shards)",
                 config.display(),
                 plan.sources.len(),
                 plan.stages.len(),
                 plan.windows.len(),
+                plan.joins.len(),
                 plan.sinks.len(),
                 plan.runtime.shards
             );

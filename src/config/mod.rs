@@ -209,6 +209,36 @@ pub enum TransformConfig {
     Window(WindowTransformConfig),
     Filter(FilterTransformConfig),
     Select(SelectTransformConfig),
+    TemporalJoin(TemporalJoinConfig),
+}
+
+/// `type = "temporal_join"`: each `input` record joins the version of `table` (a changelog stream)
+/// valid at its event time.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemporalJoinConfig {
+    pub input: String,
+    pub table: String,
+    pub on: JoinOnConfig,
+    #[serde(default)]
+    pub kind: TemporalJoinKind,
+}
+
+/// `on = { input = "currency", table = "currency" }`: the equality the join keys on.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JoinOnConfig {
+    pub input: String,
+    pub table: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TemporalJoinKind {
+    #[default]
+    Inner,
+    /// An input record with no version yet: the table fields are null.
+    Left,
 }
 
 impl TransformConfig {
@@ -217,6 +247,8 @@ impl TransformConfig {
             TransformConfig::Window(w) => &w.inputs,
             TransformConfig::Filter(f) => &f.inputs,
             TransformConfig::Select(s) => &s.inputs,
+            // Not a list: `input` and `table` are checked by the join's own validation.
+            TransformConfig::TemporalJoin(_) => &[],
         }
     }
 }

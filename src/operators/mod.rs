@@ -6,6 +6,7 @@
 //! the [`Operator`] trait, never a window by name.
 
 pub mod record;
+pub mod temporal_join;
 pub mod window;
 
 use crate::checkpoint::codec::{Dec, Enc};
@@ -18,6 +19,9 @@ pub trait Emitter {
     fn result(&mut self, line: &[u8]);
     /// An event too late for every window it belongs to: goes to the late side output, if any.
     fn late(&mut self, event: &Event);
+    /// Appends the raw record at (`part`, `pos`, `len`) of the input, as read from its source
+    /// (operators that output whole records keep only where they are).
+    fn recall(&mut self, _part: u16, _pos: u64, _len: u32, _out: &mut Vec<u8>) {}
 }
 
 /// Counters an operator keeps; plain integers owned by the shard.

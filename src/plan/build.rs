@@ -87,17 +87,20 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         .map(|(name, s)| b.source(name, s))
         .collect();
     let cyclic = b.cycles(config, &streams);
-    let window_count = windows_of(config).count();
+    let window_count = windows_of(config).count() + joins_of(config).count();
     if window_count > MAX_WINDOWS {
         let n = window_count;
         b.err(
             KeyPath::new(["transforms"]),
             format!(
-                "{n} windows, but at most {MAX_WINDOWS} are supported (operator ids are one byte)"
+                "{n} windows and joins, but at most {MAX_WINDOWS} are supported (operator ids are one byte)"
             ),
         );
     }
     let stages = b.stages(config, &streams);
+    let joins = joins_of(config)
+        .map(|(name, j)| b.join(name, j, &streams))
+        .collect();
     let windows = windows_of(config)
         .map(|(name, w)| b.window(name, w, config, &streams, &cyclic, &stages))
         .collect();
@@ -122,6 +125,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             sources,
             windows,
             stages: stages.into_iter().map(|s| s.plan).collect(),
+            joins,
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
             checkpoint,
@@ -161,7 +165,15 @@ fn stages_of(config: &Config) -> impl Iterator<Item = (&String, &TransformConfig
     config
         .transforms
         .iter()
-        .filter(|(_, t)| !matches!(t, TransformConfig::Window(_)))
+        .filter(|(_, t)| matches!(t, TransformConfig::Filter(_) | TransformConfig::Select(_)))
+}
+
+/// The temporal joins, in name order: join `j`'s operator id is the window count + `j`.
+fn joins_of(config: &Config) -> impl Iterator<Item = (&String, &config::TemporalJoinConfig)> + '_ {
+    config.transforms.iter().filter_map(|(n, t)| match t {
+        TransformConfig::TemporalJoin(j) => Some((n, j)),
+        _ => None,
+    })
 }
 
 /// What a name refers to when used as an input.
@@ -195,6 +207,12 @@ impl<'c> Streams<'c> {
         }
         for (id, (name, _)) in stages_of(config).enumerate() {
             by_name.entry(name.as_str()).or_insert(Stream::Stage(id));
+        }
+        let windows = windows_of(config).count();
+        for (j, (name, _)) in joins_of(config).enumerate() {
+            by_name
+                .entry(name.as_str())
+                .or_insert(Stream::Window(windows + j));
         }
         for name in config.sinks.keys() {
             by_name.entry(name.as_str()).or_insert(Stream::Sink);
@@ -420,6 +438,7 @@ fn cycle_path(reads: &[Vec<(usize, usize)>], reach: &[Vec<bool>], u: usize) -> V
 }
 
 mod io;
+mod join;
 mod stage;
 #[cfg(test)]
 mod tests;

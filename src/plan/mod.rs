@@ -24,6 +24,8 @@ pub struct Plan {
     pub windows: Vec<WindowPlan>,
     /// Filters and selects, by name.
     pub stages: Vec<StagePlan>,
+    /// Temporal joins, by name; operator id = `windows.len()` + index.
+    pub joins: Vec<JoinPlan>,
     pub sinks: Vec<SinkPlan>,
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
@@ -158,6 +160,28 @@ pub struct WindowPlan {
     /// Name of the late side output stream, if configured.
     pub late_events: Option<String>,
     pub aggregates: Vec<AggPlan>,
+}
+
+/// An event-time temporal join of two sources, keyed on one field each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JoinPlan {
+    pub name: String,
+    pub input: SourceId,
+    pub table: SourceId,
+    pub on_input: String,
+    pub on_table: String,
+    /// `left`: input records with no version get `"table":null`.
+    pub left: bool,
+}
+
+impl JoinPlan {
+    /// What the join's state layout depends on (see [`WindowPlan::state_signature`]).
+    pub fn state_signature(&self) -> String {
+        format!(
+            "TemporalJoin input {} on {:?} table {} on {:?}",
+            self.input, self.on_input, self.table, self.on_table
+        )
+    }
 }
 
 /// A record transform, applied on the shard that reads the record, before it is keyed: `filter`

@@ -13,6 +13,7 @@ mod shard;
 
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
 use crate::operators::record::RecordChain;
+use crate::operators::temporal_join::TemporalJoin;
 use crate::operators::window;
 use crate::plan::{AggFunc, InputPath, Plan, SinkKind, SourceKind, StreamRef};
 use crate::sinks::{SharedSink, SinkError};
@@ -140,6 +141,7 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
                     .windows
                     .iter()
                     .map(|w| (w.name.clone(), w.state_signature()))
+                    .chain(plan.joins.iter().map(|j| (j.name.clone(), j.state_signature())))
                     .collect(),
                 from_savepoint: opts.from_savepoint.as_deref(),
                 allow_dropped_state: opts.allow_dropped_state,
@@ -216,6 +218,18 @@ fn run_shards(
             route_spec(&mut chains, p).2.push(si);
         }
     }
+    // A join's two sides are keyed on their `on` fields; the side is told by the source.
+    let n_windows = plan.windows.len();
+    for (j, join) in plan.joins.iter().enumerate() {
+        for (source, field) in [(join.input, &join.on_input), (join.table, &join.on_table)] {
+            bindings[source].push(Binding {
+                op: (n_windows + j) as u8,
+                key_fields: vec![field.clone()],
+                slots: Vec::new(),
+            });
+        }
+    }
+    let n_ops = n_windows + plan.joins.len();
     let memory = parts
         .iter()
         .any(|p| matches!(p.kind, PartKind::Memory { .. }));
@@ -270,7 +284,7 @@ fn run_shards(
     };
     // Per window: the distinct chains over its results, and the sinks of each.
     let mut result_specs: Vec<Vec<(Vec<crate::plan::StageId>, Vec<usize>)>> =
-        vec![Vec::new(); plan.windows.len()];
+        vec![Vec::new(); n_ops];
     for (si, s) in plan.sinks.iter().enumerate() {
         for (op, chain) in &s.results_via {
             let specs = &mut result_specs[*op];
@@ -315,8 +329,8 @@ fn run_shards(
         });
     }
     let mut routes = Routes {
-        results: vec![Vec::new(); plan.windows.len()],
-        late: vec![Vec::new(); plan.windows.len()],
+        results: vec![Vec::new(); n_ops],
+        late: vec![Vec::new(); n_ops],
     };
     for (si, s) in plan.sinks.iter().enumerate() {
         for input in &s.inputs {
@@ -355,7 +369,12 @@ fn run_shards(
             ..StopCoord::default()
         },
         epoch: Instant::now(),
-        op_names: plan.windows.iter().map(|w| w.name.clone()).collect(),
+        op_names: plan
+            .windows
+            .iter()
+            .map(|w| w.name.clone())
+            .chain(plan.joins.iter().map(|j| j.name.clone()))
+            .collect(),
         ckpt: ckpt.clone(),
         resume,
     });
@@ -395,6 +414,11 @@ fn run_shards(
             .iter()
             .zip(&agg_slots)
             .map(|(w, s)| window::build(w, s))
+            .chain(plan.joins.iter().map(|j| {
+                let table_parts = parts.iter().map(|p| p.source == j.table).collect();
+                Box::new(TemporalJoin::new(j.left, table_parts))
+                    as Box<dyn crate::operators::Operator>
+            }))
             .collect();
         let parts_for = ShardParts {
             parsers: make_parsers()?,

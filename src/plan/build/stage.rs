@@ -191,7 +191,9 @@ impl Builder<'_> {
                     Some(s.fields.0.iter().map(|(n, _)| n.clone()).collect()),
                 )
             }
-            TransformConfig::Window(_) => unreachable!("stages_of yields no windows"),
+            TransformConfig::Window(_) | TransformConfig::TemporalJoin(_) => {
+                unreachable!("stages_of yields only filters and selects")
+            }
         };
         visiting.pop();
         done[id] = Some(Stage {

@@ -119,6 +119,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
         }],
         // Sorted by name: "counts" < "late".
         stages: vec![],
+        joins: vec![],
         sinks: vec![
             SinkPlan {
                 name: "counts".into(),
@@ -436,7 +437,7 @@ fn too_many_windows() {
     for i in 0..MAX_WINDOWS {
         text += &format!("\n[transforms.w{i}]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = []\nwindow = {{ type = \"tumbling\", size = \"1s\" }}\naggregates = {{ n = \"count()\" }}\n");
     }
-    assert_eq!(error(&text), "p.toml:4:2: transforms: 256 windows, but at most 255 are supported (operator ids are one byte)");
+    assert_eq!(error(&text), "p.toml:4:2: transforms: 256 windows and joins, but at most 255 are supported (operator ids are one byte)");
     let fewer = text.replacen("[transforms.cpm]", "[transforms.cpm_unused]", 1).replace("[transforms.cpm_unused]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = [\"ad_id\"]\nwindow = { type = \"tumbling\", size = \"1m\" }\naggregates = { clicks = \"count()\" }\n", "").replacen("[\"cpm\"]", "[\"w0\"]", 1);
     assert_eq!(build_text(&fewer).unwrap().windows.len(), MAX_WINDOWS);
 }

@@ -78,30 +78,43 @@ impl Emitter for ShardEmitter {
         }
     }
 
+    fn recall(&mut self, part: u16, pos: u64, len: u32, out: &mut Vec<u8>) {
+        match &self.parts[part as usize].kind {
+            PartKind::File { path, .. } => {
+                let slot = &mut self.recall_files[part as usize];
+                if slot.is_none() {
+                    *slot = File::open(path).ok();
+                }
+                let start = out.len();
+                if let Some(f) = slot.as_ref() {
+                    if crate::sources::file::recall(f, pos, len, out).is_err() {
+                        out.truncate(start);
+                    }
+                }
+            }
+            PartKind::Generator { model, .. } => {
+                raw_record(model, pos, out);
+                if out.last() == Some(&b'\n') {
+                    out.pop();
+                }
+            }
+            PartKind::Memory { .. } => {}
+        }
+    }
+
     fn late(&mut self, ev: &Event) {
         if self.routes.late[self.op].is_empty() {
             return;
         }
-        self.scratch.clear();
-        match &self.parts[ev.part as usize].kind {
-            PartKind::File { path, .. } => {
-                let slot = &mut self.recall_files[ev.part as usize];
-                if slot.is_none() {
-                    *slot = File::open(path).ok();
-                }
-                if let Some(f) = slot.as_ref() {
-                    if crate::sources::file::recall(f, ev.pos, ev.len, &mut self.scratch).is_err() {
-                        self.scratch.clear();
-                    }
-                }
-                self.scratch.push(b'\n');
-            }
-            PartKind::Generator { model, .. } => raw_record(model, ev.pos, &mut self.scratch),
-            PartKind::Memory { .. } => {
-                self.scratch
-                    .extend_from_slice(format!("{{\"ts\":{}}}\n", ev.ts).as_bytes());
-            }
+        let mut line = std::mem::take(&mut self.scratch);
+        line.clear();
+        if let PartKind::Memory { .. } = &self.parts[ev.part as usize].kind {
+            line.extend_from_slice(format!("{{\"ts\":{}}}", ev.ts).as_bytes());
+        } else {
+            self.recall(ev.part, ev.pos, ev.len, &mut line);
         }
+        line.push(b'\n');
+        self.scratch = line;
         for i in 0..self.routes.late[self.op].len() {
             let s = self.routes.late[self.op][i];
             self.write(s, true, &[]);
