@@ -13,12 +13,14 @@
 //! Run: `cargo bench --bench checkpoint` (about a minute at 1 GB; needs 3x the state in free memory
 //! and the state's size free in the target dir).
 
+#[path = "common/mod.rs"]
+mod common;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sluice::checkpoint::codec::Enc;
 use sluice::checkpoint::{write_snapshot, Section, Snapshot};
 use sluice::event::{hash_key, Event, Value};
-use sluice::operators::{window, Emitter, Operator};
-use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
+use sluice::operators::{Emitter, Operator};
 use std::time::Duration;
 
 struct Discard;
@@ -27,34 +29,9 @@ impl Emitter for Discard {
     fn late(&mut self, _event: &Event) {}
 }
 
-fn operator() -> Box<dyn Operator> {
-    let plan = WindowPlan {
-        name: "clicks_per_minute".into(),
-        inputs: vec![0],
-        via: vec![],
-        group_by: vec!["ad_id".into()],
-        window: WindowKind::Tumbling { size_ms: 60_000 },
-        allowed_lateness_ms: 0,
-        late_events: None,
-        aggregates: vec![
-            AggPlan {
-                name: "clicks".into(),
-                func: AggFunc::Count,
-                field: None,
-            },
-            AggPlan {
-                name: "spend".into(),
-                func: AggFunc::Sum,
-                field: Some("bid".into()),
-            },
-        ],
-    };
-    window::build(&plan, &[None, Some(0)])
-}
-
 /// An operator with `keys` distinct keys in one open window.
 fn filled(keys: u64) -> Box<dyn Operator> {
-    let mut op = operator();
+    let mut op = common::tumbling_count_sum(60_000);
     let mut ev = Event::EMPTY;
     for i in 0..keys {
         let key = format!("\"ad-{i}\"");

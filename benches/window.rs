@@ -19,8 +19,7 @@ mod common;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use hashbrown::{HashMap, HashTable};
 use sluice::event::{hash_key, Event, Value};
-use sluice::operators::{window, Emitter, Operator};
-use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
+use sluice::operators::{Emitter, Operator};
 use sluice::sources::generator::model::defaults;
 use sluice::time::ChunkTime;
 use std::time::{Duration, Instant};
@@ -34,31 +33,6 @@ const RUN: usize = 128;
 const PASS_MS: i64 = (EVENTS * 1000 / defaults::EVENTS_PER_SECOND) as i64;
 /// Passes per minute of event time: how often the bare-limit maps are cleared, as a window fires.
 const PASSES_PER_WINDOW: u64 = (WINDOW_MS / PASS_MS) as u64;
-
-fn tumbling_count_sum() -> Box<dyn Operator> {
-    let plan = WindowPlan {
-        name: "clicks_per_minute".into(),
-        inputs: vec![0],
-        via: vec![],
-        group_by: vec!["ad_id".into()],
-        window: WindowKind::Tumbling { size_ms: WINDOW_MS },
-        allowed_lateness_ms: 0,
-        late_events: None,
-        aggregates: vec![
-            AggPlan {
-                name: "clicks".into(),
-                func: AggFunc::Count,
-                field: None,
-            },
-            AggPlan {
-                name: "spend".into(),
-                func: AggFunc::Sum,
-                field: Some("bid".into()),
-            },
-        ],
-    };
-    window::build(&plan, &[None, Some(0)])
-}
 
 /// Counts what the operator emits, so result formatting is not optimised away.
 #[derive(Default)]
@@ -90,7 +64,7 @@ struct Driver {
 impl Driver {
     fn new() -> Self {
         Driver {
-            op: tumbling_count_sum(),
+            op: common::tumbling_count_sum(WINDOW_MS),
             out: Discard::default(),
             pass: 0,
             seen_max: i64::MIN,

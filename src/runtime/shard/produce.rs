@@ -195,11 +195,7 @@ impl Shard {
                             &mut self.evs[n..],
                             &mut self.record_out,
                         );
-                        n += a.events;
-                        self.stats.records_filtered += a.dropped;
-                        for why in &a.failed {
-                            at.write(why, &mut self.dead, &mut self.emitter, &mut self.stats);
-                        }
+                        n += at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
                     }
                     let seen = cur.seen_max;
                     cur.seen_max = seen.max(ts);
@@ -285,17 +281,13 @@ impl Shard {
                 &mut self.evs[n..],
                 &mut self.record_out,
             );
-            n += a.events;
-            self.stats.records_filtered += a.dropped;
             let at = DeadAt {
                 source: &setup.sources[src],
                 partition: &setup.parts[part as usize].name,
                 offset: i,
                 line: &self.line,
             };
-            for why in &a.failed {
-                at.write(why, &mut self.dead, &mut self.emitter, &mut self.stats);
-            }
+            n += at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
         }
         let seen = cur.seen_max;
         if let Some(ts) = ts {
@@ -381,6 +373,22 @@ struct DeadAt<'a> {
 }
 
 impl DeadAt<'_> {
+    /// Counts what a record's filters and selects did, writes a dead letter for each chain it
+    /// failed on, and returns the events they added.
+    fn account(
+        &self,
+        a: &records::Applied,
+        dead: &mut Option<SinkWriter>,
+        emitter: &mut ShardEmitter,
+        stats: &mut ShardStats,
+    ) -> usize {
+        stats.records_filtered += a.dropped;
+        for why in &a.failed {
+            self.write(why, dead, emitter, stats);
+        }
+        a.events
+    }
+
     /// Counts one dead letter and writes it, with `reason`, to the dead-letter output if any.
     fn write(
         &self,
