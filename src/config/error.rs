@@ -173,7 +173,7 @@ fn expected_list(expected: &[String]) -> String {
 fn type_hint(owner: &KeyPath) -> String {
     let kinds = match owner.first_key() {
         Some("sources") => "\"file\" or \"generator\"",
-        Some("transforms") => "\"window\", \"filter\", \"select\" or \"temporal_join\"",
+        Some("transforms") => "\"window\", \"filter\", \"select\", \"temporal_join\" or \"interval_join\"",
         Some("sinks") => "\"file\" or \"stdout\"",
         _ => return String::new(),
     };

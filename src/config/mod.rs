@@ -210,6 +210,32 @@ pub enum TransformConfig {
     Filter(FilterTransformConfig),
     Select(SelectTransformConfig),
     TemporalJoin(TemporalJoinConfig),
+    IntervalJoin(IntervalJoinConfig),
+}
+
+/// `type = "interval_join"`: rows of `left` and `right` with equal `on` fields whose event times
+/// satisfy `between[0] <= right - left <= between[1]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalJoinConfig {
+    pub left: String,
+    pub right: String,
+    pub on: Vec<String>,
+    pub between: [Duration; 2],
+    #[serde(default)]
+    pub kind: IntervalJoinKind,
+    /// Name of the side output that receives rows behind the watermark on arrival.
+    pub late_events: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalJoinKind {
+    #[default]
+    Inner,
+    Left,
+    Right,
+    Full,
 }
 
 /// `type = "temporal_join"`: each `input` record joins the version of `table` (a changelog stream)
@@ -248,7 +274,7 @@ impl TransformConfig {
             TransformConfig::Filter(f) => &f.inputs,
             TransformConfig::Select(s) => &s.inputs,
             // Not a list: `input` and `table` are checked by the join's own validation.
-            TransformConfig::TemporalJoin(_) => &[],
+            TransformConfig::TemporalJoin(_) | TransformConfig::IntervalJoin(_) => &[],
         }
     }
 }

@@ -28,6 +28,8 @@ pub struct ShardStats {
     pub backpressured: Duration,
     pub idle: Duration,
     pub open_windows: u64,
+    /// Per operator (by id): what a join or dedupe holds; empty for windows.
+    pub joins: Vec<Option<crate::operators::JoinStats>>,
     /// Snapshots this shard wrote for checkpoints, and the time it spent writing them (time the
     /// shard did not process events).
     pub checkpoints: u64,
@@ -55,6 +57,14 @@ impl ShardStats {
         self.backpressured += o.backpressured;
         self.idle += o.idle;
         self.open_windows += o.open_windows;
+        if self.joins.len() < o.joins.len() {
+            self.joins.resize(o.joins.len(), None);
+        }
+        for (mine, theirs) in self.joins.iter_mut().zip(&o.joins) {
+            if let Some(t) = theirs {
+                mine.get_or_insert_with(Default::default).add(t);
+            }
+        }
     }
 }
 
@@ -98,6 +108,16 @@ pub struct RunSummary {
     pub per_shard: Vec<ShardSummary>,
     /// Checkpoint figures (`None` without `[checkpoint]`).
     pub checkpoint: Option<CheckpointMetrics>,
+    /// Per join or dedupe: rows buffered at exit, peak (each shard's peak, summed), dropped by
+    /// cleanup, late; `[left, right]` (`[input, table]` for a temporal join).
+    pub joins: Vec<JoinSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JoinSummary {
+    pub name: String,
+    #[serde(flatten)]
+    pub stats: crate::operators::JoinStats,
 }
 
 /// Checkpoint figures for the run summary (and the metrics endpoint later). Kept by the checkpoint
@@ -167,6 +187,7 @@ impl RunSummary {
             latency_p999_us: hist.value_at_quantile(0.999),
             latency_max_us: hist.max(),
             checkpoint: None,
+            joins: Vec::new(),
             per_shard: per_shard
                 .iter()
                 .enumerate()
@@ -180,6 +201,24 @@ impl RunSummary {
                 })
                 .collect(),
         }
+    }
+
+    /// Names the join statistics the shards gathered (operator `i` is `names[i]`).
+    pub fn set_joins(&mut self, names: &[String], per_shard: &[ShardStats]) {
+        let mut total = ShardStats::default();
+        for s in per_shard {
+            total.add(s);
+        }
+        self.joins = names
+            .iter()
+            .zip(&total.joins)
+            .filter_map(|(n, s)| {
+                Some(JoinSummary {
+                    name: n.clone(),
+                    stats: (*s)?,
+                })
+            })
+            .collect();
     }
 
     /// Adds the checkpoint figures, with their age as of now.

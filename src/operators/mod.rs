@@ -5,7 +5,9 @@
 //! sources or sinks: results leave through an [`Emitter`]. The runtime knows operators only through
 //! the [`Operator`] trait, never a window by name.
 
+pub mod interval_join;
 pub mod record;
+pub mod rows;
 pub mod temporal_join;
 pub mod window;
 
@@ -49,6 +51,27 @@ impl OperatorStats {
         self.refired += d.u64("stats")?;
         self.late_dropped += d.u64("stats")?;
         Ok(())
+    }
+}
+
+/// What a join (or dedupe) holds, per side (0 left or input, 1 right or table): rows buffered now
+/// and at most, rows dropped by cleanup once no match was possible, rows late on arrival.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct JoinStats {
+    pub buffered: [u64; 2],
+    pub peak: [u64; 2],
+    pub cleaned: [u64; 2],
+    pub late: [u64; 2],
+}
+
+impl JoinStats {
+    pub fn add(&mut self, o: &JoinStats) {
+        for i in 0..2 {
+            self.buffered[i] += o.buffered[i];
+            self.peak[i] += o.peak[i];
+            self.cleaned[i] += o.cleaned[i];
+            self.late[i] += o.late[i];
+        }
     }
 }
 
@@ -98,5 +121,9 @@ pub trait Operator: Send {
     }
     fn stats(&self) -> OperatorStats {
         OperatorStats::default()
+    }
+    /// Rows a join or dedupe holds (None for windows).
+    fn join_stats(&self) -> Option<JoinStats> {
+        None
     }
 }

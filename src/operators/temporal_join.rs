@@ -17,29 +17,11 @@
 //! Output: the input record with the table record added under `"table"`:
 //! `{"order_id":1,"currency":"EUR","amount":19.99,"ts":..,"table":{"currency":"EUR","rate":1.08,..}}`.
 
-use super::{Emitter, Operator, OperatorStats};
+use super::rows::{get, put, trim, Keys, RecRef};
+use super::{Emitter, JoinStats, Operator, OperatorStats};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::Event;
-use hashbrown::HashMap;
 use std::collections::BTreeMap;
-
-/// Where a record can be read back from its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecRef {
-    pub part: u16,
-    pub pos: u64,
-    pub len: u32,
-}
-
-impl RecRef {
-    fn of(e: &Event) -> RecRef {
-        RecRef {
-            part: e.part,
-            pos: e.pos,
-            len: e.len,
-        }
-    }
-}
 
 #[derive(Debug, Default)]
 struct KeyState {
@@ -55,7 +37,7 @@ pub struct TemporalJoin {
     left_outer: bool,
     /// Per partition: whether it belongs to the table's source.
     table_parts: Vec<bool>,
-    index: HashMap<(u64, Box<[u8]>), u32>,
+    index: Keys,
     keys: Vec<KeyState>,
     /// Input rows waiting for the watermark: (event time, arrival) -> (key, record).
     waiting: BTreeMap<(i64, u64), (u32, RecRef)>,
@@ -64,6 +46,8 @@ pub struct TemporalJoin {
     touched: Vec<u32>,
     wm: i64,
     stats: OperatorStats,
+    /// `[input rows waiting, table versions held]`.
+    join: JoinStats,
     input_rec: Vec<u8>,
     table_rec: Vec<u8>,
     line: Vec<u8>,
@@ -75,13 +59,14 @@ impl TemporalJoin {
         TemporalJoin {
             left_outer,
             table_parts,
-            index: HashMap::new(),
+            index: Keys::default(),
             keys: Vec::new(),
             waiting: BTreeMap::new(),
             arrivals: 0,
             touched: Vec::new(),
             wm: i64::MIN,
             stats: OperatorStats::default(),
+            join: JoinStats::default(),
             input_rec: Vec::new(),
             table_rec: Vec::new(),
             line: Vec::new(),
@@ -89,16 +74,14 @@ impl TemporalJoin {
     }
 
     fn intern(&mut self, hash: u64, key: &[u8]) -> u32 {
-        if let Some(&i) = self.index.get(&KeyRef(hash, key)) {
-            return i;
+        let (i, new) = self.index.intern(hash, key);
+        if new {
+            self.keys.push(KeyState {
+                hash,
+                key: Box::from(key),
+                ..KeyState::default()
+            });
         }
-        let i = self.keys.len() as u32;
-        self.index.insert((hash, Box::from(key)), i);
-        self.keys.push(KeyState {
-            hash,
-            key: Box::from(key),
-            ..KeyState::default()
-        });
         i
     }
 
@@ -118,6 +101,8 @@ impl TemporalJoin {
         if n > 1 {
             s.versions.drain(..n - 1);
             s.pruned = true;
+            self.join.buffered[1] -= (n - 1) as u64;
+            self.join.cleaned[1] += (n - 1) as u64;
         }
     }
 
@@ -153,28 +138,6 @@ impl TemporalJoin {
     }
 }
 
-/// A key looked up without allocating: hashes and compares as the `(hash, Box<[u8]>)` it finds.
-#[derive(Hash)]
-struct KeyRef<'a>(u64, &'a [u8]);
-
-impl hashbrown::Equivalent<(u64, Box<[u8]>)> for KeyRef<'_> {
-    fn equivalent(&self, k: &(u64, Box<[u8]>)) -> bool {
-        self.0 == k.0 && self.1 == &*k.1
-    }
-}
-
-fn trim(b: &[u8]) -> &[u8] {
-    let start = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let end = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &b[start..end]
-}
-
 impl Operator for TemporalJoin {
     fn on_event(&mut self, e: &Event, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
@@ -188,11 +151,15 @@ impl Operator for TemporalJoin {
         if is_table {
             if e.ts <= self.wm {
                 self.stats.late_dropped += 1;
+                self.join.late[1] += 1;
+                out.late(e);
                 return;
             }
             let v = &mut self.keys[k as usize].versions;
             let at = v.partition_point(|(from, _)| *from <= e.ts);
             v.insert(at, (e.ts, rec));
+            self.join.buffered[1] += 1;
+            self.join.peak[1] = self.join.peak[1].max(self.join.buffered[1]);
             // A key whose rows never come still holds one version, not its whole history.
             self.prune(k);
             return;
@@ -200,6 +167,8 @@ impl Operator for TemporalJoin {
         if e.ts > self.wm {
             self.waiting.insert((e.ts, self.arrivals), (k, rec));
             self.arrivals += 1;
+            self.join.buffered[0] += 1;
+            self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
             return;
         }
         // Behind the watermark: answerable only while the version valid then is still held.
@@ -208,6 +177,8 @@ impl Operator for TemporalJoin {
             self.answer(k, e.ts, rec, out);
         } else {
             self.stats.late_dropped += 1;
+            self.join.late[0] += 1;
+            out.late(e);
         }
     }
 
@@ -218,6 +189,8 @@ impl Operator for TemporalJoin {
                 break;
             }
             let ((t, _), (k, rec)) = entry.remove_entry();
+            self.join.buffered[0] -= 1;
+            self.join.cleaned[0] += 1;
             self.answer(k, t, rec, out);
             self.touched.push(k);
         }
@@ -241,6 +214,10 @@ impl Operator for TemporalJoin {
 
     fn stats(&self) -> OperatorStats {
         self.stats
+    }
+
+    fn join_stats(&self) -> Option<JoinStats> {
+        Some(self.join)
     }
 
     fn snapshot(&self, e: &mut Enc) {
@@ -287,6 +264,8 @@ impl Operator for TemporalJoin {
             if !s.versions.is_empty() {
                 return Err("a join key appears twice".into());
             }
+            self.join.buffered[1] += v.len() as u64;
+            self.join.peak[1] = self.join.peak[1].max(self.join.buffered[1]);
             s.versions = v;
             s.pruned = pruned;
             map.push(Some(k));
@@ -299,6 +278,8 @@ impl Operator for TemporalJoin {
             if let Some(k) = *k {
                 self.waiting.insert((t, self.arrivals), (k, r));
                 self.arrivals += 1;
+                self.join.buffered[0] += 1;
+                self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
             }
         }
         if !d.is_empty() {
@@ -306,26 +287,6 @@ impl Operator for TemporalJoin {
         }
         Ok(())
     }
-}
-
-fn put(e: &mut Enc, t: i64, r: &RecRef) {
-    e.i64(t);
-    e.u32(u32::from(r.part));
-    e.u64(r.pos);
-    e.u32(r.len);
-}
-
-fn get(d: &mut Dec) -> Result<(i64, RecRef), String> {
-    let t = d.i64("row time")?;
-    let part = u16::try_from(d.u32("partition")?).map_err(|_| "partition out of range")?;
-    Ok((
-        t,
-        RecRef {
-            part,
-            pos: d.u64("offset")?,
-            len: d.u32("length")?,
-        },
-    ))
 }
 
 #[cfg(test)]

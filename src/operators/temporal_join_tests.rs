@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::event::hash_key;
+use hashbrown::HashMap;
 use proptest::prelude::*;
 
 /// Records by (partition, offset): partition 0 = input rows, 1 = table rows.

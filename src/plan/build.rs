@@ -87,7 +87,8 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         .map(|(name, s)| b.source(name, s))
         .collect();
     let cyclic = b.cycles(config, &streams);
-    let window_count = windows_of(config).count() + joins_of(config).count();
+    let window_count =
+        windows_of(config).count() + joins_of(config).count() + interval_joins_of(config).count();
     if window_count > MAX_WINDOWS {
         let n = window_count;
         b.err(
@@ -100,6 +101,9 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
     let stages = b.stages(config, &streams);
     let joins = joins_of(config)
         .map(|(name, j)| b.join(name, j, &streams))
+        .collect();
+    let interval_joins = interval_joins_of(config)
+        .map(|(name, j)| b.interval_join(name, j, &streams))
         .collect();
     let windows = windows_of(config)
         .map(|(name, w)| b.window(name, w, config, &streams, &cyclic, &stages))
@@ -126,6 +130,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             windows,
             stages: stages.into_iter().map(|s| s.plan).collect(),
             joins,
+            interval_joins,
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
             checkpoint,
@@ -166,6 +171,16 @@ fn stages_of(config: &Config) -> impl Iterator<Item = (&String, &TransformConfig
         .transforms
         .iter()
         .filter(|(_, t)| matches!(t, TransformConfig::Filter(_) | TransformConfig::Select(_)))
+}
+
+/// The interval joins, in name order: after the windows and the temporal joins.
+fn interval_joins_of(
+    config: &Config,
+) -> impl Iterator<Item = (&String, &config::IntervalJoinConfig)> + '_ {
+    config.transforms.iter().filter_map(|(n, t)| match t {
+        TransformConfig::IntervalJoin(j) => Some((n, j)),
+        _ => None,
+    })
 }
 
 /// The temporal joins, in name order: join `j`'s operator id is the window count + `j`.
@@ -213,6 +228,17 @@ impl<'c> Streams<'c> {
             by_name
                 .entry(name.as_str())
                 .or_insert(Stream::Window(windows + j));
+        }
+        let first = windows + joins_of(config).count();
+        for (j, (name, ij)) in interval_joins_of(config).enumerate() {
+            by_name
+                .entry(name.as_str())
+                .or_insert(Stream::Window(first + j));
+            if let Some(late) = &ij.late_events {
+                by_name
+                    .entry(late.as_str())
+                    .or_insert(Stream::Late(first + j));
+            }
         }
         for name in config.sinks.keys() {
             by_name.entry(name.as_str()).or_insert(Stream::Sink);
@@ -333,6 +359,11 @@ impl Builder<'_> {
                 .keys()
                 .map(|n| (n.as_str(), KeyPath::new(["sinks", n]))),
         );
+        for (name, late) in
+            interval_joins_of(config).filter_map(|(n, j)| Some((n, j.late_events.as_ref()?)))
+        {
+            claims.push((late, KeyPath::new(["transforms", name, "late_events"])));
+        }
         for (name, w) in windows_of(config) {
             if let Some(late) = &w.late_events {
                 claims.push((late, KeyPath::new(["transforms", name, "late_events"])));

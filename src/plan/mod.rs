@@ -26,6 +26,8 @@ pub struct Plan {
     pub stages: Vec<StagePlan>,
     /// Temporal joins, by name; operator id = `windows.len()` + index.
     pub joins: Vec<JoinPlan>,
+    /// Interval joins, by name; operator id = `windows.len() + joins.len()` + index.
+    pub interval_joins: Vec<IntervalJoinPlan>,
     pub sinks: Vec<SinkPlan>,
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
@@ -180,6 +182,29 @@ impl JoinPlan {
         format!(
             "TemporalJoin input {} on {:?} table {} on {:?}",
             self.input, self.on_input, self.table, self.on_table
+        )
+    }
+}
+
+/// An event-time interval join of two sources on equal fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntervalJoinPlan {
+    pub name: String,
+    pub left: SourceId,
+    pub right: SourceId,
+    pub on: Vec<String>,
+    pub lower_ms: i64,
+    pub upper_ms: i64,
+    /// Emit unmatched rows of (left, right).
+    pub outer: [bool; 2],
+    pub late_events: Option<String>,
+}
+
+impl IntervalJoinPlan {
+    pub fn state_signature(&self) -> String {
+        format!(
+            "IntervalJoin left {} right {} on {:?}",
+            self.left, self.right, self.on
         )
     }
 }

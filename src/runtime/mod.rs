@@ -12,6 +12,7 @@ mod setup;
 mod shard;
 
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
+use crate::operators::interval_join::IntervalJoin;
 use crate::operators::record::RecordChain;
 use crate::operators::temporal_join::TemporalJoin;
 use crate::operators::window;
@@ -142,6 +143,11 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
                     .iter()
                     .map(|w| (w.name.clone(), w.state_signature()))
                     .chain(plan.joins.iter().map(|j| (j.name.clone(), j.state_signature())))
+                    .chain(
+                        plan.interval_joins
+                            .iter()
+                            .map(|j| (j.name.clone(), j.state_signature())),
+                    )
                     .collect(),
                 from_savepoint: opts.from_savepoint.as_deref(),
                 allow_dropped_state: opts.allow_dropped_state,
@@ -229,7 +235,17 @@ fn run_shards(
             });
         }
     }
-    let n_ops = n_windows + plan.joins.len();
+    let first_interval = n_windows + plan.joins.len();
+    for (j, join) in plan.interval_joins.iter().enumerate() {
+        for source in [join.left, join.right] {
+            bindings[source].push(Binding {
+                op: (first_interval + j) as u8,
+                key_fields: join.on.clone(),
+                slots: Vec::new(),
+            });
+        }
+    }
+    let n_ops = first_interval + plan.interval_joins.len();
     let memory = parts
         .iter()
         .any(|p| matches!(p.kind, PartKind::Memory { .. }));
@@ -374,6 +390,7 @@ fn run_shards(
             .iter()
             .map(|w| w.name.clone())
             .chain(plan.joins.iter().map(|j| j.name.clone()))
+            .chain(plan.interval_joins.iter().map(|j| j.name.clone()))
             .collect(),
         ckpt: ckpt.clone(),
         resume,
@@ -418,6 +435,16 @@ fn run_shards(
                 let table_parts = parts.iter().map(|p| p.source == j.table).collect();
                 Box::new(TemporalJoin::new(j.left, table_parts))
                     as Box<dyn crate::operators::Operator>
+            }))
+            .chain(plan.interval_joins.iter().map(|j| {
+                let right_parts = parts.iter().map(|p| p.source == j.right).collect();
+                Box::new(IntervalJoin::new(
+                    j.on.clone(),
+                    j.lower_ms,
+                    j.upper_ms,
+                    j.outer,
+                    right_parts,
+                )) as Box<dyn crate::operators::Operator>
             }))
             .collect();
         let parts_for = ShardParts {
@@ -500,6 +527,7 @@ fn run_shards(
     }
     let stopped = opts.stop.load(std::sync::atomic::Ordering::Relaxed);
     let mut summary = RunSummary::new(&stats, &hist, start.elapsed(), stopped);
+    summary.set_joins(&setup.op_names, &stats);
     if let Some(ck) = &ckpt {
         summary.set_checkpoints(ck.metrics());
     }

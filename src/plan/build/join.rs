@@ -1,9 +1,11 @@
-//! Validation of temporal joins: both sides are sources (distinct ones: a record's side is told by
+//! Validation of temporal and interval joins: both sides are sources (distinct ones: a record's side is told by
 //! the source it was read from), keyed on one non-empty field each.
 
 use super::{Builder, Stream, Streams};
-use crate::config::{KeyPath, TemporalJoinConfig, TemporalJoinKind};
-use crate::plan::JoinPlan;
+use crate::config::{
+    IntervalJoinConfig, IntervalJoinKind, KeyPath, TemporalJoinConfig, TemporalJoinKind,
+};
+use crate::plan::{IntervalJoinPlan, JoinPlan};
 
 impl Builder<'_> {
     pub(super) fn join(
@@ -48,6 +50,81 @@ impl Builder<'_> {
             on_input: j.on.input.clone(),
             on_table: j.on.table.clone(),
             left: j.kind == TemporalJoinKind::Left,
+        }
+    }
+}
+
+impl Builder<'_> {
+    pub(super) fn interval_join(
+        &mut self,
+        name: &str,
+        j: &IntervalJoinConfig,
+        streams: &Streams<'_>,
+    ) -> IntervalJoinPlan {
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
+        let left = self.join_side(at("left"), &j.left, streams);
+        let right = self.join_side(at("right"), &j.right, streams);
+        if j.left == j.right {
+            self.err(
+                at("right"),
+                format!(
+                    "`{}` is both left and right; an interval join needs two sources",
+                    j.right
+                ),
+            );
+        }
+        if j.on.is_empty() {
+            self.err(
+                at("on"),
+                "an interval join needs at least one field to match on, e.g. on = [\"imp_id\"]"
+                    .into(),
+            );
+        }
+        for (i, f) in j.on.iter().enumerate() {
+            if f.is_empty() {
+                self.err(at("on").index(i), "a field name cannot be empty".into());
+            } else if j.on[..i].contains(f) {
+                self.err(at("on").index(i), format!("`{f}` is listed twice"));
+            }
+        }
+        let (lower_ms, upper_ms) = (j.between[0].as_millis(), j.between[1].as_millis());
+        if lower_ms > upper_ms {
+            self.err(
+                at("between"),
+                format!("lower bound {} is above upper bound {}: right - left must be within [lower, upper]", j.between[0], j.between[1]),
+            );
+        }
+        let outer = match j.kind {
+            IntervalJoinKind::Inner => [false, false],
+            IntervalJoinKind::Left => [true, false],
+            IntervalJoinKind::Right => [false, true],
+            IntervalJoinKind::Full => [true, true],
+        };
+        IntervalJoinPlan {
+            name: name.to_string(),
+            left,
+            right,
+            on: j.on.clone(),
+            lower_ms,
+            upper_ms,
+            outer,
+            late_events: j.late_events.clone(),
+        }
+    }
+
+    /// A join side must name a source.
+    fn join_side(&mut self, key: KeyPath, input: &str, streams: &Streams<'_>) -> usize {
+        match streams.get(input) {
+            Some(Stream::Source(s)) => s,
+            Some(_) => {
+                self.err(key, format!("`{input}` is not a source; a join reads two sources (joins over transforms are not supported yet)"));
+                0
+            }
+            None => {
+                let hint = streams.hint(input, |s| matches!(s, Stream::Source(_)));
+                self.err(key, format!("unknown source `{input}`{hint}"));
+                0
+            }
         }
     }
 }

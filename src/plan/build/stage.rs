@@ -191,7 +191,9 @@ impl Builder<'_> {
                     Some(s.fields.0.iter().map(|(n, _)| n.clone()).collect()),
                 )
             }
-            TransformConfig::Window(_) | TransformConfig::TemporalJoin(_) => {
+            TransformConfig::Window(_)
+            | TransformConfig::TemporalJoin(_)
+            | TransformConfig::IntervalJoin(_) => {
                 unreachable!("stages_of yields only filters and selects")
             }
         };

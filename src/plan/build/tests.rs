@@ -120,6 +120,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
         // Sorted by name: "counts" < "late".
         stages: vec![],
         joins: vec![],
+        interval_joins: vec![],
         sinks: vec![
             SinkPlan {
                 name: "counts".into(),

@@ -281,6 +281,7 @@ impl Shard {
             self.stats.refired += s.refired;
             self.stats.late_dropped += s.late_dropped;
             self.stats.open_windows += op.open_windows() as u64;
+            self.stats.joins.push(op.join_stats());
         }
         for s in &mut self.emitter.sinks {
             s.flush().map_err(|e| e.to_string())?;
