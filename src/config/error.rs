@@ -173,7 +173,9 @@ fn expected_list(expected: &[String]) -> String {
 fn type_hint(owner: &KeyPath) -> String {
     let kinds = match owner.first_key() {
         Some("sources") => "\"file\" or \"generator\"",
-        Some("transforms") => "\"window\", \"filter\", \"select\", \"temporal_join\" or \"interval_join\"",
+        Some("transforms") => {
+            "\"window\", \"filter\", \"select\", \"temporal_join\", \"interval_join\" or \"dedupe\""
+        }
         Some("sinks") => "\"file\" or \"stdout\"",
         _ => return String::new(),
     };

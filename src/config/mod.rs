@@ -211,6 +211,19 @@ pub enum TransformConfig {
     Select(SelectTransformConfig),
     TemporalJoin(TemporalJoinConfig),
     IntervalJoin(IntervalJoinConfig),
+    Dedupe(DedupeConfig),
+}
+
+/// `type = "dedupe"`: the first record of each `key` passes; another within `horizon` of it (in
+/// event time) is dropped.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DedupeConfig {
+    pub inputs: Vec<String>,
+    pub key: Vec<String>,
+    pub horizon: Duration,
+    /// Name of the side output that receives records behind the watermark on arrival.
+    pub late_events: Option<String>,
 }
 
 /// `type = "interval_join"`: rows of `left` and `right` with equal `on` fields whose event times
@@ -274,6 +287,7 @@ impl TransformConfig {
             TransformConfig::Filter(f) => &f.inputs,
             TransformConfig::Select(s) => &s.inputs,
             // Not a list: `input` and `table` are checked by the join's own validation.
+            TransformConfig::Dedupe(d) => &d.inputs,
             TransformConfig::TemporalJoin(_) | TransformConfig::IntervalJoin(_) => &[],
         }
     }

@@ -44,6 +44,8 @@ pub struct IntervalJoin {
     /// (expiry, row id) -> (key, side).
     cleanup: BTreeMap<(i64, u64), (u32, usize)>,
     next_id: u64,
+    /// Keys whose last row was cleaned up in this watermark step.
+    emptied: Vec<u32>,
     wm: i64,
     stats: OperatorStats,
     join: JoinStats,
@@ -69,6 +71,7 @@ impl IntervalJoin {
             rows: Vec::new(),
             cleanup: BTreeMap::new(),
             next_id: 0,
+            emptied: Vec::new(),
             wm: i64::MIN,
             stats: OperatorStats::default(),
             join: JoinStats::default(),
@@ -77,8 +80,8 @@ impl IntervalJoin {
     }
 
     fn intern(&mut self, hash: u64, key: &[u8]) -> u32 {
-        let (k, new) = self.keys.intern(hash, key);
-        if new {
+        let (k, _) = self.keys.intern(hash, key);
+        if self.rows.len() <= k as usize {
             self.rows.push([Vec::new(), Vec::new()]);
         }
         k
@@ -122,7 +125,7 @@ impl IntervalJoin {
         let [line, l, r] = &mut self.bufs;
         line.clear();
         line.push(b'{');
-        let key = &self.keys.list[k as usize].1;
+        let key: &[u8] = self.keys.get(k).map_or(&[], |(_, key)| key);
         for (i, (name, token)) in self.on.iter().zip(key.split(|&b| b == 0)).enumerate() {
             if i > 0 {
                 line.push(b',');
@@ -193,6 +196,9 @@ impl Operator for IntervalJoin {
                 };
                 self.emit(k, l, r, out);
             }
+            if self.rows[k as usize].iter().all(Vec::is_empty) {
+                self.keys.remove(k);
+            }
             return;
         }
         self.hold(k, side, e.ts, rec, matched);
@@ -210,6 +216,10 @@ impl Operator for IntervalJoin {
                 continue;
             };
             let row = held.swap_remove(at);
+            if self.rows[k as usize].iter().all(Vec::is_empty) {
+                // Its key index is emitted below and then reused.
+                self.emptied.push(k);
+            }
             self.join.buffered[side] -= 1;
             self.join.cleaned[side] += 1;
             if !row.matched && self.outer[side] {
@@ -219,6 +229,12 @@ impl Operator for IntervalJoin {
                     (None, Some(row.rec))
                 };
                 self.emit(k, l, r, out);
+            }
+        }
+        // A key with no rows left is forgotten, so the key index is bounded like the rows are.
+        for k in std::mem::take(&mut self.emptied) {
+            if self.rows[k as usize].iter().all(Vec::is_empty) {
+                self.keys.remove(k);
             }
         }
     }
@@ -246,7 +262,9 @@ impl Operator for IntervalJoin {
             .collect();
         e.u64(held.len() as u64);
         for k in held {
-            let (hash, key) = &self.keys.list[k as usize];
+            let Some((hash, key)) = self.keys.get(k) else {
+                continue;
+            };
             e.u64(*hash);
             e.bytes(key);
             for side in [LEFT, RIGHT] {

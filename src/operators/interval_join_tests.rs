@@ -141,6 +141,7 @@ fn state_is_held_only_while_a_match_is_possible() {
     run(&rows, 5_000, &mut j);
     let s = j.join_stats().unwrap();
     assert_eq!(s.buffered, [0, 0], "everything cleaned up at the end");
+    assert!(j.keys.is_empty(), "and every key forgotten");
     assert!(
         s.peak[0] <= 13 && s.peak[1] <= 13,
         "peak {:?}: rate x bound, not run length",

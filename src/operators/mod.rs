@@ -5,6 +5,7 @@
 //! sources or sinks: results leave through an [`Emitter`]. The runtime knows operators only through
 //! the [`Operator`] trait, never a window by name.
 
+pub mod dedupe;
 pub mod interval_join;
 pub mod record;
 pub mod rows;

@@ -35,24 +35,57 @@ impl hashbrown::Equivalent<(u64, Box<[u8]>)> for KeyRef<'_> {
 }
 
 /// Keys by (hash, bytes) -> dense index, so per-key state lives in a `Vec` and timers can name a
-/// key by a small number.
+/// key by a small number. A removed key's index is reused, so the index stays as small as the
+/// number of keys held, not the number ever seen.
 #[derive(Default)]
 pub struct Keys {
     index: HashMap<(u64, Box<[u8]>), u32>,
-    /// (hash, bytes) by index.
-    pub list: Vec<(u64, Box<[u8]>)>,
+    /// (hash, bytes) by index; `None` for a free index.
+    list: Vec<Option<(u64, Box<[u8]>)>>,
+    free: Vec<u32>,
 }
 
 impl Keys {
-    /// The index of a key, added if new (allocates only then).
+    /// The index of a key, added if new (allocates only then); true when new.
     pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
         if let Some(&i) = self.index.get(&KeyRef(hash, key)) {
             return (i, false);
         }
-        let i = self.list.len() as u32;
+        let entry = Some((hash, Box::<[u8]>::from(key)));
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.list[i as usize] = entry;
+                i
+            }
+            None => {
+                self.list.push(entry);
+                (self.list.len() - 1) as u32
+            }
+        };
         self.index.insert((hash, Box::from(key)), i);
-        self.list.push((hash, Box::from(key)));
         (i, true)
+    }
+
+    /// The (hash, bytes) of key `i`.
+    pub fn get(&self, i: u32) -> Option<&(u64, Box<[u8]>)> {
+        self.list.get(i as usize).and_then(Option::as_ref)
+    }
+
+    /// Forgets key `i`; its index will be given to a new key.
+    pub fn remove(&mut self, i: u32) {
+        if let Some((hash, key)) = self.list.get_mut(i as usize).and_then(Option::take) {
+            self.index.remove(&KeyRef(hash, &key));
+            self.free.push(i);
+        }
+    }
+
+    /// Keys held now.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
     }
 }
 

@@ -87,8 +87,10 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         .map(|(name, s)| b.source(name, s))
         .collect();
     let cyclic = b.cycles(config, &streams);
-    let window_count =
-        windows_of(config).count() + joins_of(config).count() + interval_joins_of(config).count();
+    let window_count = windows_of(config).count()
+        + joins_of(config).count()
+        + interval_joins_of(config).count()
+        + dedupes_of(config).count();
     if window_count > MAX_WINDOWS {
         let n = window_count;
         b.err(
@@ -104,6 +106,9 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         .collect();
     let interval_joins = interval_joins_of(config)
         .map(|(name, j)| b.interval_join(name, j, &streams))
+        .collect();
+    let dedupes = dedupes_of(config)
+        .map(|(name, d)| b.dedupe(name, d, &streams))
         .collect();
     let windows = windows_of(config)
         .map(|(name, w)| b.window(name, w, config, &streams, &cyclic, &stages))
@@ -131,6 +136,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             stages: stages.into_iter().map(|s| s.plan).collect(),
             joins,
             interval_joins,
+            dedupes,
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
             checkpoint,
@@ -179,6 +185,14 @@ fn interval_joins_of(
 ) -> impl Iterator<Item = (&String, &config::IntervalJoinConfig)> + '_ {
     config.transforms.iter().filter_map(|(n, t)| match t {
         TransformConfig::IntervalJoin(j) => Some((n, j)),
+        _ => None,
+    })
+}
+
+/// The dedupes, in name order: after the interval joins.
+fn dedupes_of(config: &Config) -> impl Iterator<Item = (&String, &config::DedupeConfig)> + '_ {
+    config.transforms.iter().filter_map(|(n, t)| match t {
+        TransformConfig::Dedupe(d) => Some((n, d)),
         _ => None,
     })
 }
@@ -235,6 +249,17 @@ impl<'c> Streams<'c> {
                 .entry(name.as_str())
                 .or_insert(Stream::Window(first + j));
             if let Some(late) = &ij.late_events {
+                by_name
+                    .entry(late.as_str())
+                    .or_insert(Stream::Late(first + j));
+            }
+        }
+        let first = first + interval_joins_of(config).count();
+        for (j, (name, dd)) in dedupes_of(config).enumerate() {
+            by_name
+                .entry(name.as_str())
+                .or_insert(Stream::Window(first + j));
+            if let Some(late) = &dd.late_events {
                 by_name
                     .entry(late.as_str())
                     .or_insert(Stream::Late(first + j));
@@ -359,9 +384,11 @@ impl Builder<'_> {
                 .keys()
                 .map(|n| (n.as_str(), KeyPath::new(["sinks", n]))),
         );
-        for (name, late) in
-            interval_joins_of(config).filter_map(|(n, j)| Some((n, j.late_events.as_ref()?)))
-        {
+        let join_lates =
+            interval_joins_of(config).filter_map(|(n, j)| Some((n, j.late_events.as_ref()?)));
+        let dedupe_lates =
+            dedupes_of(config).filter_map(|(n, d)| Some((n, d.late_events.as_ref()?)));
+        for (name, late) in join_lates.chain(dedupe_lates) {
             claims.push((late, KeyPath::new(["transforms", name, "late_events"])));
         }
         for (name, w) in windows_of(config) {

@@ -28,6 +28,8 @@ pub struct Plan {
     pub joins: Vec<JoinPlan>,
     /// Interval joins, by name; operator id = `windows.len() + joins.len()` + index.
     pub interval_joins: Vec<IntervalJoinPlan>,
+    /// Dedupes, by name; operator ids after the interval joins.
+    pub dedupes: Vec<DedupePlan>,
     pub sinks: Vec<SinkPlan>,
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
@@ -183,6 +185,22 @@ impl JoinPlan {
             "TemporalJoin input {} on {:?} table {} on {:?}",
             self.input, self.on_input, self.table, self.on_table
         )
+    }
+}
+
+/// Event-time deduplication of one or more sources on key fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DedupePlan {
+    pub name: String,
+    pub inputs: Vec<SourceId>,
+    pub key: Vec<String>,
+    pub horizon_ms: i64,
+    pub late_events: Option<String>,
+}
+
+impl DedupePlan {
+    pub fn state_signature(&self) -> String {
+        format!("Dedupe key {:?}", self.key)
     }
 }
 

@@ -12,6 +12,7 @@ mod setup;
 mod shard;
 
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
+use crate::operators::dedupe::Dedupe;
 use crate::operators::interval_join::IntervalJoin;
 use crate::operators::record::RecordChain;
 use crate::operators::temporal_join::TemporalJoin;
@@ -148,6 +149,11 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
                             .iter()
                             .map(|j| (j.name.clone(), j.state_signature())),
                     )
+                    .chain(
+                        plan.dedupes
+                            .iter()
+                            .map(|d| (d.name.clone(), d.state_signature())),
+                    )
                     .collect(),
                 from_savepoint: opts.from_savepoint.as_deref(),
                 allow_dropped_state: opts.allow_dropped_state,
@@ -245,7 +251,17 @@ fn run_shards(
             });
         }
     }
-    let n_ops = first_interval + plan.interval_joins.len();
+    let first_dedupe = first_interval + plan.interval_joins.len();
+    for (j, dd) in plan.dedupes.iter().enumerate() {
+        for &source in &dd.inputs {
+            bindings[source].push(Binding {
+                op: (first_dedupe + j) as u8,
+                key_fields: dd.key.clone(),
+                slots: Vec::new(),
+            });
+        }
+    }
+    let n_ops = first_dedupe + plan.dedupes.len();
     let memory = parts
         .iter()
         .any(|p| matches!(p.kind, PartKind::Memory { .. }));
@@ -391,6 +407,7 @@ fn run_shards(
             .map(|w| w.name.clone())
             .chain(plan.joins.iter().map(|j| j.name.clone()))
             .chain(plan.interval_joins.iter().map(|j| j.name.clone()))
+            .chain(plan.dedupes.iter().map(|d| d.name.clone()))
             .collect(),
         ckpt: ckpt.clone(),
         resume,
@@ -445,6 +462,9 @@ fn run_shards(
                     j.outer,
                     right_parts,
                 )) as Box<dyn crate::operators::Operator>
+            }))
+            .chain(plan.dedupes.iter().map(|d| {
+                Box::new(Dedupe::new(d.horizon_ms)) as Box<dyn crate::operators::Operator>
             }))
             .collect();
         let parts_for = ShardParts {

@@ -3,9 +3,10 @@
 
 use super::{Builder, Stream, Streams};
 use crate::config::{
-    IntervalJoinConfig, IntervalJoinKind, KeyPath, TemporalJoinConfig, TemporalJoinKind,
+    DedupeConfig, IntervalJoinConfig, IntervalJoinKind, KeyPath, TemporalJoinConfig,
+    TemporalJoinKind,
 };
-use crate::plan::{IntervalJoinPlan, JoinPlan};
+use crate::plan::{DedupePlan, IntervalJoinPlan, JoinPlan};
 
 impl Builder<'_> {
     pub(super) fn join(
@@ -125,6 +126,55 @@ impl Builder<'_> {
                 self.err(key, format!("unknown source `{input}`{hint}"));
                 0
             }
+        }
+    }
+}
+
+impl Builder<'_> {
+    pub(super) fn dedupe(
+        &mut self,
+        name: &str,
+        d: &DedupeConfig,
+        streams: &Streams<'_>,
+    ) -> DedupePlan {
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
+        let mut inputs = Vec::new();
+        if d.inputs.is_empty() {
+            self.err(
+                at("inputs"),
+                "a dedupe needs at least one input source".into(),
+            );
+        }
+        for (i, input) in d.inputs.iter().enumerate() {
+            let s = self.join_side(at("inputs").index(i), input, streams);
+            if inputs.contains(&s) {
+                self.err(at("inputs").index(i), format!("`{input}` is listed twice"));
+            }
+            inputs.push(s);
+        }
+        if d.key.is_empty() {
+            self.err(
+                at("key"),
+                "a dedupe needs at least one key field, e.g. key = [\"click_id\"]".into(),
+            );
+        }
+        for (i, f) in d.key.iter().enumerate() {
+            if f.is_empty() {
+                self.err(at("key").index(i), "a field name cannot be empty".into());
+            }
+        }
+        if d.horizon.as_millis() <= 0 {
+            self.err(
+                at("horizon"),
+                "must be longer than 0s: ids are remembered this long".into(),
+            );
+        }
+        DedupePlan {
+            name: name.to_string(),
+            inputs,
+            key: d.key.clone(),
+            horizon_ms: d.horizon.as_millis(),
+            late_events: d.late_events.clone(),
         }
     }
 }

@@ -193,7 +193,8 @@ impl Builder<'_> {
             }
             TransformConfig::Window(_)
             | TransformConfig::TemporalJoin(_)
-            | TransformConfig::IntervalJoin(_) => {
+            | TransformConfig::IntervalJoin(_)
+            | TransformConfig::Dedupe(_) => {
                 unreachable!("stages_of yields only filters and selects")
             }
         };

@@ -121,6 +121,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
         stages: vec![],
         joins: vec![],
         interval_joins: vec![],
+        dedupes: vec![],
         sinks: vec![
             SinkPlan {
                 name: "counts".into(),
