@@ -129,6 +129,53 @@ impl<'de> Deserialize<'de> for Duration {
     }
 }
 
+/// A duration that may be negative (`"-5s"`): an interval join's bound, where the right row may
+/// come before the left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignedDuration(pub i64);
+
+impl SignedDuration {
+    pub const fn as_millis(self) -> i64 {
+        self.0
+    }
+}
+
+impl fmt::Display for SignedDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        write!(
+            f,
+            "{sign}{}",
+            Duration {
+                ms: self.0.saturating_abs()
+            }
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for SignedDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = SignedDuration;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(
+                    f,
+                    "a duration string, optionally negative: {EXPECTED_FORM} or -5s"
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SignedDuration, E> {
+                match v.strip_prefix('-') {
+                    Some(rest) => Duration::parse(rest).map(|d| SignedDuration(-d.ms)),
+                    None => Duration::parse(v).map(|d| SignedDuration(d.ms)),
+                }
+                .map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

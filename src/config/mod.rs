@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-pub use duration::{Duration, DurationError, EXPECTED_FORM};
+pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
 pub use error::ConfigError;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
 
@@ -234,7 +234,7 @@ pub struct IntervalJoinConfig {
     pub left: String,
     pub right: String,
     pub on: Vec<String>,
-    pub between: [Duration; 2],
+    pub between: [SignedDuration; 2],
     #[serde(default)]
     pub kind: IntervalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
@@ -261,6 +261,8 @@ pub struct TemporalJoinConfig {
     pub on: JoinOnConfig,
     #[serde(default)]
     pub kind: TemporalJoinKind,
+    /// Name of the side output that receives rows behind the watermark on arrival.
+    pub late_events: Option<String>,
 }
 
 /// `on = { input = "currency", table = "currency" }`: the equality the join keys on.

@@ -148,7 +148,11 @@ impl Operator for Dedupe {
     }
 
     fn join_stats(&self) -> Option<JoinStats> {
-        Some(self.join)
+        let rows = (self.join.buffered[0] + self.join.buffered[1]) as usize;
+        Some(JoinStats {
+            state_bytes: (rows * 48) as u64 + self.keys.bytes(),
+            ..self.join
+        })
     }
 
     fn snapshot(&self, e: &mut Enc) {

@@ -252,7 +252,12 @@ impl Operator for IntervalJoin {
     }
 
     fn join_stats(&self) -> Option<JoinStats> {
-        Some(self.join)
+        let rows = (self.join.buffered[0] + self.join.buffered[1]) as usize;
+        let per_row = std::mem::size_of::<Row>() + 32; // the row and its cleanup timer
+        Some(JoinStats {
+            state_bytes: (rows * per_row) as u64 + self.keys.bytes(),
+            ..self.join
+        })
     }
 
     fn snapshot(&self, e: &mut Enc) {

@@ -63,6 +63,8 @@ pub struct JoinStats {
     pub peak: [u64; 2],
     pub cleaned: [u64; 2],
     pub late: [u64; 2],
+    /// Approximate bytes of state held now (rows, timers and key index).
+    pub state_bytes: u64,
 }
 
 impl JoinStats {
@@ -73,6 +75,7 @@ impl JoinStats {
             self.cleaned[i] += o.cleaned[i];
             self.late[i] += o.late[i];
         }
+        self.state_bytes += o.state_bytes;
     }
 }
 

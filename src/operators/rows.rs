@@ -79,6 +79,12 @@ impl Keys {
         }
     }
 
+    /// Approximate bytes the index holds: per key its bytes twice (map and list) and the slots.
+    pub fn bytes(&self) -> u64 {
+        let keys: usize = self.list.iter().flatten().map(|(_, k)| k.len()).sum();
+        (2 * keys + self.list.len() * 40 + self.index.len() * 40) as u64
+    }
+
     /// Keys held now.
     pub fn len(&self) -> usize {
         self.index.len()

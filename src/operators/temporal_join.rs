@@ -217,7 +217,11 @@ impl Operator for TemporalJoin {
     }
 
     fn join_stats(&self) -> Option<JoinStats> {
-        Some(self.join)
+        let rows = (self.join.buffered[0] + self.join.buffered[1]) as usize;
+        Some(JoinStats {
+            state_bytes: (rows * 40) as u64 + self.index.bytes(),
+            ..self.join
+        })
     }
 
     fn snapshot(&self, e: &mut Enc) {

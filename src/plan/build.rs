@@ -238,10 +238,15 @@ impl<'c> Streams<'c> {
             by_name.entry(name.as_str()).or_insert(Stream::Stage(id));
         }
         let windows = windows_of(config).count();
-        for (j, (name, _)) in joins_of(config).enumerate() {
+        for (j, (name, tj)) in joins_of(config).enumerate() {
             by_name
                 .entry(name.as_str())
                 .or_insert(Stream::Window(windows + j));
+            if let Some(late) = &tj.late_events {
+                by_name
+                    .entry(late.as_str())
+                    .or_insert(Stream::Late(windows + j));
+            }
         }
         let first = windows + joins_of(config).count();
         for (j, (name, ij)) in interval_joins_of(config).enumerate() {
@@ -388,7 +393,9 @@ impl Builder<'_> {
             interval_joins_of(config).filter_map(|(n, j)| Some((n, j.late_events.as_ref()?)));
         let dedupe_lates =
             dedupes_of(config).filter_map(|(n, d)| Some((n, d.late_events.as_ref()?)));
-        for (name, late) in join_lates.chain(dedupe_lates) {
+        let temporal_lates =
+            joins_of(config).filter_map(|(n, j)| Some((n, j.late_events.as_ref()?)));
+        for (name, late) in join_lates.chain(dedupe_lates).chain(temporal_lates) {
             claims.push((late, KeyPath::new(["transforms", name, "late_events"])));
         }
         for (name, w) in windows_of(config) {

@@ -178,3 +178,41 @@ impl Builder<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use crate::plan::build;
+
+    const BASE: &str = "[sources.imps]\ntype = \"file\"\npath = \"i\"\nformat = \"json\"\nevent_time = { field = \"ts\" }\n\n[sources.clicks]\ntype = \"file\"\npath = \"c\"\nformat = \"json\"\nevent_time = { field = \"ts\" }\n\n[transforms.m]\ntype = \"interval_join\"\nleft = \"imps\"\nright = \"clicks\"\non = [\"imp_id\"]\nbetween = [\"-5s\", \"10s\"]\nkind = \"full\"\n\n[sinks.o]\ntype = \"stdout\"\ninputs = [\"m\"]\n";
+
+    fn plan(text: &str) -> Result<crate::plan::Plan, String> {
+        let (config, src) = parse(text, "p.toml").map_err(|e| e.to_string())?;
+        build(&config, &src).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn bounds_may_be_negative_and_sides_are_sources() {
+        let p = plan(BASE).unwrap();
+        let j = &p.interval_joins[0];
+        assert_eq!(
+            (j.lower_ms, j.upper_ms, j.outer),
+            (-5_000, 10_000, [true, true])
+        );
+        // clicks (0) is the right side, imps (1) the left.
+        assert_eq!((j.left, j.right), (1, 0));
+        let e = plan(&BASE.replace("[\"-5s\", \"10s\"]", "[\"10s\", \"-5s\"]")).unwrap_err();
+        assert!(
+            e.contains("transforms.m.between")
+                && e.contains("lower bound 10s is above upper bound -5s"),
+            "{e}"
+        );
+        let e = plan(&BASE.replace("right = \"clicks\"", "right = \"imps\"")).unwrap_err();
+        assert!(e.contains("both left and right"), "{e}");
+        let e = plan(&BASE.replace("right = \"clicks\"", "right = \"clics\"")).unwrap_err();
+        assert!(
+            e.contains("unknown source `clics`") && e.contains("clicks"),
+            "{e}"
+        );
+    }
+}
