@@ -10,17 +10,14 @@ pub mod ring;
 pub mod schedule;
 mod setup;
 mod shard;
+mod wiring;
 
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
-use crate::operators::dedupe::Dedupe;
-use crate::operators::interval_join::IntervalJoin;
 use crate::operators::record::RecordChain;
-use crate::operators::temporal_join::TemporalJoin;
-use crate::operators::window;
-use crate::plan::{AggFunc, InputPath, Plan, SinkKind, SourceKind, StreamRef};
+use crate::plan::{Plan, SinkKind, SourceKind, StreamRef};
 use crate::sinks::{SharedSink, SinkError};
 use crate::sources::generator::GenParser;
-use crate::sources::record::{Binding, RecordParser, SlotUse};
+use crate::sources::record::RecordParser;
 use crate::sources::{PartKind, Partition, SourceError};
 use schedule::Schedule;
 use setup::{Routes, ShardSetup, StopCoord};
@@ -28,6 +25,7 @@ use shard::{Shard, ShardParts, SourceParser};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
+use wiring::Wiring;
 
 /// What a shard says when it stops because another one failed.
 pub(crate) const SECONDARY_FAILURE: &str = "stopped because another shard failed";
@@ -72,49 +70,6 @@ impl Default for RunOptions {
             allow_dropped_state: false,
         }
     }
-}
-
-/// One chain of filters and selects from a source: its stages, the window bindings reading it
-/// and the sinks writing it.
-type RouteSpec = (Vec<crate::plan::StageId>, Vec<Binding>, Vec<usize>);
-
-/// The spec of `path`'s chain among its source's, added if new.
-fn route_spec<'a>(chains: &'a mut [Vec<RouteSpec>], path: &InputPath) -> &'a mut RouteSpec {
-    let specs = &mut chains[path.source];
-    let i = match specs.iter().position(|s| s.0 == path.chain) {
-        Some(i) => i,
-        None => {
-            specs.push((path.chain.clone(), Vec::new(), Vec::new()));
-            specs.len() - 1
-        }
-    };
-    &mut specs[i]
-}
-
-/// For each window: the value slots its events carry, and the slot each aggregate reads.
-fn slots_of(w: &crate::plan::WindowPlan) -> (Vec<(String, SlotUse)>, Vec<Option<usize>>) {
-    let mut slots: Vec<(String, SlotUse)> = Vec::new();
-    let mut agg_slots = Vec::new();
-    for a in &w.aggregates {
-        let Some(f) = &a.field else {
-            agg_slots.push(None);
-            continue;
-        };
-        let use_ = if a.func == AggFunc::CountDistinct {
-            SlotUse::Hash
-        } else {
-            SlotUse::Number
-        };
-        let i = match slots.iter().position(|(n, u)| n == f && *u == use_) {
-            Some(i) => i,
-            None => {
-                slots.push((f.clone(), use_));
-                slots.len() - 1
-            }
-        };
-        agg_slots.push(Some(i));
-    }
-    (slots, agg_slots)
 }
 
 pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError> {
@@ -195,73 +150,12 @@ fn run_shards(
         .collect();
     let schedule = Schedule::new(&chunk_counts);
 
-    // Which windows each source feeds, and how.
-    let mut agg_slots = Vec::new();
-    let mut bindings: Vec<Vec<Binding>> = vec![Vec::new(); plan.sources.len()];
-    // Per source, per distinct chain of filters and selects: the windows and sinks reading it.
-    let mut chains: Vec<Vec<RouteSpec>> = vec![Vec::new(); plan.sources.len()];
-    for (i, w) in plan.windows.iter().enumerate() {
-        let (slots, per_agg) = slots_of(w);
-        if slots.len() > crate::event::MAX_VALUE_SLOTS {
-            return Err(RuntimeError::Setup {
-                window: w.name.clone(),
-                message: format!(
-                    "needs {} value slots; at most {}",
-                    slots.len(),
-                    crate::event::MAX_VALUE_SLOTS
-                ),
-            });
-        }
-        agg_slots.push(per_agg);
-        let binding = Binding {
-            op: i as u8,
-            key_fields: w.group_by.clone(),
-            slots: slots.clone(),
-        };
-        for &s in &w.inputs {
-            bindings[s].push(binding.clone());
-        }
-        for p in &w.via {
-            route_spec(&mut chains, p).1.push(binding.clone());
-        }
-    }
-    for (si, s) in plan.sinks.iter().enumerate() {
-        for p in &s.records {
-            route_spec(&mut chains, p).2.push(si);
-        }
-    }
-    // A join's two sides are keyed on their `on` fields; the side is told by the source.
-    let n_windows = plan.windows.len();
-    for (j, join) in plan.joins.iter().enumerate() {
-        for (source, field) in [(join.input, &join.on_input), (join.table, &join.on_table)] {
-            bindings[source].push(Binding {
-                op: (n_windows + j) as u8,
-                key_fields: vec![field.clone()],
-                slots: Vec::new(),
-            });
-        }
-    }
-    let first_interval = n_windows + plan.joins.len();
-    for (j, join) in plan.interval_joins.iter().enumerate() {
-        for source in [join.left, join.right] {
-            bindings[source].push(Binding {
-                op: (first_interval + j) as u8,
-                key_fields: join.on.clone(),
-                slots: Vec::new(),
-            });
-        }
-    }
-    let first_dedupe = first_interval + plan.interval_joins.len();
-    for (j, dd) in plan.dedupes.iter().enumerate() {
-        for &source in &dd.inputs {
-            bindings[source].push(Binding {
-                op: (first_dedupe + j) as u8,
-                key_fields: dd.key.clone(),
-                slots: Vec::new(),
-            });
-        }
-    }
-    let n_ops = first_dedupe + plan.dedupes.len();
+    let Wiring {
+        agg_slots,
+        bindings,
+        chains,
+        n_ops,
+    } = wiring::wire(plan)?;
     let memory = parts
         .iter()
         .any(|p| matches!(p.kind, PartKind::Memory { .. }));
@@ -443,30 +337,7 @@ fn run_shards(
     let start = Instant::now();
     let mut handles = Vec::new();
     for (id, (out, inbound)) in outs.into_iter().zip(ins).enumerate() {
-        let ops = plan
-            .windows
-            .iter()
-            .zip(&agg_slots)
-            .map(|(w, s)| window::build(w, s))
-            .chain(plan.joins.iter().map(|j| {
-                let table_parts = parts.iter().map(|p| p.source == j.table).collect();
-                Box::new(TemporalJoin::new(j.left, table_parts))
-                    as Box<dyn crate::operators::Operator>
-            }))
-            .chain(plan.interval_joins.iter().map(|j| {
-                let right_parts = parts.iter().map(|p| p.source == j.right).collect();
-                Box::new(IntervalJoin::new(
-                    j.on.clone(),
-                    j.lower_ms,
-                    j.upper_ms,
-                    j.outer,
-                    right_parts,
-                )) as Box<dyn crate::operators::Operator>
-            }))
-            .chain(plan.dedupes.iter().map(|d| {
-                Box::new(Dedupe::new(d.horizon_ms)) as Box<dyn crate::operators::Operator>
-            }))
-            .collect();
+        let ops = wiring::operators(plan, &agg_slots, &parts);
         let parts_for = ShardParts {
             parsers: make_parsers()?,
             routes: make_routes()?,
