@@ -64,6 +64,18 @@ pub enum Command {
         #[arg(long, default_value_t = 600)]
         timeout: u64,
     },
+    /// A live view of a running job from its `[api]` endpoint: per shard events/s, busy,
+    /// backpressured and idle share, watermark lag; late events, dead letters, checkpoint age.
+    Top {
+        #[arg(long, default_value = "127.0.0.1:9464")]
+        address: String,
+        /// Seconds between screens.
+        #[arg(long, default_value_t = 1.0)]
+        every: f64,
+        /// Stop after this many screens (default: until interrupted).
+        #[arg(long)]
+        iterations: Option<u64>,
+    },
     /// List the checkpoints in a `[checkpoint] dir`: id, time, position, sizes, per-shard key groups.
     Inspect {
         /// The checkpoint directory.
@@ -145,6 +157,15 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             let msg = crate::checkpoint::savepoint::take(&ck.dir, &out, wait)?;
             println!("{msg}");
             Ok(())
+        }
+        Command::Top {
+            address,
+            every,
+            iterations,
+        } => {
+            let every = std::time::Duration::from_secs_f64(every.max(0.05));
+            crate::top::run(&address, every, iterations)
+                .map_err(|e| anyhow::anyhow!("sluice top: {address}: {e}"))
         }
         Command::Inspect { dir } => {
             print!("{}", crate::checkpoint::inspect(&dir)?);

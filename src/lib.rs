@@ -8,6 +8,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod api;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
@@ -23,3 +24,4 @@ pub mod sources;
 pub mod state;
 pub mod text;
 pub mod time;
+pub mod top;

@@ -130,3 +130,8 @@ pub fn checkpoint_retain() -> usize {
 pub fn tolerable_failures() -> u32 {
     0
 }
+
+/// The metrics endpoint listens on loopback, on Prometheus' port range.
+pub fn api_address() -> String {
+    "127.0.0.1:9464".into()
+}

@@ -38,6 +38,16 @@ pub struct Config {
     pub sinks: BTreeMap<String, SinkConfig>,
     pub dead_letter: Option<DeadLetterConfig>,
     pub checkpoint: Option<CheckpointConfig>,
+    pub api: Option<ApiConfig>,
+}
+
+/// `[api]`: the live metrics and health endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiConfig {
+    /// Loopback by default: binding elsewhere is an explicit choice.
+    #[serde(default = "defaults::api_address")]
+    pub address: String,
 }
 
 /// `[checkpoint]`: consistent snapshots of all state, taken every `interval`, in `dir`.

@@ -4,6 +4,8 @@
 //! hands it back when it ends, so no counter costs an atomic per event. Metric names follow
 //! Prometheus conventions so the live endpoint (a later issue) can publish them unchanged.
 
+pub mod live;
+
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::time::Duration;

@@ -116,6 +116,19 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
 
     let sinks = b.sinks(config, &streams, &stages);
     let checkpoint = b.checkpoint(config);
+    let api = config.api.as_ref().and_then(|a| match a.address.parse() {
+        Ok(addr) => Some(addr),
+        Err(_) => {
+            b.err(
+                KeyPath::new(["api", "address"]),
+                format!(
+                    "`{}` is not a socket address: expected host:port, e.g. \"127.0.0.1:9464\"",
+                    a.address
+                ),
+            );
+            None
+        }
+    });
     for (kind, count) in [
         ("sources", config.sources.len()),
         ("transforms", config.transforms.len()),
@@ -140,6 +153,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
             checkpoint,
+            api,
         });
     }
     // File order reads best; problems with no position (a missing section) come first.

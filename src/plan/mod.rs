@@ -34,6 +34,8 @@ pub struct Plan {
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
     pub checkpoint: Option<CheckpointPlan>,
+    /// Where the metrics endpoint listens (`[api]`).
+    pub api: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -273,6 +273,26 @@ fn run_shards(
 
     let parts = Arc::new(parts);
     let failed = Arc::new(AtomicBool::new(false));
+    // The endpoint binds before any shard starts: a taken address fails the run at once.
+    let op_names: Vec<String> = plan
+        .windows
+        .iter()
+        .map(|w| w.name.clone())
+        .chain(plan.joins.iter().map(|j| j.name.clone()))
+        .chain(plan.interval_joins.iter().map(|j| j.name.clone()))
+        .chain(plan.dedupes.iter().map(|d| d.name.clone()))
+        .collect();
+    let (live, server) = match plan.api {
+        Some(addr) => {
+            let server = crate::api::Server::bind(addr).map_err(|e| RuntimeError::Setup {
+                window: "(api)".into(),
+                message: format!("cannot listen on {addr}: {e}"),
+            })?;
+            let live = Arc::new(crate::metrics::live::Live::new(n, op_names.clone()));
+            (Some(live), Some(server))
+        }
+        None => (None, None),
+    };
     let setup = Arc::new(ShardSetup {
         shards: n,
         key_groups: plan.runtime.key_groups.max(1),
@@ -295,15 +315,9 @@ fn run_shards(
             ..StopCoord::default()
         },
         epoch: Instant::now(),
-        op_names: plan
-            .windows
-            .iter()
-            .map(|w| w.name.clone())
-            .chain(plan.joins.iter().map(|j| j.name.clone()))
-            .chain(plan.interval_joins.iter().map(|j| j.name.clone()))
-            .chain(plan.dedupes.iter().map(|d| d.name.clone()))
-            .collect(),
+        op_names,
         ckpt: ckpt.clone(),
+        live: live.clone(),
         resume,
     });
 
@@ -328,9 +342,10 @@ fn run_shards(
     };
     let writer = match (&ckpt, jobs) {
         (Some(ck), Some(rx)) => Some(
-            checkpointing::spawn_writer(ck.clone(), rx, setup.stop.failed.clone()).map_err(
-                |e| RuntimeError::Checkpoint(format!("cannot start the checkpoint writer: {e}")),
-            )?,
+            checkpointing::spawn_writer(ck.clone(), rx, setup.stop.failed.clone(), live.clone())
+                .map_err(|e| {
+                    RuntimeError::Checkpoint(format!("cannot start the checkpoint writer: {e}"))
+                })?,
         ),
         _ => None,
     };
@@ -379,6 +394,20 @@ fn run_shards(
             })?;
         handles.push(handle);
     }
+    let api_stop = Arc::new(AtomicBool::new(false));
+    let api =
+        match (server, &live) {
+            (Some(server), Some(live)) => {
+                live.ready.store(true, std::sync::atomic::Ordering::Release);
+                Some(server.spawn(live.clone(), api_stop.clone()).map_err(|e| {
+                    RuntimeError::Setup {
+                        window: "(api)".into(),
+                        message: format!("cannot start the endpoint: {e}"),
+                    }
+                })?)
+            }
+            _ => None,
+        };
     let mut stats: Vec<ShardStats> = Vec::new();
     let mut hist = latency_histogram();
     // A failing shard makes the others stop with a secondary error; report the cause.
@@ -402,6 +431,13 @@ fn run_shards(
             )),
         }
     }
+    // The endpoint's shutdown is not part of the run's time.
+    let api_started = Instant::now();
+    api_stop.store(true, std::sync::atomic::Ordering::Release);
+    if let Some(h) = api {
+        let _ = h.join();
+    }
+    let api_shutdown = api_started.elapsed();
     // Every shard has handed over its last checkpoint part: let the writer finish them.
     if let (Some(ck), Some(w)) = (&ckpt, writer) {
         ck.close();
@@ -417,7 +453,12 @@ fn run_shards(
         return Err(e);
     }
     let stopped = opts.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let mut summary = RunSummary::new(&stats, &hist, start.elapsed(), stopped);
+    let mut summary = RunSummary::new(
+        &stats,
+        &hist,
+        start.elapsed().saturating_sub(api_shutdown),
+        stopped,
+    );
     summary.set_joins(&setup.op_names, &stats);
     if let Some(ck) = &ckpt {
         summary.set_checkpoints(ck.metrics());

@@ -47,5 +47,7 @@ pub struct ShardSetup {
     /// Window names by operator index (they name operator state in checkpoints).
     pub op_names: Vec<String>,
     pub ckpt: Option<Arc<Ckpt>>,
+    /// Live metrics for the `[api]` endpoint; shards publish into it every 100 ms.
+    pub live: Option<Arc<crate::metrics::live::Live>>,
     pub resume: Option<Arc<Resume>>,
 }

@@ -144,6 +144,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
         ],
         dead_letter: Some("out/dead_letter.ndjson".into()),
         checkpoint: None,
+        api: None,
     };
     assert_eq!(plan, expected);
     assert_eq!(plan.windows[0].value_fields(), ["bid", "user_id"]);

@@ -48,6 +48,7 @@ pub fn spawn_writer(
     ck: Arc<Ckpt>,
     rx: mpsc::Receiver<Job>,
     failed: Arc<AtomicBool>,
+    live: Option<Arc<crate::metrics::live::Live>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("sluice-checkpoint".into())
@@ -58,6 +59,9 @@ pub fn spawn_writer(
                 if let Err(why) = one(&ck, &mut pending, &mut consecutive_failures, job) {
                     ck.fail(why);
                     failed.store(true, Ordering::Release);
+                }
+                if let Some(Ok(mut c)) = live.as_ref().map(|l| l.checkpoint.lock()) {
+                    *c = Some(ck.metrics());
                 }
             }
         })

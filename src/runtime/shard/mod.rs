@@ -17,6 +17,7 @@
 
 mod emit;
 mod produce;
+mod publish;
 mod receive;
 pub mod records;
 mod snapshot;
@@ -113,6 +114,7 @@ pub struct Shard {
     failure: Option<String>,
     pub stats: ShardStats,
     pub hist: Histogram<u64>,
+    last_publish: Instant,
 }
 
 /// Per operator: the chains of filters and selects over its results, each with its sinks.
@@ -194,6 +196,7 @@ impl Shard {
             failure: None,
             stats: ShardStats::default(),
             hist: latency_histogram(),
+            last_publish: Instant::now(),
             setup,
         };
         if let Err(e) = shard.resume() {
@@ -237,6 +240,7 @@ impl Shard {
             let now = Instant::now();
             let dt = now - last;
             last = now;
+            self.maybe_publish(now);
             if received + produced > 0 {
                 self.stats.busy += dt;
                 idle_spins = 0;

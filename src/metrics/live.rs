@@ -1,0 +1,405 @@
+//! Live metrics: what each shard publishes while the job runs, and its Prometheus text rendering.
+//!
+//! A shard keeps its counters as plain integers and copies them here in one batch every
+//! [`PUBLISH_EVERY`] (a `try_lock`, never a wait: a scrape in progress only delays the next copy),
+//! so the event path pays nothing per event. The endpoint renders the latest copies. Names follow
+//! Prometheus conventions: `sluice_<thing>_<unit>`, counters end in `_total`, base units (seconds,
+//! bytes).
+
+use super::{CheckpointMetrics, ShardStats};
+use std::fmt::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How often a shard copies its counters out.
+pub const PUBLISH_EVERY: Duration = Duration::from_millis(100);
+
+/// A per-shard counter: name, help, and how to read it from a snapshot.
+type Counter<'a> = (&'a str, &'a str, &'a dyn Fn(&ShardSnapshot) -> f64);
+
+/// One shard's published state.
+#[derive(Debug, Clone)]
+pub struct ShardSnapshot {
+    pub stats: ShardStats,
+    /// The shard's operator watermark, epoch ms (i64::MIN: none yet).
+    pub watermark_ms: i64,
+    /// Events waiting in this shard's inbound rings.
+    pub ring_events: u64,
+    /// Ingest-to-emit latency quantiles in microseconds: p50, p90, p99, p999.
+    pub latency_us: [u64; 4],
+}
+
+impl Default for ShardSnapshot {
+    fn default() -> Self {
+        ShardSnapshot {
+            stats: ShardStats::default(),
+            watermark_ms: i64::MIN,
+            ring_events: 0,
+            latency_us: [0; 4],
+        }
+    }
+}
+
+/// Everything the endpoint shows, shared by the shards, the checkpoint writer and the server.
+pub struct Live {
+    pub shards: Vec<Mutex<ShardSnapshot>>,
+    /// Operator names by id (label values).
+    pub op_names: Vec<String>,
+    /// Restored and running: `/ready` answers 200.
+    pub ready: AtomicBool,
+    /// Asked to stop: `/ready` answers 503 while the job drains.
+    pub draining: AtomicBool,
+    pub checkpoint: Mutex<Option<CheckpointMetrics>>,
+}
+
+impl Live {
+    pub fn new(shards: usize, op_names: Vec<String>) -> Live {
+        Live {
+            shards: (0..shards).map(|_| Mutex::default()).collect(),
+            op_names,
+            ready: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
+            checkpoint: Mutex::new(None),
+        }
+    }
+
+    /// A shard's batch; skipped if a scrape holds the lock (the next one comes soon).
+    pub fn publish(&self, shard: usize, snap: ShardSnapshot) {
+        if let Some(Ok(mut s)) = self.shards.get(shard).map(Mutex::try_lock) {
+            *s = snap;
+        }
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire) && !self.draining.load(Ordering::Acquire)
+    }
+
+    /// The Prometheus text exposition of the latest batches.
+    pub fn render(&self) -> String {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let snaps: Vec<ShardSnapshot> = self
+            .shards
+            .iter()
+            .map(|s| s.lock().map(|g| g.clone()).unwrap_or_default())
+            .collect();
+        let mut out = String::new();
+        let mut family = |name: &str, kind: &str, help: &str, rows: &[(String, f64)]| {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            for (labels, v) in rows {
+                let _ = writeln!(out, "{name}{labels} {v}");
+            }
+        };
+        let per_shard = |f: &dyn Fn(&ShardSnapshot) -> f64| -> Vec<(String, f64)> {
+            snaps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("{{shard=\"{i}\"}}"), f(s)))
+                .collect()
+        };
+        let counters: [Counter; 12] = [
+            (
+                "sluice_events_in_total",
+                "Records read and parsed by the shard.",
+                &|s| s.stats.events_in as f64,
+            ),
+            (
+                "sluice_events_processed_total",
+                "Events the shard's operators processed.",
+                &|s| s.stats.events_processed as f64,
+            ),
+            (
+                "sluice_busy_seconds_total",
+                "Time the shard spent working; rate() is the busy fraction.",
+                &|s| s.stats.busy.as_secs_f64(),
+            ),
+            (
+                "sluice_backpressured_seconds_total",
+                "Time the shard waited for ring credit.",
+                &|s| s.stats.backpressured.as_secs_f64(),
+            ),
+            (
+                "sluice_idle_seconds_total",
+                "Time the shard had nothing to do.",
+                &|s| s.stats.idle.as_secs_f64(),
+            ),
+            (
+                "sluice_dead_letters_total",
+                "Records sent to the dead-letter output.",
+                &|s| s.stats.dead_letters as f64,
+            ),
+            (
+                "sluice_late_events_dropped_total",
+                "Events too late for every window (also sent to a side output if configured).",
+                &|s| s.stats.late_dropped as f64,
+            ),
+            (
+                "sluice_results_emitted_total",
+                "Window and join results emitted.",
+                &|s| s.stats.fired as f64,
+            ),
+            (
+                "sluice_results_refired_total",
+                "Window results emitted again for late events within the allowed lateness.",
+                &|s| s.stats.refired as f64,
+            ),
+            (
+                "sluice_records_filtered_total",
+                "Records dropped by filters.",
+                &|s| s.stats.records_filtered as f64,
+            ),
+            (
+                "sluice_bytes_read_total",
+                "Input bytes read by the shard.",
+                &|s| s.stats.bytes_read as f64,
+            ),
+            (
+                "sluice_checkpoint_pause_seconds_total",
+                "Time the shard paused to hand its state to the checkpoint writer.",
+                &|s| s.stats.checkpoint_time.as_secs_f64(),
+            ),
+        ];
+        for (name, help, f) in counters {
+            family(name, "counter", help, &per_shard(f));
+        }
+        family(
+            "sluice_ring_events",
+            "gauge",
+            "Events waiting in the shard's inbound rings.",
+            &per_shard(&|s| s.ring_events as f64),
+        );
+        let with_wm: Vec<(usize, i64)> = snaps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.watermark_ms > i64::MIN)
+            .map(|(i, s)| (i, s.watermark_ms))
+            .collect();
+        let wm_rows = |f: &dyn Fn(i64) -> f64| -> Vec<(String, f64)> {
+            with_wm
+                .iter()
+                .map(|&(i, wm)| (format!("{{shard=\"{i}\"}}"), f(wm)))
+                .collect()
+        };
+        family(
+            "sluice_watermark_seconds",
+            "gauge",
+            "The shard's event-time watermark, seconds since the Unix epoch.",
+            &wm_rows(&|wm| wm as f64 / 1e3),
+        );
+        family(
+            "sluice_watermark_lag_seconds",
+            "gauge",
+            "Wall clock minus the shard's watermark: how far event time trails now.",
+            &wm_rows(&|wm| (now_ms.saturating_sub(wm)) as f64 / 1e3),
+        );
+        let mut q = Vec::new();
+        for (i, s) in snaps.iter().enumerate() {
+            for (k, quantile) in ["0.5", "0.9", "0.99", "0.999"].iter().enumerate() {
+                q.push((
+                    format!("{{shard=\"{i}\",quantile=\"{quantile}\"}}"),
+                    s.latency_us[k] as f64 / 1e6,
+                ));
+            }
+        }
+        family(
+            "sluice_ingest_to_emit_latency_seconds",
+            "summary",
+            "Time from reading a chunk to emitting the results it completed.",
+            &q,
+        );
+        let mut joins: Vec<(String, f64)> = Vec::new();
+        let mut held: Vec<(String, f64)> = Vec::new();
+        let mut total = ShardStats::default();
+        for s in &snaps {
+            total.add(&s.stats);
+        }
+        for (op, j) in total.joins.iter().enumerate() {
+            let (Some(j), Some(name)) = (j, self.op_names.get(op)) else {
+                continue;
+            };
+            for (side, label) in ["0", "1"].iter().enumerate() {
+                held.push((
+                    format!("{{operator=\"{name}\",side=\"{label}\"}}"),
+                    j.buffered[side] as f64,
+                ));
+            }
+            joins.push((format!("{{operator=\"{name}\"}}"), j.state_bytes as f64));
+        }
+        family(
+            "sluice_join_rows",
+            "gauge",
+            "Rows a join or dedupe holds, per side (at the last batch).",
+            &held,
+        );
+        family(
+            "sluice_operator_state_bytes",
+            "gauge",
+            "Approximate bytes of state a join or dedupe holds.",
+            &joins,
+        );
+        let ck = self.checkpoint.lock().ok().and_then(|c| c.clone());
+        if let Some(c) = ck {
+            let age = c
+                .last_completed_at
+                .map_or(-1.0, |t| t.elapsed().as_secs_f64());
+            let rows = |v: f64| vec![(String::new(), v)];
+            family(
+                "sluice_checkpoints_completed_total",
+                "counter",
+                "Checkpoints completed.",
+                &rows(c.completed as f64),
+            );
+            family(
+                "sluice_checkpoints_failed_total",
+                "counter",
+                "Checkpoints that failed.",
+                &rows(c.failed as f64),
+            );
+            family(
+                "sluice_checkpoint_last_id",
+                "gauge",
+                "Id of the newest completed checkpoint.",
+                &rows(c.last_completed_id as f64),
+            );
+            family(
+                "sluice_checkpoint_age_seconds",
+                "gauge",
+                "Seconds since the newest checkpoint completed (-1: none yet).",
+                &rows(age),
+            );
+            family(
+                "sluice_checkpoint_duration_seconds",
+                "gauge",
+                "Barrier to commit of the newest checkpoint.",
+                &rows(c.last_duration_ms / 1e3),
+            );
+            family(
+                "sluice_checkpoint_alignment_seconds",
+                "gauge",
+                "Barrier to the last shard meeting it, newest checkpoint.",
+                &rows(c.last_alignment_ms / 1e3),
+            );
+            family(
+                "sluice_checkpoint_size_bytes",
+                "gauge",
+                "Snapshot bytes of the newest checkpoint.",
+                &rows(c.last_size_bytes as f64),
+            );
+        }
+        family(
+            "sluice_ready",
+            "gauge",
+            "1 once restored and running, 0 before and while draining.",
+            &[(String::new(), f64::from(u8::from(self.is_ready())))],
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks the text the way `promtool check metrics` would for what we emit: every sample line
+    /// is `name{labels} value` with a finite number, its family has HELP and TYPE lines before it,
+    /// counters end in `_total`, and no family is declared twice.
+    pub fn check_exposition(text: &str) -> Result<usize, String> {
+        let mut types: std::collections::HashMap<String, String> = Default::default();
+        let mut samples = 0;
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').ok_or(format!("bad TYPE: {line}"))?;
+                if types.insert(name.to_string(), kind.to_string()).is_some() {
+                    return Err(format!("{name} declared twice"));
+                }
+                if kind == "counter" && !name.ends_with("_total") {
+                    return Err(format!("counter {name} does not end in _total"));
+                }
+                continue;
+            }
+            if line.starts_with("# HELP ") || line.is_empty() {
+                continue;
+            }
+            let (series, value) = line.rsplit_once(' ').ok_or(format!("bad sample: {line}"))?;
+            let name = series.split('{').next().unwrap_or_default();
+            if !types.contains_key(name) {
+                return Err(format!("{name} has no TYPE before its samples"));
+            }
+            let v: f64 = value.parse().map_err(|_| format!("bad value: {line}"))?;
+            if !v.is_finite() {
+                return Err(format!("not finite: {line}"));
+            }
+            if series.contains('{') && !series.ends_with('}') {
+                return Err(format!("bad labels: {line}"));
+            }
+            samples += 1;
+        }
+        Ok(samples)
+    }
+
+    #[test]
+    fn render_is_valid_exposition_and_shows_what_the_shards_published() {
+        let live = Live::new(2, vec!["w".into()]);
+        let mut stats = ShardStats {
+            events_in: 42,
+            ..ShardStats::default()
+        };
+        stats.busy = Duration::from_millis(1500);
+        live.publish(
+            1,
+            ShardSnapshot {
+                stats,
+                watermark_ms: 1_700_000_000_000,
+                ring_events: 7,
+                latency_us: [100, 200, 300, 400],
+            },
+        );
+        *live.checkpoint.lock().unwrap() = Some(CheckpointMetrics {
+            completed: 3,
+            ..CheckpointMetrics::default()
+        });
+        let text = live.render();
+        let n = check_exposition(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert!(n > 30, "{text}");
+        assert!(
+            text.contains("sluice_events_in_total{shard=\"1\"} 42\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_busy_seconds_total{shard=\"1\"} 1.5\n"),
+            "{text}"
+        );
+        assert!(text.contains("sluice_ring_events{shard=\"1\"} 7\n"));
+        assert!(text.contains("sluice_watermark_seconds{shard=\"1\"} 1700000000\n"));
+        assert!(
+            !text.contains("sluice_watermark_seconds{shard=\"0\"}"),
+            "no watermark yet"
+        );
+        assert!(text.contains(
+            "sluice_ingest_to_emit_latency_seconds{shard=\"1\",quantile=\"0.99\"} 0.0003\n"
+        ));
+        assert!(text.contains("sluice_checkpoints_completed_total 3\n"));
+        assert!(text.contains("sluice_ready 0\n"));
+        live.ready.store(true, Ordering::Release);
+        assert!(live.render().contains("sluice_ready 1\n"));
+        live.draining.store(true, Ordering::Release);
+        assert!(!live.is_ready(), "draining is not ready");
+    }
+
+    #[test]
+    fn the_checker_catches_what_promtool_would() {
+        assert!(check_exposition("# TYPE a_total counter\na_total 1\n").is_ok());
+        assert!(check_exposition("a_total 1\n").is_err(), "no TYPE");
+        assert!(
+            check_exposition("# TYPE a counter\na 1\n").is_err(),
+            "counter without _total"
+        );
+        assert!(
+            check_exposition("# TYPE a gauge\na x\n").is_err(),
+            "not a number"
+        );
+    }
+}

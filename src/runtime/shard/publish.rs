@@ -1,0 +1,51 @@
+//! A shard's part in the live metrics: every `PUBLISH_EVERY` it copies its counters, watermark,
+//! ring fill and latency quantiles into the shared `Live` in one batch (never per event), and
+//! shard 0 marks the job as draining once a stop was asked for.
+
+use super::Shard;
+use crate::metrics::live::{ShardSnapshot, PUBLISH_EVERY};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Shard {
+    /// Publishes if the last batch is `PUBLISH_EVERY` old (`now`: the loop's clock reading).
+    pub(super) fn maybe_publish(&mut self, now: Instant) {
+        // The clock first: cloning the shared Arc every loop would bounce its count between cores.
+        if self.setup.live.is_none() || now.duration_since(self.last_publish) < PUBLISH_EVERY {
+            return;
+        }
+        let Some(live) = self.setup.live.clone() else {
+            return;
+        };
+        self.last_publish = now;
+        if self.id == 0 && self.setup.stop.requested.load(Ordering::Relaxed) {
+            live.draining.store(true, Ordering::Release);
+        }
+        let mut stats = self.stats.clone();
+        stats.joins = self.ops.iter().map(|o| o.join_stats()).collect();
+        for op in &self.ops {
+            let s = op.stats();
+            stats.fired += s.fired;
+            stats.refired += s.refired;
+            stats.late_dropped += s.late_dropped;
+        }
+        let ring_events = self
+            .inbound
+            .iter_mut()
+            .flatten()
+            .map(|c| c.available() as u64)
+            .sum();
+        let h = &self.hist;
+        let latency_us = [0.5, 0.9, 0.99, 0.999].map(|q| h.value_at_quantile(q));
+        live.publish(
+            self.id,
+            ShardSnapshot {
+                stats,
+                // WM_MIN is i64::MIN: the same "none yet" the snapshot uses.
+                watermark_ms: self.wm,
+                ring_events,
+                latency_us,
+            },
+        );
+    }
+}

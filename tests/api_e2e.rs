@@ -1,0 +1,140 @@
+//! The metrics endpoint through the real binary: while a job runs, `/health` answers, `/ready` is
+//! 200, `/metrics` is valid Prometheus text whose event counters grow between scrapes, and
+//! `sluice top` shows one line per shard; SIGTERM still drains and exits 0.
+
+mod common;
+
+use common::{sluice, BIN};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn get(addr: &str, path: &str) -> Option<(u16, String)> {
+    let mut c = TcpStream::connect(addr).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut t = String::new();
+    c.read_to_string(&mut t).ok()?;
+    let code = t.split_whitespace().nth(1)?.parse().ok()?;
+    Some((code, t.split_once("\r\n\r\n")?.1.to_string()))
+}
+
+/// Sum over shards of a counter.
+fn sum(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Every sample has a TYPE before it and a numeric value; counters end in _total.
+fn valid(text: &str) -> bool {
+    let mut typed = std::collections::HashSet::new();
+    text.lines().all(|l| {
+        if let Some(rest) = l.strip_prefix("# TYPE ") {
+            let mut w = rest.split(' ');
+            let (name, kind) = (w.next().unwrap_or(""), w.next().unwrap_or(""));
+            typed.insert(name.to_string());
+            return kind != "counter" || name.ends_with("_total");
+        }
+        if l.starts_with('#') || l.is_empty() {
+            return true;
+        }
+        let Some((series, v)) = l.rsplit_once(' ') else {
+            return false;
+        };
+        typed.contains(series.split('{').next().unwrap_or("")) && v.parse::<f64>().is_ok()
+    })
+}
+
+#[test]
+fn metrics_health_readiness_and_top_while_a_job_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let cfg = d.join("job.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[runtime]\nshards = 2\n\n[sources.clicks]\ntype = \"generator\"\nevents_per_second = 1000\n\n\
+             [transforms.cps]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = [\"ad_id\"]\n\
+             window = {{ type = \"tumbling\", size = \"1s\" }}\naggregates = {{ n = \"count()\" }}\n\n\
+             [sinks.out]\ntype = \"file\"\ninputs = [\"cps\"]\npath = {:?}\n\n[api]\naddress = \"{addr}\"\n",
+            d.join("out.ndjson")
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(BIN)
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while get(&addr, "/health").map(|r| r.0) != Some(200) {
+        assert!(start.elapsed() < Duration::from_secs(30), "no /health");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(get(&addr, "/ready").unwrap().0, 200);
+    std::thread::sleep(Duration::from_millis(300));
+    let (code, first) = get(&addr, "/metrics").unwrap();
+    assert_eq!(code, 200);
+    assert!(valid(&first), "{first}");
+    std::thread::sleep(Duration::from_millis(500));
+    let (_, second) = get(&addr, "/metrics").unwrap();
+    let (a, b) = (
+        sum(&first, "sluice_events_in_total"),
+        sum(&second, "sluice_events_in_total"),
+    );
+    assert!(b > a && a > 0.0, "events counted grow: {a} -> {b}");
+    assert!(
+        sum(&second, "sluice_busy_seconds_total") + sum(&second, "sluice_idle_seconds_total") > 0.0
+    );
+    assert!(
+        second.contains("sluice_watermark_lag_seconds{shard=\"0\"}"),
+        "{second}"
+    );
+    let top = sluice(
+        d,
+        &[
+            "top",
+            "--address",
+            &addr,
+            "--every",
+            "0.2",
+            "--iterations",
+            "1",
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(top.success, "{}", top.stderr);
+    assert!(
+        top.stdout.contains("events/s") && top.stdout.contains("ready true"),
+        "{}",
+        top.stdout
+    );
+    assert_eq!(
+        top.stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with(['0', '1']))
+            .count(),
+        2,
+        "{}",
+        top.stdout
+    );
+    // SAFETY: signals the child we spawned and have not waited for.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
