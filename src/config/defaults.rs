@@ -108,6 +108,8 @@ pub fn late_by() -> Duration {
 /// Generator events carry `ts` in epoch milliseconds.
 pub fn generator_event_time() -> EventTimeConfig {
     EventTimeConfig {
+        max_future: max_future(),
+        allow_negative: false,
         field: "ts".to_string(),
         unit: TimeUnitConfig::Ms,
     }
@@ -129,6 +131,11 @@ pub fn checkpoint_retain() -> usize {
 /// either way: its output is committed with the next one that completes.
 pub fn tolerable_failures() -> u32 {
     0
+}
+
+/// An hour of clock skew is tolerated; more is a producer's clock gone wrong.
+pub fn max_future() -> Duration {
+    Duration::from_secs(3600)
 }
 
 /// The metrics endpoint listens on loopback, on Prometheus' port range.

@@ -181,6 +181,13 @@ pub struct EventTimeConfig {
     pub field: String,
     #[serde(default)]
     pub unit: TimeUnitConfig,
+    /// Clock-skew guard: a record more than this ahead of the wall clock is a dead letter (it would
+    /// push the watermark past everything else).
+    #[serde(default = "defaults::max_future")]
+    pub max_future: Duration,
+    /// Accept event times before 1970 (rejected by default: usually a unit or parsing mistake).
+    #[serde(default)]
+    pub allow_negative: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -93,6 +93,9 @@ pub enum TimeUnit {
 pub struct EventTimePlan {
     pub field: String,
     pub unit: TimeUnit,
+    /// Records more than this ahead of the wall clock are dead letters.
+    pub max_future_ms: i64,
+    pub allow_negative: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -174,7 +174,8 @@ fn run_shards(
                 Ok(match &s.kind {
                     SourceKind::File { .. } => SourceParser::Json(
                         RecordParser::new(&s.event_time.field, s.event_time.unit, &bindings[i])
-                            .map_err(err)?,
+                            .map_err(err)?
+                            .with_guard(s.event_time.max_future_ms, s.event_time.allow_negative),
                     ),
                     SourceKind::Generator(_) => {
                         SourceParser::Gen(GenParser::new(&bindings[i]).map_err(err)?)

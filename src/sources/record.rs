@@ -49,6 +49,11 @@ pub struct RecordParser {
     /// handed to [`RecordParser::parse_at`].
     with_time: bool,
     unit: TimeUnit,
+    /// Clock-skew guard: event times below `min_ts` or above `max_ts` are dead letters.
+    min_ts: i64,
+    max_ts: i64,
+    /// How far ahead of the wall clock an event may be (`max_ts` = clock + this).
+    max_future_ms: Option<i64>,
     bindings: Vec<CompiledBinding>,
     key: Vec<u8>,
     canon: Vec<u8>,
@@ -90,6 +95,9 @@ impl RecordParser {
             ts_field: 0,
             with_time: true,
             unit,
+            min_ts: -MAX_ABS_EVENT_TIME_MS,
+            max_ts: MAX_ABS_EVENT_TIME_MS,
+            max_future_ms: None,
             bindings: compiled,
             key: Vec::with_capacity(64),
             canon: Vec::with_capacity(64),
@@ -109,6 +117,23 @@ impl RecordParser {
     #[inline]
     pub fn parse_at(&mut self, line: &[u8], ts: i64, out: &mut [Event]) -> Result<(), Malformed> {
         self.parse_inner(line, Some(ts), out).map(|_| ())
+    }
+
+    /// Turns on the clock-skew guard: times before 1970 (unless `allow_negative`) and more than
+    /// `max_future_ms` ahead of the clock given to [`RecordParser::set_clock`] are dead letters.
+    pub fn with_guard(mut self, max_future_ms: i64, allow_negative: bool) -> Self {
+        self.max_future_ms = Some(max_future_ms);
+        if !allow_negative {
+            self.min_ts = 0;
+        }
+        self
+    }
+
+    /// The wall clock now (epoch ms), read once per chunk: the guard's upper bound follows it.
+    pub fn set_clock(&mut self, now_ms: i64) {
+        if let Some(ahead) = self.max_future_ms {
+            self.max_ts = now_ms.saturating_add(ahead).min(MAX_ABS_EVENT_TIME_MS);
+        }
     }
 
     pub fn outputs(&self) -> usize {
@@ -228,6 +253,18 @@ impl RecordParser {
         if ms.abs() > MAX_ABS_EVENT_TIME_MS {
             return Err(Malformed(format!(
                 "field `{name}` is out of range: {ms} ms"
+            )));
+        }
+        if ms < self.min_ts {
+            return Err(Malformed(format!(
+                "field `{name}` is before 1970 ({ms} ms); set event_time.allow_negative = true if that is meant"
+            )));
+        }
+        if ms > self.max_ts {
+            return Err(Malformed(format!(
+                "field `{name}` is {:.0} s ahead of the wall clock (max_future {} s): a skewed clock would move the watermark past every other event",
+                (ms - (self.max_ts - self.max_future_ms.unwrap_or(0))) as f64 / 1e3,
+                self.max_future_ms.unwrap_or(0) / 1000
             )));
         }
         Ok(ms)

@@ -116,7 +116,7 @@ pub fn job_toml(job: &Job, rt: Rt, input: &str, dir: &Path, tag: &str) -> String
     format!(
         "[runtime]\nshards = {}\nkey_groups = 720\nring_capacity = {}\nchunk_bytes = {}\n\n\
          [sources.ev]\ntype = \"file\"\npath = {}\nformat = \"json\"\n\
-         event_time = {{ field = {}, unit = \"ms\" }}\n\
+         event_time = {{ field = {}, unit = \"ms\", allow_negative = true }}\n\
          watermark = {{ max_out_of_orderness = \"{}\", idle_timeout = \"30s\" }}\n\n\
          [transforms.win]\ntype = \"window\"\ninputs = [\"ev\"]\ngroup_by = [{}]\nwindow = {}\n\
          allowed_lateness = \"{}\"\nlate_events = \"late_ev\"\naggregates = {{ {} }}\n\n\

@@ -92,6 +92,8 @@ impl Builder<'_> {
             name: name.to_string(),
             kind,
             event_time: EventTimePlan {
+                max_future_ms: et.max_future.as_millis(),
+                allow_negative: et.allow_negative,
                 field: et.field.clone(),
                 unit: match et.unit {
                     TimeUnitConfig::Ms => TimeUnit::Millis,

@@ -96,6 +96,8 @@ fn the_issue_example_builds_to_exactly_this_plan() {
             event_time: EventTimePlan {
                 field: "ts".into(),
                 unit: TimeUnit::Millis,
+                max_future_ms: 3_600_000,
+                allow_negative: false,
             },
             watermark: WatermarkPlan {
                 max_out_of_orderness_ms: 5_000,
@@ -187,7 +189,9 @@ fn example_runs_unchanged_on_a_bare_generator() {
         s.event_time,
         EventTimePlan {
             field: "ts".into(),
-            unit: TimeUnit::Millis
+            unit: TimeUnit::Millis,
+            max_future_ms: 3_600_000,
+            allow_negative: false,
         }
     );
     assert_eq!(s.watermark.max_out_of_orderness_ms, 5_000);

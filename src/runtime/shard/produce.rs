@@ -116,6 +116,14 @@ impl Shard {
                         chunk.limit = c.limit.min(self.reader.buf().len());
                         chunk.base = c.base;
                         self.stats.bytes_read += self.reader.buf().len() as u64;
+                        // The clock-skew guard's wall clock, read once per chunk.
+                        if let SourceParser::Json(jp) = &mut self.parsers[p.source] {
+                            jp.set_clock(
+                                std::time::SystemTime::now()
+                                    .duration_since(std::time::UNIX_EPOCH)
+                                    .map_or(i64::MAX, |d| d.as_millis() as i64),
+                            );
+                        }
                     }
                     Err(e) => {
                         self.failure = Some(format!(
