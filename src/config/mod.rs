@@ -131,6 +131,12 @@ pub struct FileSourceConfig {
     pub event_time: EventTimeConfig,
     #[serde(default)]
     pub watermark: WatermarkConfig,
+    /// Backfill: records per second this source is read at, at most (`"50000/s"`).
+    pub rate_limit: Option<String>,
+    /// Backfill: skip records that start before this byte offset of each file.
+    pub start_offset: Option<u64>,
+    /// Backfill: skip records with an event time before this (RFC 3339).
+    pub start_time: Option<String>,
 }
 
 /// Input encoding of a file source. Only NDJSON exists so far.

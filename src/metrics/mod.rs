@@ -21,6 +21,8 @@ pub struct ShardStats {
     pub records_filtered: u64,
     /// Records of filters and selects written to sinks.
     pub records_written: u64,
+    /// Records skipped by a source's start position (`start_offset`, `start_time`).
+    pub records_skipped: u64,
     pub late_dropped: u64,
     pub fired: u64,
     pub refired: u64,
@@ -50,6 +52,7 @@ impl ShardStats {
         self.dead_letters += o.dead_letters;
         self.records_filtered += o.records_filtered;
         self.records_written += o.records_written;
+        self.records_skipped += o.records_skipped;
         self.late_dropped += o.late_dropped;
         self.fired += o.fired;
         self.refired += o.refired;
@@ -98,6 +101,8 @@ pub struct RunSummary {
     /// Records filters dropped, and records of filters and selects written to sinks.
     pub records_filtered: u64,
     pub records_written: u64,
+    /// Records skipped before a source's start position.
+    pub records_skipped: u64,
     pub late_dropped: u64,
     pub results_emitted: u64,
     pub results_refired: u64,
@@ -179,6 +184,7 @@ impl RunSummary {
             dead_letters: total.dead_letters,
             records_filtered: total.records_filtered,
             records_written: total.records_written,
+            records_skipped: total.records_skipped,
             late_dropped: total.late_dropped,
             results_emitted: total.fired,
             results_refired: total.refired,

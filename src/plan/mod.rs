@@ -70,6 +70,18 @@ pub struct SourcePlan {
     pub kind: SourceKind,
     pub event_time: EventTimePlan,
     pub watermark: WatermarkPlan,
+    pub backfill: BackfillPlan,
+}
+
+/// Where and how fast a source is read (for replays): nothing set reads everything at full speed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BackfillPlan {
+    /// Records per second, at most (spread evenly over the shards).
+    pub rate_per_s: Option<f64>,
+    /// Records starting before this byte offset of each file are skipped.
+    pub start_offset: u64,
+    /// Records with an event time before this (epoch ms) are skipped.
+    pub start_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -309,6 +309,7 @@ fn run_shards(
         chunk_counts,
         schedule,
         sources: plan.sources.iter().map(|s| s.name.clone()).collect(),
+        backfill: plan.sources.iter().map(|s| s.backfill).collect(),
         routes: Arc::new(routes),
         stop: StopCoord {
             requested: opts.stop.clone(),

@@ -41,6 +41,8 @@ pub struct ShardSetup {
     pub tracker_init: Vec<(i64, bool)>,
     /// Source names by source index.
     pub sources: Vec<String>,
+    /// Per source: where and how fast it is read.
+    pub backfill: Vec<crate::plan::BackfillPlan>,
     pub routes: Arc<Routes>,
     pub stop: StopCoord,
     pub epoch: Instant,

@@ -5,8 +5,8 @@ use std::path::Path;
 use super::{Builder, Stream, Streams};
 use crate::config::{Config, KeyPath, SinkConfig, SourceConfig, TimeUnitConfig};
 use crate::plan::{
-    EventTimePlan, GeneratorPlan, SinkKind, SinkPlan, SourceKind, SourcePlan, StreamRef, TimeUnit,
-    WatermarkPlan,
+    BackfillPlan, EventTimePlan, GeneratorPlan, SinkKind, SinkPlan, SourceKind, SourcePlan,
+    StreamRef, TimeUnit, WatermarkPlan,
 };
 
 impl Builder<'_> {
@@ -88,8 +88,13 @@ impl Builder<'_> {
                 })
             }
         };
+        let backfill = match s {
+            SourceConfig::File(f) => self.backfill(name, f),
+            SourceConfig::Generator(_) => BackfillPlan::default(),
+        };
         SourcePlan {
             name: name.to_string(),
+            backfill,
             kind,
             event_time: EventTimePlan {
                 max_future_ms: et.max_future.as_millis(),
@@ -106,6 +111,43 @@ impl Builder<'_> {
                 max_out_of_orderness_ms: wm.max_out_of_orderness.as_millis(),
                 idle_timeout_ms: wm.idle_timeout.as_millis(),
             },
+        }
+    }
+
+    fn backfill(&mut self, name: &str, f: &crate::config::FileSourceConfig) -> BackfillPlan {
+        let key = |k: &str| KeyPath::new(["sources", name, k]);
+        let rate_per_s = f.rate_limit.as_ref().and_then(|r| {
+            let n = r
+                .trim()
+                .strip_suffix("/s")
+                .and_then(|n| n.trim().parse::<f64>().ok());
+            match n {
+                Some(n) if n.is_finite() && n > 0.0 => Some(n),
+                _ => {
+                    self.err(
+                        key("rate_limit"),
+                        format!(
+                            "`{r}` is not a rate: expected records per second, e.g. \"50000/s\""
+                        ),
+                    );
+                    None
+                }
+            }
+        });
+        let start_ms = f.start_time.as_ref().and_then(|t| {
+            let ms = crate::sources::json::parse_rfc3339_ms(t.as_bytes());
+            if ms.is_none() {
+                self.err(
+                    key("start_time"),
+                    format!("`{t}` is not an RFC 3339 time, e.g. \"2026-11-01T00:00:00Z\""),
+                );
+            }
+            ms
+        });
+        BackfillPlan {
+            rate_per_s,
+            start_offset: f.start_offset.unwrap_or(0),
+            start_ms,
         }
     }
 

@@ -99,6 +99,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
                 max_future_ms: 3_600_000,
                 allow_negative: false,
             },
+            backfill: Default::default(),
             watermark: WatermarkPlan {
                 max_out_of_orderness_ms: 5_000,
                 idle_timeout_ms: 30_000,

@@ -115,6 +115,9 @@ pub struct Shard {
     pub stats: ShardStats,
     pub hist: Histogram<u64>,
     last_publish: Instant,
+    /// Per source: records this shard read since `rate_start` (for `rate_limit`).
+    rate_read: Vec<u64>,
+    rate_start: Instant,
 }
 
 /// Per operator: the chains of filters and selects over its results, each with its sinks.
@@ -197,6 +200,8 @@ impl Shard {
             stats: ShardStats::default(),
             hist: latency_histogram(),
             last_publish: Instant::now(),
+            rate_read: vec![0; setup.sources.len()],
+            rate_start: Instant::now(),
             setup,
         };
         if let Err(e) = shard.resume() {

@@ -30,7 +30,12 @@ impl Shard {
             return (0, false);
         }
         let mut done = 0;
-        while done < STEP {
+        let budget = self.rate_budget();
+        if budget == 0 {
+            // Rate-limited: the source waits, like a source without credit.
+            return (0, true);
+        }
+        while done < STEP.min(budget) {
             let Some(cur) = self.cur.as_ref() else { break };
             let n = if cur.is_file {
                 usize::from(self.next_line())
@@ -50,6 +55,20 @@ impl Shard {
             }
         }
         (done, false)
+    }
+
+    /// How many records the current chunk's source may still read now under its `rate_limit`
+    /// (this shard's share: the rate over the shard count); `usize::MAX` without one.
+    fn rate_budget(&self) -> usize {
+        let Some(cur) = self.cur.as_ref() else {
+            return usize::MAX;
+        };
+        let src = self.setup.parts[cur.part as usize].source;
+        let Some(rate) = self.setup.backfill[src].rate_per_s else {
+            return usize::MAX;
+        };
+        let allowed = self.rate_start.elapsed().as_secs_f64() * rate / self.n as f64;
+        (allowed as u64).saturating_sub(self.rate_read[src]) as usize
     }
 
     fn start_chunk(&mut self) -> bool {
@@ -170,6 +189,12 @@ impl Shard {
             let part = cur.part;
             let setup = &self.setup;
             let src = setup.parts[part as usize].source;
+            let backfill = &setup.backfill[src];
+            self.rate_read[src] += 1;
+            if offset < backfill.start_offset {
+                self.stats.records_skipped += 1;
+                continue;
+            }
             let res = if line.len() > setup.max_line_bytes {
                 Err(format!(
                     "line is {} bytes; max_line_bytes is {}",
@@ -189,6 +214,10 @@ impl Shard {
                 line,
             };
             match res {
+                Ok(ts) if backfill.start_ms.is_some_and(|s| ts < s) => {
+                    self.stats.records_skipped += 1;
+                    continue;
+                }
                 Ok(ts) => {
                     let mut n = match &self.parsers[src] {
                         SourceParser::Json(p) => p.outputs(),
