@@ -28,7 +28,9 @@ text = open(cfg).read()
 text = re.sub(r'^(path|dir)\s*=\s*"(out|state)/([^"]*)"', lambda m: f'{m.group(1)} = "{out}/{m.group(3)}"', text, flags=re.M)
 text = re.sub(r'^\[api\][^\[]*', '', text, flags=re.M)
 # Start and rate on every file source.
-text = re.sub(r'^(\[sources\.[^\]]+\]\ntype = "file"\n)', lambda m: m.group(1) + f'start_time = "{start}"\nrate_limit = "{rate}/s"\n', text, flags=re.M)
+text = re.sub(r'^(\[sources\.[^\]]+\]\ntype = "file"[^\n]*\n)', lambda m: m.group(1) + f'start_time = "{start}"\nrate_limit = "{rate}/s"\n', text, flags=re.M)
+if 'start_time' not in text:
+    sys.exit("backfill.sh: no file source found in " + cfg)
 print(text)
 print(f'\n[api]\naddress = "127.0.0.1:{port}"')
 PY

@@ -190,7 +190,6 @@ impl Shard {
             let setup = &self.setup;
             let src = setup.parts[part as usize].source;
             let backfill = &setup.backfill[src];
-            self.rate_read[src] += 1;
             if offset < backfill.start_offset {
                 self.stats.records_skipped += 1;
                 continue;
@@ -213,6 +212,10 @@ impl Shard {
                 offset,
                 line,
             };
+            if !matches!(res, Ok(ts) if backfill.start_ms.is_some_and(|s| ts < s)) {
+                // Only what is read counts against the rate limit, not what a start skips.
+                self.rate_read[src] += 1;
+            }
             match res {
                 Ok(ts) if backfill.start_ms.is_some_and(|s| ts < s) => {
                     self.stats.records_skipped += 1;
