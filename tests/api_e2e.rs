@@ -105,6 +105,11 @@ fn metrics_health_readiness_and_top_while_a_job_runs() {
         second.contains("sluice_watermark_lag_seconds{shard=\"0\"}"),
         "{second}"
     );
+    assert!(
+        second.contains("sluice_source_time_lag_seconds{source=\"clicks\"}")
+            && second.contains("sluice_partition_watermark_seconds{partition="),
+        "{second}"
+    );
     let top = sluice(
         d,
         &[

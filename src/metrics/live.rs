@@ -12,6 +12,49 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// Dead-letter reason classes, the `reason` label of `sluice_dead_letters_by_reason_total`.
+pub const DEAD_REASONS: [&str; 9] = [
+    "invalid_json",
+    "missing_time",
+    "bad_time",
+    "clock_skew",
+    "negative_time",
+    "not_a_number",
+    "too_long",
+    "expression",
+    "other",
+];
+
+/// The class of a dead letter's reason text.
+pub fn dead_reason_class(reason: &str) -> usize {
+    let class = if reason.starts_with("invalid JSON") {
+        "invalid_json"
+    } else if reason.starts_with("missing event time") {
+        "missing_time"
+    } else if reason.contains("ahead of the wall clock") {
+        "clock_skew"
+    } else if reason.contains("before 1970") {
+        "negative_time"
+    } else if reason.contains("is not a number") {
+        "not_a_number"
+    } else if reason.contains("max_line_bytes") || reason.contains("inline key limit") {
+        "too_long"
+    } else if reason.starts_with("select `") || reason.starts_with("filter `") {
+        "expression"
+    } else if reason.contains("event time")
+        || reason.contains("RFC 3339")
+        || reason.contains("out of range")
+    {
+        "bad_time"
+    } else {
+        "other"
+    };
+    DEAD_REASONS
+        .iter()
+        .position(|c| *c == class)
+        .unwrap_or(DEAD_REASONS.len() - 1)
+}
+
 /// How often a shard copies its counters out.
 pub const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 
@@ -28,6 +71,10 @@ pub struct ShardSnapshot {
     pub ring_events: u64,
     /// Ingest-to-emit latency quantiles in microseconds: p50, p90, p99, p999.
     pub latency_us: [u64; 4],
+    /// Per source: the largest event time this shard has read (i64::MIN: none).
+    pub source_read_ms: Vec<i64>,
+    /// Per partition: its own watermark (published by shard 0 only; empty elsewhere).
+    pub partition_wm_ms: Vec<i64>,
 }
 
 impl Default for ShardSnapshot {
@@ -37,6 +84,8 @@ impl Default for ShardSnapshot {
             watermark_ms: i64::MIN,
             ring_events: 0,
             latency_us: [0; 4],
+            source_read_ms: Vec::new(),
+            partition_wm_ms: Vec::new(),
         }
     }
 }
@@ -46,6 +95,9 @@ pub struct Live {
     pub shards: Vec<Mutex<ShardSnapshot>>,
     /// Operator names by id (label values).
     pub op_names: Vec<String>,
+    /// Source and partition names by index (label values).
+    pub source_names: Vec<String>,
+    pub partition_names: Vec<String>,
     /// Restored and running: `/ready` answers 200.
     pub ready: AtomicBool,
     /// Asked to stop: `/ready` answers 503 while the job drains.
@@ -58,6 +110,8 @@ impl Live {
         Live {
             shards: (0..shards).map(|_| Mutex::default()).collect(),
             op_names,
+            source_names: Vec::new(),
+            partition_names: Vec::new(),
             ready: AtomicBool::new(false),
             draining: AtomicBool::new(false),
             checkpoint: Mutex::new(None),
@@ -194,6 +248,85 @@ impl Live {
             "gauge",
             "Wall clock minus the shard's watermark: how far event time trails now.",
             &wm_rows(&|wm| (now_ms.saturating_sub(wm)) as f64 / 1e3),
+        );
+        // Time lag per source: now minus the newest event time read from it (how far the reading
+        // trails the present; for a replay, how far it still has to go).
+        let mut read: Vec<i64> = vec![i64::MIN; self.source_names.len()];
+        for s in &snaps {
+            for (r, t) in read.iter_mut().zip(&s.source_read_ms) {
+                *r = (*r).max(*t);
+            }
+        }
+        let lag: Vec<(String, f64)> = self
+            .source_names
+            .iter()
+            .zip(&read)
+            .filter(|(_, t)| **t > i64::MIN)
+            .map(|(n, t)| {
+                (
+                    format!("{{source=\"{n}\"}}"),
+                    now_ms.saturating_sub(*t) as f64 / 1e3,
+                )
+            })
+            .collect();
+        family(
+            "sluice_source_time_lag_seconds",
+            "gauge",
+            "Wall clock minus the newest event time read from the source.",
+            &lag,
+        );
+        let parts: Vec<(String, f64)> = snaps
+            .first()
+            .map(|s| {
+                self.partition_names
+                    .iter()
+                    .zip(&s.partition_wm_ms)
+                    .filter(|(_, w)| **w > i64::MIN)
+                    .map(|(n, w)| {
+                        (
+                            format!(
+                                "{{partition=\"{}\"}}",
+                                n.replace('\\', "\\\\").replace('"', "\\\"")
+                            ),
+                            *w as f64 / 1e3,
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        family(
+            "sluice_partition_watermark_seconds",
+            "gauge",
+            "Each input partition's own watermark, seconds since the Unix epoch.",
+            &parts,
+        );
+        let mut by_reason = Vec::new();
+        let mut late_side = Vec::new();
+        for (i, s) in snaps.iter().enumerate() {
+            for (r, name) in DEAD_REASONS.iter().enumerate() {
+                if s.stats.dead_by_reason[r] > 0 {
+                    by_reason.push((
+                        format!("{{shard=\"{i}\",reason=\"{name}\"}}"),
+                        s.stats.dead_by_reason[r] as f64,
+                    ));
+                }
+            }
+            late_side.push((
+                format!("{{shard=\"{i}\"}}"),
+                s.stats.late_to_side_output as f64,
+            ));
+        }
+        family(
+            "sluice_dead_letters_by_reason_total",
+            "counter",
+            "Dead letters by reason class.",
+            &by_reason,
+        );
+        family(
+            "sluice_late_events_to_side_output_total",
+            "counter",
+            "Late events written to a late side output.",
+            &late_side,
         );
         let mut q = Vec::new();
         for (i, s) in snaps.iter().enumerate() {
@@ -342,11 +475,14 @@ mod tests {
 
     #[test]
     fn render_is_valid_exposition_and_shows_what_the_shards_published() {
-        let live = Live::new(2, vec!["w".into()]);
+        let mut live = Live::new(2, vec!["w".into()]);
+        live.source_names = vec!["clicks".into()];
+        live.partition_names = vec!["data/a.ndjson".into()];
         let mut stats = ShardStats {
             events_in: 42,
             ..ShardStats::default()
         };
+        stats.dead_by_reason[dead_reason_class("invalid JSON: expected a value")] = 2;
         stats.busy = Duration::from_millis(1500);
         live.publish(
             1,
@@ -355,6 +491,8 @@ mod tests {
                 watermark_ms: 1_700_000_000_000,
                 ring_events: 7,
                 latency_us: [100, 200, 300, 400],
+                source_read_ms: vec![1_700_000_000_000],
+                partition_wm_ms: Vec::new(),
             },
         );
         *live.checkpoint.lock().unwrap() = Some(CheckpointMetrics {
@@ -382,11 +520,51 @@ mod tests {
             "sluice_ingest_to_emit_latency_seconds{shard=\"1\",quantile=\"0.99\"} 0.0003\n"
         ));
         assert!(text.contains("sluice_checkpoints_completed_total 3\n"));
+        assert!(
+            text.contains(
+                "sluice_dead_letters_by_reason_total{shard=\"1\",reason=\"invalid_json\"} 2\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_source_time_lag_seconds{source=\"clicks\"} "),
+            "{text}"
+        );
+        assert!(
+            !text.contains("sluice_partition_watermark_seconds{"),
+            "shard 0 published none"
+        );
         assert!(text.contains("sluice_ready 0\n"));
         live.ready.store(true, Ordering::Release);
         assert!(live.render().contains("sluice_ready 1\n"));
         live.draining.store(true, Ordering::Release);
         assert!(!live.is_ready(), "draining is not ready");
+    }
+
+    #[test]
+    fn dead_letter_reasons_fall_into_their_classes() {
+        let c = |r: &str| DEAD_REASONS[dead_reason_class(r)];
+        assert_eq!(c("invalid JSON: unexpected end"), "invalid_json");
+        assert_eq!(c("missing event time field `ts`"), "missing_time");
+        assert_eq!(
+            c("field `ts` is 7200 s ahead of the wall clock (max_future 3600 s): x"),
+            "clock_skew"
+        );
+        assert_eq!(
+            c("field `ts` is before 1970 (-5 ms); set ..."),
+            "negative_time"
+        );
+        assert_eq!(
+            c("field `bid` is not a number (aggregates over it need one)"),
+            "not_a_number"
+        );
+        assert_eq!(c("line is 9000 bytes; max_line_bytes is 100"), "too_long");
+        assert_eq!(
+            c("select `p`, field `x`: `a * b` at column 1: ..."),
+            "expression"
+        );
+        assert_eq!(c("field `ts` must be a number (event time)"), "bad_time");
+        assert_eq!(c("something new"), "other");
     }
 
     #[test]

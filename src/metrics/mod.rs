@@ -23,6 +23,10 @@ pub struct ShardStats {
     pub records_written: u64,
     /// Records skipped by a source's start position (`start_offset`, `start_time`).
     pub records_skipped: u64,
+    /// Dead letters by reason class (see [`live::DEAD_REASONS`]).
+    pub dead_by_reason: [u64; live::DEAD_REASONS.len()],
+    /// Late events written to a side output (the rest of `late_dropped` had none configured).
+    pub late_to_side_output: u64,
     pub late_dropped: u64,
     pub fired: u64,
     pub refired: u64,
@@ -53,6 +57,10 @@ impl ShardStats {
         self.records_filtered += o.records_filtered;
         self.records_written += o.records_written;
         self.records_skipped += o.records_skipped;
+        self.late_to_side_output += o.late_to_side_output;
+        for (a, b) in self.dead_by_reason.iter_mut().zip(o.dead_by_reason) {
+            *a += b;
+        }
         self.late_dropped += o.late_dropped;
         self.fired += o.fired;
         self.refired += o.refired;

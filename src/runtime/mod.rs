@@ -289,7 +289,10 @@ fn run_shards(
                 window: "(api)".into(),
                 message: format!("cannot listen on {addr}: {e}"),
             })?;
-            let live = Arc::new(crate::metrics::live::Live::new(n, op_names.clone()));
+            let mut live = crate::metrics::live::Live::new(n, op_names.clone());
+            live.source_names = plan.sources.iter().map(|s| s.name.clone()).collect();
+            live.partition_names = parts.iter().map(|p| p.name.clone()).collect();
+            let live = Arc::new(live);
             (Some(live), Some(server))
         }
         None => (None, None),

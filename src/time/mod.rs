@@ -106,6 +106,14 @@ impl WatermarkTracker {
         }
     }
 
+    /// Each partition's own watermark (its largest time minus its bound; WM_MIN before any data).
+    pub fn partition_watermarks(&self) -> Vec<i64> {
+        self.parts
+            .iter()
+            .map(|p| Self::contribution(p, p.max))
+            .collect()
+    }
+
     fn contribution(p: &Part, max: i64) -> i64 {
         if max == WM_MIN {
             WM_MIN

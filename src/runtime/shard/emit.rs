@@ -27,6 +27,7 @@ pub(super) struct ShardEmitter {
     /// Results a chain dropped, and (operator, reason, line) of those it could not evaluate: the
     /// shard writes them to the dead letters.
     pub(super) results_filtered: u64,
+    pub(super) late_to_side: u64,
     pub(super) failed: Vec<(usize, String, Vec<u8>)>,
 }
 
@@ -106,6 +107,7 @@ impl Emitter for ShardEmitter {
         if self.routes.late[self.op].is_empty() {
             return;
         }
+        self.late_to_side += 1;
         let mut line = std::mem::take(&mut self.scratch);
         line.clear();
         if let PartKind::Memory { .. } = &self.parts[ev.part as usize].kind {

@@ -118,6 +118,8 @@ pub struct Shard {
     /// Per source: records this shard read since `rate_start` (for `rate_limit`).
     rate_read: Vec<u64>,
     rate_start: Instant,
+    /// Per source: the largest event time this shard has read (for the time-lag metric).
+    source_read: Vec<i64>,
 }
 
 /// Per operator: the chains of filters and selects over its results, each with its sinks.
@@ -166,6 +168,7 @@ impl Shard {
             error: None,
             chains: p.result_chains,
             results_filtered: 0,
+            late_to_side: 0,
             failed: Vec::new(),
         };
         let mut shard = Shard {
@@ -201,6 +204,7 @@ impl Shard {
             hist: latency_histogram(),
             last_publish: Instant::now(),
             rate_read: vec![0; setup.sources.len()],
+            source_read: vec![i64::MIN; setup.sources.len()],
             rate_start: Instant::now(),
             setup,
         };
@@ -280,6 +284,8 @@ impl Shard {
         self.dead_results();
         self.stats.records_filtered += self.emitter.results_filtered;
         self.emitter.results_filtered = 0;
+        self.stats.late_to_side_output += self.emitter.late_to_side;
+        self.emitter.late_to_side = 0;
         self.final_checkpoint();
         if let Some(why) = self.failure.take() {
             return Err(why);

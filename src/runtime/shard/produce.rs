@@ -357,6 +357,8 @@ impl Shard {
 
     fn end_chunk(&mut self) {
         let Some(cur) = self.cur.take() else { return };
+        let src = self.setup.parts[cur.part as usize].source;
+        self.source_read[src] = self.source_read[src].max(cur.seen_max);
         let mut end = Event::EMPTY;
         end.tag = Tag::ChunkEnd;
         end.ts = cur.seen_max;
@@ -438,6 +440,7 @@ impl DeadAt<'_> {
         stats: &mut ShardStats,
     ) {
         stats.dead_letters += 1;
+        stats.dead_by_reason[crate::metrics::live::dead_reason_class(reason)] += 1;
         if let Some(d) = dead.as_mut() {
             let l = dead_letter_line(reason, self.source, self.partition, self.offset, self.line);
             if let Err(e) = d.line(&l) {

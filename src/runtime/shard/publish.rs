@@ -22,6 +22,8 @@ impl Shard {
             live.draining.store(true, Ordering::Release);
         }
         let mut stats = self.stats.clone();
+        stats.late_to_side_output += self.emitter.late_to_side;
+        stats.records_filtered += self.emitter.results_filtered;
         stats.joins = self.ops.iter().map(|o| o.join_stats()).collect();
         for op in &self.ops {
             let s = op.stats();
@@ -45,6 +47,12 @@ impl Shard {
                 watermark_ms: self.wm,
                 ring_events,
                 latency_us,
+                source_read_ms: self.source_read.clone(),
+                partition_wm_ms: if self.id == 0 {
+                    self.tracker.partition_watermarks()
+                } else {
+                    Vec::new()
+                },
             },
         );
     }

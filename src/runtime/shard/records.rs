@@ -104,6 +104,7 @@ impl Shard {
     pub(super) fn dead_results(&mut self) {
         for (op, why, line) in std::mem::take(&mut self.emitter.failed) {
             self.stats.dead_letters += 1;
+            self.stats.dead_by_reason[crate::metrics::live::dead_reason_class(&why)] += 1;
             if let Some(d) = self.dead.as_mut() {
                 let name = &self.setup.op_names[op];
                 let l = super::emit::dead_letter_line(&why, name, "results", 0, &line);
