@@ -44,6 +44,10 @@ pub enum Command {
         /// Read files with plain reads instead of io_uring.
         #[arg(long)]
         no_uring: bool,
+        /// Logs (one line per state change: start, restore, checkpoint, savepoint, stop, end) as
+        /// `text` or `json`, on stderr.
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+        log_format: String,
     },
     /// Check a config and print the plan summary; runs nothing and writes nothing.
     Validate {
@@ -106,7 +110,18 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             from_savepoint,
             shards,
             allow_dropped_state,
+            log_format,
         } => {
+            let logs = tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_target(false)
+                .with_ansi(false);
+            // A second init (tests running several jobs in one process) keeps the first.
+            let _ = if log_format == "json" {
+                logs.json().try_init()
+            } else {
+                logs.try_init()
+            };
             let mut plan = crate::plan::load(&config)?;
             if let Some(n) = shards {
                 anyhow::ensure!(n >= 1, "--shards must be at least 1");

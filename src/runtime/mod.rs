@@ -354,6 +354,12 @@ fn run_shards(
         ),
         _ => None,
     };
+    tracing::info!(
+        shards = n,
+        sources = plan.sources.len(),
+        operators = n_ops,
+        "job started"
+    );
     let start = Instant::now();
     let mut handles = Vec::new();
     for (id, (out, inbound)) in outs.into_iter().zip(ins).enumerate() {
@@ -379,16 +385,12 @@ fn run_shards(
             .spawn(move || {
                 if let Some(c) = core {
                     if !core_affinity::set_for_current(c) && id == 0 {
-                        eprintln!(
-                            "sluice: pinning shard threads to cores was refused; running unpinned."
-                        );
+                        tracing::warn!("pinning shard threads to cores was refused; running unpinned");
                     }
                 }
                 let (mut shard, refused) = Shard::new(id, setup, parts_for);
                 if let (Some(why), 0) = (refused, id) {
-                    eprintln!(
-                        "sluice: io_uring unavailable ({why}); file sources fall back to pread."
-                    );
+                    tracing::warn!(reason = %why, "io_uring unavailable; file sources fall back to pread");
                 }
                 let res = shard.run();
                 (res, shard.stats.clone(), shard.hist.clone())
@@ -458,6 +460,11 @@ fn run_shards(
         return Err(e);
     }
     let stopped = opts.stop.load(std::sync::atomic::Ordering::Relaxed);
+    tracing::info!(
+        stopped_by_signal = stopped,
+        seconds = start.elapsed().as_secs_f64(),
+        "job ended"
+    );
     let mut summary = RunSummary::new(
         &stats,
         &hist,

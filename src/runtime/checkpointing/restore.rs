@@ -67,10 +67,11 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         None => {
             let (latest, skipped) = store.latest().map_err(|e| err(e.to_string()))?;
             for s in &skipped {
-                eprintln!(
-                    "sluice: checkpoint {} in {} skipped: {}",
+                tracing::warn!(
+                    checkpoint = s.id,
+                    dir = %plan.dir.display(),
+                    "checkpoint {} skipped: {}",
                     s.id,
-                    plan.dir.display(),
                     s.why
                 );
             }
@@ -112,7 +113,11 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
                 .adopt(&m, &folder, base_id)
                 .map_err(|e| err(e.to_string()))?;
         }
-        eprintln!("sluice: resuming from {what} (chunk {chunk})");
+        tracing::info!(
+            checkpoint = m.id,
+            chunk,
+            "resuming from {what} (chunk {chunk})"
+        );
         resume = Some(Resume {
             id: m.id,
             chunk,
@@ -167,10 +172,10 @@ fn recover_outputs(staged: &[PathBuf], newest: Option<&Manifest>) -> Result<(), 
         let missing = sinks::staged::recover(out, committed)
             .map_err(|e| err(format!("recovering output {}: {e}", out.display())))?;
         if missing > 0 {
-            eprintln!(
-                "sluice: output {} is {missing} bytes shorter than the state restored covers; lines \
-                 from before that point are not written again",
-                out.display()
+            tracing::warn!(
+                output = %out.display(),
+                missing_bytes = missing,
+                "output is shorter than the state restored covers; lines from before that point are not written again"
             );
         }
     }
@@ -230,7 +235,7 @@ fn match_operators(
     }
     if allow_dropped {
         for p in &problems {
-            eprintln!("sluice: dropping state (--allow-dropped-state): {p}");
+            tracing::warn!("dropping state (--allow-dropped-state): {p}");
         }
         return Ok(sections);
     }

@@ -98,9 +98,11 @@ fn one(
         if let Ok(mut m) = ck.metrics.lock() {
             m.failed += 1;
         }
-        eprintln!(
-            "sluice: checkpoint {id} failed: {why} ({} in a row; {} tolerated)",
-            consecutive, ck.tolerable_failures
+        tracing::error!(
+            checkpoint = id,
+            "checkpoint {id} failed: {why} ({} in a row; {} tolerated)",
+            consecutive,
+            ck.tolerable_failures
         );
         if *consecutive > ck.tolerable_failures {
             return Err(format!("checkpoint {id} failed: {why}"));
@@ -145,6 +147,12 @@ fn one(
             m.write_mb_per_s = m.total_bytes as f64 / 1e6 / m.write_time.as_secs_f64();
         }
     }
+    tracing::info!(
+        checkpoint = id,
+        bytes,
+        chunk = job.chunk,
+        "checkpoint {id} completed"
+    );
     if serves_savepoint {
         serve_savepoint(ck, id, Ok(&manifest));
     }
@@ -227,9 +235,9 @@ fn serve_savepoint(ck: &Ckpt, id: u64, m: Result<&Manifest, String>) {
             if let Ok(mut x) = ck.metrics.lock() {
                 x.savepoints += 1;
             }
-            eprintln!("sluice: savepoint {id} written to {}", target.display());
+            tracing::info!(savepoint = id, path = %target.display(), "savepoint {id} written to {}", target.display());
         }
-        Err(e) => eprintln!("sluice: savepoint not written: {e}"),
+        Err(e) => tracing::error!("savepoint not written: {e}"),
     }
     let outcome = control::Outcome {
         nonce,
@@ -238,6 +246,6 @@ fn serve_savepoint(ck: &Ckpt, id: u64, m: Result<&Manifest, String>) {
         error: out.err(),
     };
     if let Err(e) = control::write_outcome(&ck.dir, &outcome) {
-        eprintln!("sluice: cannot answer the savepoint request: {e}");
+        tracing::error!("cannot answer the savepoint request: {e}");
     }
 }

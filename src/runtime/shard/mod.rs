@@ -320,6 +320,9 @@ impl Shard {
             return;
         }
         if !self.proposed {
+            if self.id == 0 {
+                tracing::info!("stop requested: draining (a second signal exits at once)");
+            }
             coord.proposal.fetch_max(self.next_prod, Ordering::AcqRel);
             coord.arrived.fetch_add(1, Ordering::AcqRel);
             self.proposed = true;
