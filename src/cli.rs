@@ -87,6 +87,23 @@ pub enum Command {
     },
 }
 
+/// Once a stop is asked for, the drain has `limit_ms` to finish; past it the process exits with
+/// status 1 and says so (the newest complete checkpoint is still there to resume from).
+fn drain_watchdog(stop: Arc<AtomicBool>, limit_ms: i64) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("sluice-drain-watchdog".into())
+        .spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(limit_ms.max(0) as u64));
+            tracing::error!(drain_timeout_ms = limit_ms, "drain did not finish in time; exiting");
+            eprintln!("sluice: drain did not finish within runtime.drain_timeout ({limit_ms} ms); exiting");
+            std::process::exit(1);
+        })?;
+    Ok(())
+}
+
 pub fn main_with(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Validate { config } => {
@@ -133,6 +150,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
                 signal_hook::flag::register_conditional_shutdown(sig, 1, stop.clone())?;
                 signal_hook::flag::register(sig, stop.clone())?;
             }
+            drain_watchdog(stop.clone(), plan.runtime.drain_timeout_ms)?;
             let savepoint = Arc::new(AtomicBool::new(false));
             signal_hook::flag::register(signal_hook::consts::SIGUSR1, savepoint.clone())?;
             let summary = runtime::run(

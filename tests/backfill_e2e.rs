@@ -80,3 +80,42 @@ fn a_start_position_skips_what_is_before_it_and_the_rate_limit_holds() {
         "read at {rate:.0} records/s with rate_limit 10000/s"
     );
 }
+
+/// A drain that cannot finish in `runtime.drain_timeout` (here: a chunk read at 1 record a second)
+/// ends the process with status 1 and a message instead of hanging.
+#[test]
+fn a_drain_past_its_limit_exits_and_says_so() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lines: Vec<String> = (0..2000)
+        .map(|i| {
+            format!(
+                r#"{{"i":"{i:05}","ts":{}}}"#,
+                1_793_491_200_000i64 + i * 1000
+            )
+        })
+        .collect();
+    std::fs::write(d.join("in.ndjson"), lines.join("\n") + "\n").unwrap();
+    let cfg = job(d, "slow", "rate_limit = \"1/s\"");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("[runtime]\n", "[runtime]\ndrain_timeout = \"1s\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    let mut child = Command::new(common::BIN)
+        .args(["run", "--config", &cfg])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals the child we spawned and have not waited for.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("drain did not finish within runtime.drain_timeout"),
+        "{err}"
+    );
+}

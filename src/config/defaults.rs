@@ -138,6 +138,12 @@ pub fn max_future() -> Duration {
     Duration::from_secs(3600)
 }
 
+/// A drain finishes the chunks in flight, writes the final checkpoint and commits: seconds, not
+/// minutes; a minute means something is stuck, and the last complete checkpoint is still there.
+pub fn drain_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+
 /// The metrics endpoint listens on loopback, on Prometheus' port range.
 pub fn api_address() -> String {
     "127.0.0.1:9464".into()

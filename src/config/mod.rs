@@ -83,6 +83,9 @@ pub struct RuntimeConfig {
     pub pin_cores: bool,
     #[serde(default = "defaults::max_line_bytes")]
     pub max_line_bytes: usize,
+    /// How long a stop (SIGINT/SIGTERM) may drain before the process exits anyway.
+    #[serde(default = "defaults::drain_timeout")]
+    pub drain_timeout: Duration,
 }
 
 impl Default for RuntimeConfig {
@@ -94,6 +97,7 @@ impl Default for RuntimeConfig {
             chunk_bytes: defaults::chunk_bytes(),
             pin_cores: defaults::pin_cores(),
             max_line_bytes: defaults::max_line_bytes(),
+            drain_timeout: defaults::drain_timeout(),
         }
     }
 }

@@ -379,6 +379,7 @@ impl Builder<'_> {
             chunk_bytes: r.chunk_bytes,
             pin_cores: r.pin_cores,
             max_line_bytes: r.max_line_bytes,
+            drain_timeout_ms: r.drain_timeout.as_millis(),
         }
     }
 

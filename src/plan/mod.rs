@@ -62,6 +62,8 @@ pub struct RuntimePlan {
     pub pin_cores: bool,
     /// Longest accepted input line; longer lines go to the dead letter output.
     pub max_line_bytes: usize,
+    /// How long a stop may drain before the process exits anyway.
+    pub drain_timeout_ms: i64,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -87,6 +87,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
             chunk_bytes: 1 << 20,
             pin_cores: true,
             max_line_bytes: 1 << 20,
+            drain_timeout_ms: 60_000,
         },
         sources: vec![SourcePlan {
             name: "clicks".into(),
