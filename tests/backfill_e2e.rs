@@ -102,7 +102,7 @@ fn a_drain_past_its_limit_exits_and_says_so() {
         .unwrap()
         .replace("[runtime]\n", "[runtime]\ndrain_timeout = \"1s\"\n");
     std::fs::write(&cfg, text).unwrap();
-    let mut child = Command::new(common::BIN)
+    let child = Command::new(common::BIN)
         .args(["run", "--config", &cfg])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
