@@ -75,6 +75,8 @@ pub struct ShardSnapshot {
     pub source_read_ms: Vec<i64>,
     /// Per partition: its own watermark (published by shard 0 only; empty elsewhere).
     pub partition_wm_ms: Vec<i64>,
+    /// When the shard published this (None: never).
+    pub at: Option<std::time::Instant>,
 }
 
 impl Default for ShardSnapshot {
@@ -86,6 +88,7 @@ impl Default for ShardSnapshot {
             latency_us: [0; 4],
             source_read_ms: Vec::new(),
             partition_wm_ms: Vec::new(),
+            at: None,
         }
     }
 }
@@ -219,6 +222,12 @@ impl Live {
         for (name, help, f) in counters {
             family(name, "counter", help, &per_shard(f));
         }
+        family(
+            "sluice_shard_unresponsive_seconds",
+            "gauge",
+            "Time since the shard last published (every 0.1 s while its loop turns): a shard blocked in a sink write shows here.",
+            &per_shard(&|s| s.at.map_or(0.0, |t| t.elapsed().as_secs_f64())),
+        );
         family(
             "sluice_ring_events",
             "gauge",
@@ -493,6 +502,7 @@ mod tests {
                 latency_us: [100, 200, 300, 400],
                 source_read_ms: vec![1_700_000_000_000],
                 partition_wm_ms: Vec::new(),
+                at: Some(std::time::Instant::now()),
             },
         );
         *live.checkpoint.lock().unwrap() = Some(CheckpointMetrics {

@@ -48,6 +48,7 @@ impl Shard {
                 ring_events,
                 latency_us,
                 source_read_ms: self.source_read.clone(),
+                at: Some(now),
                 partition_wm_ms: if self.id == 0 {
                     self.tracker.partition_watermarks()
                 } else {
