@@ -25,8 +25,6 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
 struct KeyState {
-    hash: u64,
-    key: Box<[u8]>,
     /// (valid-from, record), ascending; equal times in arrival order.
     versions: Vec<(i64, RecRef)>,
     /// Some version older than `versions[0]` was dropped: input rows before it cannot be answered.
@@ -75,12 +73,8 @@ impl TemporalJoin {
 
     fn intern(&mut self, hash: u64, key: &[u8]) -> u32 {
         let (i, new) = self.index.intern(hash, key);
-        if new {
-            self.keys.push(KeyState {
-                hash,
-                key: Box::from(key),
-                ..KeyState::default()
-            });
+        if new && self.keys.len() <= i as usize {
+            self.keys.push(KeyState::default());
         }
         i
     }
@@ -227,9 +221,13 @@ impl Operator for TemporalJoin {
     fn snapshot(&self, e: &mut Enc) {
         self.stats.encode(e);
         e.u64(self.keys.len() as u64);
-        for s in &self.keys {
-            e.u64(s.hash);
-            e.bytes(&s.key);
+        for (k, s) in self.keys.iter().enumerate() {
+            let (hash, key) = self
+                .index
+                .get(k as u32)
+                .map_or((0, &[][..]), |(h, b)| (*h, b));
+            e.u64(hash);
+            e.bytes(key);
             e.u8(u8::from(s.pruned));
             e.u64(s.versions.len() as u64);
             for (t, r) in &s.versions {

@@ -299,6 +299,26 @@ pub struct SinkPlan {
     pub results_via: Vec<(OpId, Vec<StageId>)>,
 }
 
+impl Plan {
+    /// Every operator as (name, state signature), in operator-id order: windows, temporal joins,
+    /// interval joins, dedupes. The one place that order is written down for the runtime.
+    pub fn operators(&self) -> Vec<(String, String)> {
+        let windows = self.windows.iter().map(|w| (&w.name, w.state_signature()));
+        let joins = self.joins.iter().map(|j| (&j.name, j.state_signature()));
+        let intervals = self
+            .interval_joins
+            .iter()
+            .map(|j| (&j.name, j.state_signature()));
+        let dedupes = self.dedupes.iter().map(|d| (&d.name, d.state_signature()));
+        windows
+            .chain(joins)
+            .chain(intervals)
+            .chain(dedupes)
+            .map(|(n, s)| (n.clone(), s))
+            .collect()
+    }
+}
+
 impl WindowPlan {
     /// What this window's state layout depends on: its kind and sizes, its key and its aggregate
     /// functions with their inputs, in order. Two configs whose windows have the same name and

@@ -94,22 +94,7 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
                 key_groups: plan.runtime.key_groups.max(1),
                 parts: &parts,
                 staged,
-                operators: plan
-                    .windows
-                    .iter()
-                    .map(|w| (w.name.clone(), w.state_signature()))
-                    .chain(plan.joins.iter().map(|j| (j.name.clone(), j.state_signature())))
-                    .chain(
-                        plan.interval_joins
-                            .iter()
-                            .map(|j| (j.name.clone(), j.state_signature())),
-                    )
-                    .chain(
-                        plan.dedupes
-                            .iter()
-                            .map(|d| (d.name.clone(), d.state_signature())),
-                    )
-                    .collect(),
+                operators: plan.operators(),
                 from_savepoint: opts.from_savepoint.as_deref(),
                 allow_dropped_state: opts.allow_dropped_state,
                 savepoint_requested: opts.savepoint.clone(),
@@ -275,14 +260,7 @@ fn run_shards(
     let parts = Arc::new(parts);
     let failed = Arc::new(AtomicBool::new(false));
     // The endpoint binds before any shard starts: a taken address fails the run at once.
-    let op_names: Vec<String> = plan
-        .windows
-        .iter()
-        .map(|w| w.name.clone())
-        .chain(plan.joins.iter().map(|j| j.name.clone()))
-        .chain(plan.interval_joins.iter().map(|j| j.name.clone()))
-        .chain(plan.dedupes.iter().map(|d| d.name.clone()))
-        .collect();
+    let op_names: Vec<String> = plan.operators().into_iter().map(|(n, _)| n).collect();
     let (live, server) = match plan.api {
         Some(addr) => {
             let server = crate::api::Server::bind(addr).map_err(|e| RuntimeError::Setup {
