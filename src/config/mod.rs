@@ -210,7 +210,7 @@ pub enum TimeUnitConfig {
     Rfc3339,
 }
 
-/// `watermark = { max_out_of_orderness = "5s", idle_timeout = "30s" }`.
+/// `watermark = { max_out_of_orderness = "5s", idle_timeout = "30s", max_drift = "30s" }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WatermarkConfig {
@@ -218,6 +218,11 @@ pub struct WatermarkConfig {
     pub max_out_of_orderness: Duration,
     #[serde(default = "defaults::idle_timeout")]
     pub idle_timeout: Duration,
+    /// Watermark alignment: a partition whose watermark runs further than this ahead of the
+    /// slowest partition of any source that also sets it pauses until the others catch up.
+    /// Unset (the default): never paused.
+    #[serde(default)]
+    pub max_drift: Option<Duration>,
 }
 
 impl Default for WatermarkConfig {
@@ -225,6 +230,7 @@ impl Default for WatermarkConfig {
         WatermarkConfig {
             max_out_of_orderness: defaults::max_out_of_orderness(),
             idle_timeout: defaults::idle_timeout(),
+            max_drift: None,
         }
     }
 }

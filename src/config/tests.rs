@@ -105,7 +105,7 @@ fn misspelt_key_inside_an_inline_table_is_found_there() {
 #[test]
 fn unknown_key_without_a_near_miss_lists_what_is_expected() {
     let (msg, _) = error(&edited("idle_timeout", "colour"));
-    assert_eq!(msg, "my.toml:10:44: unknown key `colour` in [sources.clicks.watermark]; expected one of `max_out_of_orderness`, `idle_timeout`");
+    assert_eq!(msg, "my.toml:10:44: unknown key `colour` in [sources.clicks.watermark]; expected one of `max_out_of_orderness`, `idle_timeout`, `max_drift`");
 }
 
 #[test]

@@ -75,6 +75,9 @@ pub struct ShardSnapshot {
     pub source_read_ms: Vec<i64>,
     /// Per partition: its own watermark (published by shard 0 only; empty elsewhere).
     pub partition_wm_ms: Vec<i64>,
+    /// Per partition: rounds it sat out under watermark alignment (shard 0 only; empty without
+    /// alignment).
+    pub alignment_paused: Vec<u64>,
     /// When the shard published this (None: never).
     pub at: Option<std::time::Instant>,
 }
@@ -88,9 +91,15 @@ impl Default for ShardSnapshot {
             latency_us: [0; 4],
             source_read_ms: Vec::new(),
             partition_wm_ms: Vec::new(),
+            alignment_paused: Vec::new(),
             at: None,
         }
     }
+}
+
+/// A label value with `\` and `"` escaped, as the exposition format requires.
+fn escape_label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// Everything the endpoint shows, shared by the shards, the checkpoint writer and the server.
@@ -293,10 +302,7 @@ impl Live {
                     .filter(|(_, w)| **w > i64::MIN)
                     .map(|(n, w)| {
                         (
-                            format!(
-                                "{{partition=\"{}\"}}",
-                                n.replace('\\', "\\\\").replace('"', "\\\"")
-                            ),
+                            format!("{{partition=\"{}\"}}", escape_label(n)),
                             *w as f64 / 1e3,
                         )
                     })
@@ -308,6 +314,22 @@ impl Live {
             "gauge",
             "Each input partition's own watermark, seconds since the Unix epoch.",
             &parts,
+        );
+        let paused: Vec<(String, f64)> = snaps
+            .first()
+            .map(|s| {
+                self.partition_names
+                    .iter()
+                    .zip(&s.alignment_paused)
+                    .map(|(n, p)| (format!("{{partition=\"{}\"}}", escape_label(n)), *p as f64))
+                    .collect()
+            })
+            .unwrap_or_default();
+        family(
+            "sluice_partition_alignment_paused_rounds_total",
+            "counter",
+            "Rounds of chunks the partition sat out because its watermark ran more than max_drift ahead.",
+            &paused,
         );
         let mut by_reason = Vec::new();
         let mut late_side = Vec::new();
@@ -502,7 +524,15 @@ mod tests {
                 latency_us: [100, 200, 300, 400],
                 source_read_ms: vec![1_700_000_000_000],
                 partition_wm_ms: Vec::new(),
+                alignment_paused: Vec::new(),
                 at: Some(std::time::Instant::now()),
+            },
+        );
+        live.publish(
+            0,
+            ShardSnapshot {
+                alignment_paused: vec![5],
+                ..ShardSnapshot::default()
             },
         );
         *live.checkpoint.lock().unwrap() = Some(CheckpointMetrics {
@@ -530,6 +560,12 @@ mod tests {
             "sluice_ingest_to_emit_latency_seconds{shard=\"1\",quantile=\"0.99\"} 0.0003\n"
         ));
         assert!(text.contains("sluice_checkpoints_completed_total 3\n"));
+        assert!(
+            text.contains(
+                "sluice_partition_alignment_paused_rounds_total{partition=\"data/a.ndjson\"} 5\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "sluice_dead_letters_by_reason_total{shard=\"1\",reason=\"invalid_json\"} 2\n"

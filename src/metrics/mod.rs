@@ -126,6 +126,10 @@ pub struct RunSummary {
     /// Per join or dedupe: rows buffered at exit, peak (each shard's peak, summed), dropped by
     /// cleanup, late; `[left, right]` (`[input, table]` for a temporal join).
     pub joins: Vec<JoinSummary>,
+    /// Per input partition, under watermark alignment only: rounds of chunks it sat out because
+    /// it ran more than `max_drift` ahead (empty without alignment).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alignment_paused_rounds: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -204,6 +208,7 @@ impl RunSummary {
             latency_max_us: hist.max(),
             checkpoint: None,
             joins: Vec::new(),
+            alignment_paused_rounds: Vec::new(),
             per_shard: per_shard
                 .iter()
                 .enumerate()

@@ -116,6 +116,8 @@ pub struct EventTimePlan {
 pub struct WatermarkPlan {
     pub max_out_of_orderness_ms: i64,
     pub idle_timeout_ms: i64,
+    /// Watermark alignment (`runtime::aligned`); `None` = this source is never paused.
+    pub max_drift_ms: Option<i64>,
 }
 
 /// The synthetic click model shared by the `generator` source and `sluice loadgen`.

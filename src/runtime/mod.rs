@@ -5,6 +5,7 @@
 //! before any thread starts (so a bad source or sink fails first), starts the shards, waits for them
 //! and merges their counters. It knows operators, sources and sinks only through their traits.
 
+pub mod aligned;
 mod checkpointing;
 pub mod ring;
 pub mod schedule;
@@ -19,7 +20,7 @@ use crate::sinks::{SharedSink, SinkError};
 use crate::sources::generator::GenParser;
 use crate::sources::record::RecordParser;
 use crate::sources::{PartKind, Partition, SourceError};
-use schedule::Schedule;
+use schedule::{ChunkOrder, Schedule};
 use setup::{Routes, ShardSetup, StopCoord};
 use shard::{Shard, ShardParts, SourceParser};
 use std::sync::atomic::AtomicBool;
@@ -119,6 +120,27 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
     result
 }
 
+/// Continues the chunk order a checkpoint recorded (after its watermarks in the `time` section),
+/// before any shard asks it for a chunk.
+fn restore_order(
+    order: &ChunkOrder,
+    tracker_init: &[(i64, bool)],
+    r: &checkpointing::Resume,
+) -> Result<(), RuntimeError> {
+    let fail = |m: String| RuntimeError::Checkpoint(format!("checkpoint {}: {m}", r.id));
+    let time = r
+        .snapshots
+        .first()
+        .and_then(|s| s.sections.iter().find(|x| x.name == "time"))
+        .ok_or_else(|| fail("no watermark state".into()))?;
+    let mut d = crate::checkpoint::codec::Dec::new(&time.bytes);
+    crate::time::WatermarkTracker::new(tracker_init)
+        .decode(&mut d)
+        .map_err(fail)?;
+    d.i64("watermark").map_err(fail)?;
+    order.decode(&mut d).map_err(fail)
+}
+
 fn run_shards(
     plan: &Plan,
     opts: RunOptions,
@@ -133,7 +155,25 @@ fn run_shards(
         .iter()
         .map(|p| p.chunks(plan.runtime.chunk_bytes))
         .collect();
-    let schedule = Schedule::new(&chunk_counts);
+    let aligned = parts
+        .iter()
+        .any(|p| plan.sources[p.source].watermark.max_drift_ms.is_some());
+    let schedule = if aligned {
+        ChunkOrder::Aligned(aligned::AlignedOrder::new(
+            parts
+                .iter()
+                .zip(&chunk_counts)
+                .map(|(p, &chunks)| aligned::AlignedPart {
+                    chunks,
+                    max_out_of_orderness_ms: p.max_out_of_orderness_ms,
+                    max_drift_ms: plan.sources[p.source].watermark.max_drift_ms,
+                })
+                .collect(),
+            n,
+        ))
+    } else {
+        ChunkOrder::Fixed(Schedule::new(&chunk_counts))
+    };
 
     let Wiring {
         agg_slots,
@@ -275,17 +315,21 @@ fn run_shards(
         }
         None => (None, None),
     };
+    let tracker_init: Vec<(i64, bool)> = parts
+        .iter()
+        .zip(&chunk_counts)
+        .map(|(p, c)| (p.max_out_of_orderness_ms, *c != Some(0)))
+        .collect();
+    if let Some(r) = &resume {
+        restore_order(&schedule, &tracker_init, r)?;
+    }
     let setup = Arc::new(ShardSetup {
         shards: n,
         key_groups: plan.runtime.key_groups.max(1),
         chunk_bytes: plan.runtime.chunk_bytes.max(1),
         max_line_bytes: plan.runtime.max_line_bytes,
         uring: opts.uring,
-        tracker_init: parts
-            .iter()
-            .zip(&chunk_counts)
-            .map(|(p, c)| (p.max_out_of_orderness_ms, *c != Some(0)))
-            .collect(),
+        tracker_init,
         parts: parts.clone(),
         chunk_counts,
         schedule,
@@ -450,6 +494,7 @@ fn run_shards(
         stopped,
     );
     summary.set_joins(&setup.op_names, &stats);
+    summary.alignment_paused_rounds = setup.schedule.paused();
     if let Some(ck) = &ckpt {
         summary.set_checkpoints(ck.metrics());
     }

@@ -5,8 +5,102 @@
 //! `r` chunks (unbounded partitions have chunks in every round). Because the order is a pure function of
 //! the plan and the input sizes, output never depends on thread timing.
 
+use super::aligned::{AlignedOrder, Next};
+use crate::checkpoint::codec::{Dec, Enc};
+
 /// Chunks of one partition: `None` = unbounded.
 pub type ChunkCount = Option<u64>;
+
+/// The order a run reads chunks in: fixed by sizes alone, or aligned on event time when some
+/// source sets `watermark.max_drift` (see `runtime::aligned`).
+pub enum ChunkOrder {
+    Fixed(Schedule),
+    Aligned(AlignedOrder),
+}
+
+impl ChunkOrder {
+    pub fn chunk(&self, seq: u64) -> Next {
+        match self {
+            ChunkOrder::Fixed(s) => s.chunk(seq).map_or(Next::End, |(p, k)| Next::Chunk(p, k)),
+            ChunkOrder::Aligned(a) => a.chunk(seq),
+        }
+    }
+
+    /// Total chunks; `None` while unknown (an unbounded partition, or an aligned order that has
+    /// not reached the end yet).
+    pub fn total(&self) -> Option<u64> {
+        match self {
+            ChunkOrder::Fixed(s) => s.total(),
+            ChunkOrder::Aligned(a) => a.total(),
+        }
+    }
+
+    /// The producer of chunk `seq` finished it; `max_ts` is its largest event time.
+    #[inline]
+    pub fn finished(&self, seq: u64, max_ts: i64) {
+        if let ChunkOrder::Aligned(a) = self {
+            a.finished(seq, max_ts);
+        }
+    }
+
+    /// Shard `shard` will next receive chunk `seq`.
+    #[inline]
+    pub fn received(&self, shard: usize, seq: u64) {
+        if let ChunkOrder::Aligned(a) = self {
+            a.received(shard, seq);
+        }
+    }
+
+    /// Rounds each partition sat out for alignment (empty without alignment).
+    pub fn paused(&self) -> Vec<u64> {
+        match self {
+            ChunkOrder::Fixed(_) => Vec::new(),
+            ChunkOrder::Aligned(a) => a
+                .paused
+                .iter()
+                .map(|p| p.load(std::sync::atomic::Ordering::Relaxed))
+                .collect(),
+        }
+    }
+
+    /// Appends the order's state to a checkpoint: a tag, and the aligned order's rounds.
+    pub fn encode(&self, e: &mut Enc) {
+        match self {
+            ChunkOrder::Fixed(_) => e.u8(0),
+            ChunkOrder::Aligned(a) => {
+                e.u8(1);
+                a.encode(e);
+            }
+        }
+    }
+
+    /// Continues from a checkpoint's order. Chunk numbers mean different things in the two
+    /// orders, so a checkpoint resumes only into the same kind.
+    pub fn decode(&self, d: &mut Dec) -> Result<(), String> {
+        // Checkpoints from before alignment existed end here: they were taken in the fixed order.
+        let tag = if d.is_empty() {
+            0
+        } else {
+            d.u8("chunk order")?
+        };
+        match (self, tag) {
+            (ChunkOrder::Fixed(_), 0) => Ok(()),
+            (ChunkOrder::Aligned(a), 1) => a.decode(d),
+            (ChunkOrder::Fixed(_), _) => Err(
+                "the checkpoint was taken with watermark alignment (`max_drift`) and this job has \
+                 none; chunk positions differ between the two orders, so restore it with the same \
+                 `max_drift` settings"
+                    .into(),
+            ),
+            (ChunkOrder::Aligned(_), _) => Err(
+                "the checkpoint was taken without watermark alignment and this job sets \
+                 `max_drift`; chunk positions differ between the two orders, so restore it without \
+                 `max_drift`, finish or savepoint, then enable it"
+                    .into(),
+            ),
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 struct Segment {

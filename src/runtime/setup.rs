@@ -3,7 +3,7 @@
 //! except the stop coordinator's atomics (touched once per loop iteration, never per event).
 
 use super::checkpointing::{Ckpt, Resume};
-use super::schedule::{ChunkCount, Schedule};
+use super::schedule::{ChunkCount, ChunkOrder};
 use crate::sources::Partition;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
@@ -36,7 +36,7 @@ pub struct ShardSetup {
     pub uring: bool,
     pub parts: Arc<Vec<Partition>>,
     pub chunk_counts: Vec<ChunkCount>,
-    pub schedule: Schedule,
+    pub schedule: ChunkOrder,
     /// Per partition: (max out-of-orderness, has data).
     pub tracker_init: Vec<(i64, bool)>,
     /// Source names by source index.

@@ -19,6 +19,12 @@ impl Builder<'_> {
                 "must be longer than 0s".into(),
             );
         }
+        if wm.max_drift.is_some_and(|d| d.as_millis() == 0) {
+            self.err(
+                key("watermark").key("max_drift"),
+                "must be longer than 0s (leave it out to never pause the source)".into(),
+            );
+        }
         let et = s.event_time();
         if et.field.is_empty() {
             self.err(
@@ -110,6 +116,7 @@ impl Builder<'_> {
             watermark: WatermarkPlan {
                 max_out_of_orderness_ms: wm.max_out_of_orderness.as_millis(),
                 idle_timeout_ms: wm.idle_timeout.as_millis(),
+                max_drift_ms: wm.max_drift.map(|d| d.as_millis()),
             },
         }
     }

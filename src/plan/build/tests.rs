@@ -104,6 +104,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
             watermark: WatermarkPlan {
                 max_out_of_orderness_ms: 5_000,
                 idle_timeout_ms: 30_000,
+                max_drift_ms: None,
             },
         }],
         windows: vec![WindowPlan {
@@ -461,12 +462,13 @@ fn empty_pipeline_and_source_problems() {
             "p.toml: sinks: no sinks: a pipeline needs at least one [sinks.NAME] table",
         ]
     );
-    let text = edited("type = \"generator\"", "type = \"generator\"\nkeys = 0\nlate_fraction = 1.5\nevent_time = { field = \"time\" }\nwatermark = { idle_timeout = \"0s\" }");
+    let text = edited("type = \"generator\"", "type = \"generator\"\nkeys = 0\nlate_fraction = 1.5\nevent_time = { field = \"time\" }\nwatermark = { idle_timeout = \"0s\", max_drift = \"0s\" }");
     assert_eq!(errors(&text), [
         "p.toml:3:1: sources.clicks.keys: must be at least 1",
         "p.toml:4:1: sources.clicks.late_fraction: 1.5 is not a share: must be between 0.0 and 1.0",
         "p.toml:5:1: sources.clicks.event_time: a generator's events carry their time in `ts`, epoch milliseconds: use { field = \"ts\", unit = \"ms\" } or leave event_time out",
         "p.toml:6:15: sources.clicks.watermark.idle_timeout: must be longer than 0s",
+        "p.toml:6:36: sources.clicks.watermark.max_drift: must be longer than 0s (leave it out to never pause the source)",
     ]);
     let text = edited(
         "type = \"generator\"",

@@ -7,6 +7,7 @@ use super::records;
 use super::{ProdChunk, Shard, SourceParser, STEP};
 use crate::event::{Event, Tag, CHUNK_LAST};
 use crate::metrics::ShardStats;
+use crate::runtime::aligned::Next;
 use crate::runtime::schedule::Schedule;
 use crate::runtime::setup::ShardSetup;
 use crate::sinks::SinkWriter;
@@ -79,8 +80,9 @@ impl Shard {
         if seq >= self.end_seq() {
             return false;
         }
-        let Some((part, k)) = self.setup.schedule.chunk(seq) else {
-            return false;
+        let (part, k) = match self.setup.schedule.chunk(seq) {
+            Next::Chunk(p, k) => (p, k),
+            Next::Wait | Next::End => return false,
         };
         self.maybe_issue_barrier();
         if self.failure.is_some() {
@@ -359,6 +361,7 @@ impl Shard {
         let Some(cur) = self.cur.take() else { return };
         let src = self.setup.parts[cur.part as usize].source;
         self.source_read[src] = self.source_read[src].max(cur.seen_max);
+        self.setup.schedule.finished(cur.seq, cur.seen_max);
         let mut end = Event::EMPTY;
         end.tag = Tag::ChunkEnd;
         end.ts = cur.seen_max;

@@ -54,6 +54,11 @@ impl Shard {
                 } else {
                     Vec::new()
                 },
+                alignment_paused: if self.id == 0 {
+                    self.setup.schedule.paused()
+                } else {
+                    Vec::new()
+                },
             },
         );
     }

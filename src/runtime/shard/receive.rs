@@ -105,6 +105,7 @@ impl Shard {
                     self.advance(wm);
                 }
                 self.next_seq += 1;
+                self.setup.schedule.received(self.id, self.next_seq);
                 if !self.record_out.is_empty() {
                     self.flush_records(ev.pos);
                 }

@@ -92,6 +92,7 @@ impl Shard {
         let mut time = Enc::default();
         self.tracker.encode(&mut time);
         time.i64(self.wm);
+        self.setup.schedule.encode(&mut time);
         let mut sections = vec![Section {
             name: "time".into(),
             bytes: time.bytes,
@@ -149,6 +150,7 @@ impl Shard {
         let mut d = Dec::new(&time.bytes);
         self.tracker.decode(&mut d)?;
         self.wm = d.i64("watermark")?;
+        // The chunk order that follows (`ChunkOrder::decode`) was restored before any shard started.
         let setup = self.setup.clone();
         let keep = |h: u64| super::produce::shard_of(&setup, self.n, h) == self.id;
         for snap in &r.snapshots {
