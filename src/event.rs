@@ -52,6 +52,10 @@ pub enum Tag {
 pub const CHUNK_LAST: u32 = 1;
 /// Flag in a `ChunkEnd`'s `len`: the partition had no data for its idle timeout.
 pub const CHUNK_IDLE: u32 = 2;
+/// Flag in a `ChunkEnd`'s `len`: an empty padding slot of the chunk order, of no partition.
+pub const CHUNK_PAD: u32 = 4;
+/// Flag in a `ChunkEnd`'s `len`: `hash` holds the partition's next Kafka offset after this chunk.
+pub const CHUNK_OFFSET: u32 = 8;
 
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]

@@ -46,9 +46,19 @@ pub struct LoadgenArgs {
     /// Number of events to write (over all files).
     #[arg(long)]
     pub events: u64,
-    /// Output file; parent directories are created.
+    /// Output file; parent directories are created. Not with `--kafka`.
+    #[arg(long, required_unless_present = "kafka", conflicts_with = "kafka")]
+    pub out: Option<PathBuf>,
+    /// Produce the events into Kafka (bootstrap servers) instead of writing files; needs --topic.
+    #[arg(long, requires = "topic")]
+    pub kafka: Option<String>,
+    /// The Kafka topic to produce into (it must exist).
     #[arg(long)]
-    pub out: PathBuf,
+    pub topic: Option<String>,
+    /// With --kafka: records sent per second of wall clock, at most (0: as fast as the broker
+    /// takes them). `--rate` is the events' spacing in event time, as for files.
+    #[arg(long, default_value_t = 0)]
+    pub send_rate: u64,
     #[arg(long, default_value_t = defaults::SEED)]
     pub seed: u64,
     /// Distinct ad ids (ad-0 .. ad-{keys-1}).
@@ -104,6 +114,12 @@ pub enum LoadgenError {
     },
     #[error("a loadgen generator thread stopped before its chunk {chunk} was made")]
     GeneratorStopped { chunk: usize },
+    #[error("kafka {brokers} topic `{topic}`: {reason}")]
+    Kafka {
+        brokers: String,
+        topic: String,
+        reason: String,
+    },
 }
 
 /// What a run wrote.
@@ -186,21 +202,16 @@ impl LoadgenArgs {
     /// The files a run writes, in index order: `--out` itself, or `<stem>.<k>.<ext>` (ext
     /// defaults to `ndjson`) when `--files` is above 1.
     pub fn output_paths(&self) -> Vec<PathBuf> {
+        let out = self.out.clone().unwrap_or_default();
         if self.files <= 1 {
-            return vec![self.out.clone()];
+            return vec![out];
         }
-        let stem = self
-            .out
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned());
+        let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned());
         let stem = stem.unwrap_or_else(|| "clicks".to_string());
-        let ext = self
-            .out
-            .extension()
-            .map(|e| e.to_string_lossy().into_owned());
+        let ext = out.extension().map(|e| e.to_string_lossy().into_owned());
         let ext = ext.unwrap_or_else(|| "ndjson".to_string());
         (0..self.files)
-            .map(|k| self.out.with_file_name(format!("{stem}.{k}.{ext}")))
+            .map(|k| out.with_file_name(format!("{stem}.{k}.{ext}")))
             .collect()
     }
 }
@@ -236,6 +247,9 @@ fn chunks(events: u64, files: usize, chunk_events: u64) -> Vec<Chunk> {
 /// Writes the events; see the module doc.
 pub fn run(args: &LoadgenArgs) -> Result<LoadgenReport, LoadgenError> {
     let plan = args.plan()?;
+    if let (Some(brokers), Some(topic)) = (&args.kafka, &args.topic) {
+        return crate::loadgen_kafka::produce(args, &plan, brokers, topic);
+    }
     let model = ClickModel::new(&plan);
     let paths = args.output_paths();
     for path in &paths {

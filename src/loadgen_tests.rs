@@ -122,7 +122,7 @@ fn split_paths_and_chunks() {
         args.output_paths(),
         [PathBuf::from("d/c.0.json"), PathBuf::from("d/c.1.json")]
     );
-    args.out = PathBuf::from("d/c");
+    args.out = Some(PathBuf::from("d/c"));
     assert_eq!(args.output_paths()[1], PathBuf::from("d/c.1.ndjson"));
     let c = chunks(10, 3, 2);
     let flat: Vec<(usize, u64, u64)> = c.iter().map(|c| (c.file, c.start, c.end)).collect();
@@ -156,7 +156,7 @@ fn written_lines_equal_the_model() {
         ..parse(&["clicks", "--events", &events.to_string(), "--out", "x"]).expect("parses")
     };
     let args = LoadgenArgs {
-        out: out.clone(),
+        out: Some(out.clone()),
         ..args
     };
     let report = run(&args).expect("loadgen runs");
@@ -176,7 +176,10 @@ fn split_files_concatenate_to_the_stream() {
     let out = dir.path().join("c.ndjson");
     let args =
         parse(&["clicks", "--events", "1000", "--files", "3", "--out", "x"]).expect("parses");
-    let args = LoadgenArgs { out, ..args };
+    let args = LoadgenArgs {
+        out: Some(out),
+        ..args
+    };
     run(&args).expect("loadgen runs");
     let plan = args.plan().expect("valid");
     for (k, (start, end)) in [(0, 333), (333, 666), (666, 1000)].into_iter().enumerate() {
@@ -216,12 +219,12 @@ fn unwritable_output_is_an_error() {
     fs::write(&blocker, b"x").expect("write");
     let args = parse(&["clicks", "--events", "10", "--out", "x"]).expect("parses");
     let args = LoadgenArgs {
-        out: blocker.join("sub/c.ndjson"),
+        out: Some(blocker.join("sub/c.ndjson")),
         ..args
     };
     assert!(matches!(run(&args), Err(LoadgenError::CreateDir { .. })));
     let args = LoadgenArgs {
-        out: dir.path().to_path_buf(),
+        out: Some(dir.path().to_path_buf()),
         ..args
     };
     assert!(matches!(run(&args), Err(LoadgenError::Create { .. })));

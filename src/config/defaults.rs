@@ -112,6 +112,7 @@ pub fn generator_event_time() -> EventTimeConfig {
         allow_negative: false,
         field: "ts".to_string(),
         unit: TimeUnitConfig::Ms,
+        kafka_timestamp: false,
     }
 }
 

@@ -172,7 +172,7 @@ fn expected_list(expected: &[String]) -> String {
 /// What `type` may be for a component under `[sources]`, `[transforms]` or `[sinks]`.
 fn type_hint(owner: &KeyPath) -> String {
     let kinds = match owner.first_key() {
-        Some("sources") => "\"file\" or \"generator\"",
+        Some("sources") => "\"file\", \"generator\" or \"kafka\"",
         Some("transforms") => {
             "\"window\", \"filter\", \"select\", \"temporal_join\", \"interval_join\" or \"dedupe\""
         }

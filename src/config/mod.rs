@@ -108,6 +108,60 @@ impl Default for RuntimeConfig {
 pub enum SourceConfig {
     File(FileSourceConfig),
     Generator(GeneratorSourceConfig),
+    Kafka(KafkaSourceConfig),
+}
+
+/// `[sources.NAME] type = "kafka"`: a topic's partitions, spread over the shards.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaSourceConfig {
+    /// `bootstrap.servers`.
+    pub brokers: String,
+    pub topic: Option<String>,
+    pub topics: Option<Vec<String>>,
+    /// Read positions are committed to this group for lag monitoring only (checkpoints hold the
+    /// positions a restore uses); `start = "committed"` starts from it. Default `sluice-NAME`.
+    pub group_id: Option<String>,
+    /// Absent: `"committed"`.
+    pub start: Option<KafkaStartConfig>,
+    /// `"end"`: stop at the end offsets each partition had when the job started (a bounded job);
+    /// `"never"` (the default): keep reading.
+    #[serde(default)]
+    pub stop_at: KafkaStopAt,
+    #[serde(default)]
+    pub format: Format,
+    pub event_time: EventTimeConfig,
+    #[serde(default)]
+    pub watermark: WatermarkConfig,
+    /// Passed through to librdkafka as they are (`"fetch.max.bytes" = "1048576"`).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+}
+
+/// Where a Kafka source starts reading when no checkpoint says otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum KafkaStartConfig {
+    /// `"committed"` (the group's offsets, else the earliest), `"earliest"` or `"latest"`.
+    Named(KafkaStartName),
+    /// `{ timestamp = "2026-11-01T00:00:00Z" }`: the first record at or after this time.
+    Timestamp { timestamp: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KafkaStartName {
+    Committed,
+    Earliest,
+    Latest,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KafkaStopAt {
+    #[default]
+    Never,
+    End,
 }
 
 impl SourceConfig {
@@ -115,12 +169,14 @@ impl SourceConfig {
         match self {
             SourceConfig::File(f) => &f.watermark,
             SourceConfig::Generator(g) => &g.watermark,
+            SourceConfig::Kafka(k) => &k.watermark,
         }
     }
     pub fn event_time(&self) -> &EventTimeConfig {
         match self {
             SourceConfig::File(f) => &f.event_time,
             SourceConfig::Generator(g) => &g.event_time,
+            SourceConfig::Kafka(k) => &k.event_time,
         }
     }
 }
@@ -188,6 +244,8 @@ pub struct GeneratorSourceConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventTimeConfig {
+    /// The record's field holding its event time (empty with `kafka_timestamp`).
+    #[serde(default)]
     pub field: String,
     #[serde(default)]
     pub unit: TimeUnitConfig,
@@ -198,6 +256,9 @@ pub struct EventTimeConfig {
     /// Accept event times before 1970 (rejected by default: usually a unit or parsing mistake).
     #[serde(default)]
     pub allow_negative: bool,
+    /// Kafka sources: take the record's Kafka timestamp as its event time instead of a field.
+    #[serde(default)]
+    pub kafka_timestamp: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

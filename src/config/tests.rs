@@ -148,10 +148,10 @@ fn missing_or_unknown_component_type() {
         "type = \"file\"              # file | generator",
         "#",
     ));
-    assert_eq!(msg, "my.toml:5:1: missing key `type` in [sources.clicks] (expected type = \"file\" or \"generator\")");
+    assert_eq!(msg, "my.toml:5:1: missing key `type` in [sources.clicks] (expected type = \"file\", \"generator\" or \"kafka\")");
     assert_eq!(key, "sources.clicks.type");
-    let (msg, key) = error(&edited("type = \"file\"    ", "type = \"kafka\"   "));
-    assert_eq!(msg, "my.toml:6:1: `sources.clicks.type`: unknown value `kafka`; expected one of `file`, `generator`");
+    let (msg, key) = error(&edited("type = \"file\"    ", "type = \"kafak\"   "));
+    assert_eq!(msg, "my.toml:6:1: `sources.clicks.type`: unknown value `kafak`; expected one of `file`, `generator`, `kafka`; did you mean `kafka`?");
     assert_eq!(key, "sources.clicks.type");
     let (msg, _) = error(&edited("type = \"window\"", "type = \"windows\""));
     assert_eq!(msg, "my.toml:13:1: `transforms.clicks_per_minute.type`: unknown value `windows`; expected one of `window`, `filter`, `select`, `temporal_join`, `interval_join`, `dedupe`; did you mean `window`?");

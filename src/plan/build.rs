@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use super::{CheckpointPlan, Plan, RuntimePlan, SourceId, StageId, WindowPlan};
+use super::{CheckpointPlan, Plan, RuntimePlan, SourceId, SourcePlan, StageId, WindowPlan};
 use crate::config::{
     self, suggest, Config, ConfigError, KeyPath, Location, SourceText, TransformConfig,
 };
@@ -81,7 +81,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
     let runtime = b.runtime(config);
     b.unique_names(config);
     let streams = Streams::new(config);
-    let sources = config
+    let sources: Vec<SourcePlan> = config
         .sources
         .iter()
         .map(|(name, s)| b.source(name, s))
@@ -101,18 +101,19 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         );
     }
     let stages = b.stages(config, &streams);
-    let joins = joins_of(config)
+    let joins: Vec<_> = joins_of(config)
         .map(|(name, j)| b.join(name, j, &streams))
         .collect();
-    let interval_joins = interval_joins_of(config)
+    let interval_joins: Vec<_> = interval_joins_of(config)
         .map(|(name, j)| b.interval_join(name, j, &streams))
         .collect();
-    let dedupes = dedupes_of(config)
+    let dedupes: Vec<_> = dedupes_of(config)
         .map(|(name, d)| b.dedupe(name, d, &streams))
         .collect();
     let windows = windows_of(config)
         .map(|(name, w)| b.window(name, w, config, &streams, &cyclic, &stages))
         .collect();
+    b.kafka_limits(&sources, &joins, &interval_joins, &dedupes);
 
     let sinks = b.sinks(config, &streams, &stages);
     let checkpoint = b.checkpoint(config);

@@ -93,6 +93,30 @@ pub enum SourceKind {
         path: String,
     },
     Generator(GeneratorPlan),
+    Kafka(KafkaPlan),
+}
+
+/// A Kafka source (see `sources::kafka`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaPlan {
+    pub brokers: String,
+    pub topics: Vec<String>,
+    pub group_id: String,
+    pub start: KafkaStart,
+    /// Stop at the end offsets taken when the job first started.
+    pub stop_at_end: bool,
+    /// The record's Kafka timestamp is its event time.
+    pub kafka_timestamp: bool,
+    pub options: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KafkaStart {
+    Committed,
+    Earliest,
+    Latest,
+    /// Epoch ms.
+    Timestamp(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

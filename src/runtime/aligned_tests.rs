@@ -21,7 +21,9 @@ fn walk(o: &AlignedOrder, time: impl Fn(u16, u64) -> i64, max: u64) -> Vec<(u16,
                 out.push((p, k));
             }
             Next::End => break,
-            Next::Wait => panic!("chunk {seq} waits although every earlier chunk reported"),
+            Next::Wait | Next::Pad => {
+                panic!("chunk {seq} waits although every earlier chunk reported")
+            }
         }
     }
     out

@@ -7,6 +7,7 @@
 
 pub mod aligned;
 mod checkpointing;
+mod kafka_positions;
 pub mod ring;
 pub mod schedule;
 mod setup;
@@ -151,14 +152,34 @@ fn run_shards(
 ) -> Result<RunSummary, RuntimeError> {
     let n = plan.runtime.shards.max(1);
     let first_id = ckpt.as_ref().map_or(0, |c| c.base_id + 1);
-    let chunk_counts: Vec<_> = parts
+    let mut parts = parts;
+    let kafka_job = parts.iter().any(|p| matches!(p.kind, PartKind::Kafka(_)));
+    if let (true, Some(r)) = (kafka_job, &resume) {
+        kafka_positions::restore(&mut parts, r)?;
+    }
+    let mut chunk_counts: Vec<_> = parts
         .iter()
         .map(|p| p.chunks(plan.runtime.chunk_bytes))
         .collect();
+    if kafka_job {
+        // Every Kafka partition gets a chunk in every round (bounded ones run empty once done),
+        // so the padded order stays a plain function of the sequence number.
+        let common = chunk_counts
+            .iter()
+            .try_fold(0u64, |m, c| c.map(|c| m.max(c)));
+        chunk_counts.iter_mut().for_each(|c| *c = common);
+    }
     let aligned = parts
         .iter()
         .any(|p| plan.sources[p.source].watermark.max_drift_ms.is_some());
-    let schedule = if aligned {
+    let schedule = if kafka_job {
+        let parts_n = parts.len() as u64;
+        ChunkOrder::Padded {
+            parts: parts_n,
+            round: parts_n.div_ceil(n as u64).max(1) * n as u64,
+            count: chunk_counts.first().copied().flatten(),
+        }
+    } else if aligned {
         ChunkOrder::Aligned(aligned::AlignedOrder::new(
             parts
                 .iter()
@@ -205,6 +226,16 @@ fn run_shards(
                     SourceKind::Generator(_) => {
                         SourceParser::Gen(GenParser::new(&bindings[i]).map_err(err)?)
                     }
+                    SourceKind::Kafka(k) if k.kafka_timestamp => SourceParser::Json(
+                        RecordParser::keyed(&bindings[i])
+                            .map_err(err)?
+                            .with_guard(s.event_time.max_future_ms, s.event_time.allow_negative),
+                    ),
+                    SourceKind::Kafka(_) => SourceParser::Json(
+                        RecordParser::new(&s.event_time.field, s.event_time.unit, &bindings[i])
+                            .map_err(err)?
+                            .with_guard(s.event_time.max_future_ms, s.event_time.allow_negative),
+                    ),
                 })
             })
             .collect()
@@ -335,6 +366,17 @@ fn run_shards(
         schedule,
         sources: plan.sources.iter().map(|s| s.name.clone()).collect(),
         backfill: plan.sources.iter().map(|s| s.backfill).collect(),
+        kafka_timestamp: plan
+            .sources
+            .iter()
+            .map(|s| matches!(&s.kind, SourceKind::Kafka(k) if k.kafka_timestamp))
+            .collect(),
+        idle_ms: plan
+            .sources
+            .iter()
+            .map(|s| s.watermark.idle_timeout_ms)
+            .collect(),
+        kafka_job,
         routes: Arc::new(routes),
         stop: StopCoord {
             requested: opts.stop.clone(),
@@ -395,6 +437,7 @@ fn run_shards(
             ops,
             sinks: shared.iter().map(|s| s.writer(id, first_id)).collect(),
             dead: dead.as_ref().map(|s| s.writer(id, first_id)),
+            kafka: kafka_positions::reader(plan, &parts, id, n)?,
         };
         let setup = setup.clone();
         let core = if cores.is_empty() {

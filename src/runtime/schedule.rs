@@ -16,6 +16,14 @@ pub type ChunkCount = Option<u64>;
 pub enum ChunkOrder {
     Fixed(Schedule),
     Aligned(AlignedOrder),
+    /// Kafka partitions: rounds of every partition padded with empty slots to a multiple of the
+    /// shard count, so that partition `i`'s chunks always fall to shard `i % shards` (the one
+    /// whose consumer owns it). All partitions have `count` chunks (`None`: unbounded).
+    Padded {
+        parts: u64,
+        round: u64,
+        count: Option<u64>,
+    },
 }
 
 impl ChunkOrder {
@@ -23,6 +31,20 @@ impl ChunkOrder {
         match self {
             ChunkOrder::Fixed(s) => s.chunk(seq).map_or(Next::End, |(p, k)| Next::Chunk(p, k)),
             ChunkOrder::Aligned(a) => a.chunk(seq),
+            &ChunkOrder::Padded {
+                parts,
+                round,
+                count,
+            } => {
+                let (k, slot) = (seq / round, seq % round);
+                if count.is_some_and(|c| k >= c) {
+                    Next::End
+                } else if slot >= parts {
+                    Next::Pad
+                } else {
+                    Next::Chunk(slot as u16, k)
+                }
+            }
         }
     }
 
@@ -32,6 +54,7 @@ impl ChunkOrder {
         match self {
             ChunkOrder::Fixed(s) => s.total(),
             ChunkOrder::Aligned(a) => a.total(),
+            ChunkOrder::Padded { round, count, .. } => count.map(|c| c * round),
         }
     }
 
@@ -54,7 +77,7 @@ impl ChunkOrder {
     /// Rounds each partition sat out for alignment (empty without alignment).
     pub fn paused(&self) -> Vec<u64> {
         match self {
-            ChunkOrder::Fixed(_) => Vec::new(),
+            ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. } => Vec::new(),
             ChunkOrder::Aligned(a) => a
                 .paused
                 .iter()
@@ -66,7 +89,7 @@ impl ChunkOrder {
     /// Appends the order's state to a checkpoint: a tag, and the aligned order's rounds.
     pub fn encode(&self, e: &mut Enc) {
         match self {
-            ChunkOrder::Fixed(_) => e.u8(0),
+            ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. } => e.u8(0),
             ChunkOrder::Aligned(a) => {
                 e.u8(1);
                 a.encode(e);
@@ -84,9 +107,9 @@ impl ChunkOrder {
             d.u8("chunk order")?
         };
         match (self, tag) {
-            (ChunkOrder::Fixed(_), 0) => Ok(()),
+            (ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. }, 0) => Ok(()),
             (ChunkOrder::Aligned(a), 1) => a.decode(d),
-            (ChunkOrder::Fixed(_), _) => Err(
+            (ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. }, _) => Err(
                 "the checkpoint was taken with watermark alignment (`max_drift`) and this job has \
                  none; chunk positions differ between the two orders, so restore it with the same \
                  `max_drift` settings"
@@ -117,6 +140,10 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn new(counts: &[ChunkCount]) -> Schedule {
+        Self::rounds(counts)
+    }
+
+    fn rounds(counts: &[ChunkCount]) -> Schedule {
         // Round boundaries are the distinct bounded counts; between two of them the active set is fixed.
         let mut bounds: Vec<u64> = counts
             .iter()

@@ -43,6 +43,12 @@ pub struct ShardSetup {
     pub sources: Vec<String>,
     /// Per source: where and how fast it is read.
     pub backfill: Vec<crate::plan::BackfillPlan>,
+    /// Per source: its event time is the Kafka record timestamp.
+    pub kafka_timestamp: Vec<bool>,
+    /// Per source: `watermark.idle_timeout` in ms.
+    pub idle_ms: Vec<i64>,
+    /// The job reads Kafka: positions are offsets (a resumed run numbers chunks from 0 again).
+    pub kafka_job: bool,
     pub routes: Arc<Routes>,
     pub stop: StopCoord,
     pub epoch: Instant,

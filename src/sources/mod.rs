@@ -8,6 +8,7 @@
 pub mod file;
 pub mod generator;
 pub mod json;
+pub mod kafka;
 pub mod record;
 
 use crate::plan::{GeneratorPlan, Plan, SourceKind};
@@ -42,6 +43,8 @@ pub enum SourceError {
         source_name: String,
         message: String,
     },
+    #[error(transparent)]
+    Kafka(#[from] kafka::DiscoveryError),
     #[error("more than {max} partitions in total ({found})")]
     TooManyPartitions { max: usize, found: usize },
 }
@@ -63,6 +66,14 @@ pub enum PartKind {
         events: Arc<[crate::event::Event]>,
         per_chunk: u64,
     },
+    /// A Kafka partition; chunks are offset ranges of `records_per_chunk` when it is bounded
+    /// (`stop_at = "end"`), else what has arrived, up to that many records.
+    Kafka(kafka::KafkaPart),
+}
+
+/// Records one Kafka chunk covers at most, for a given `chunk_bytes`.
+pub fn kafka_records_per_chunk(chunk_bytes: usize) -> u64 {
+    (chunk_bytes as u64 / 128).max(1)
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +96,9 @@ impl Partition {
             PartKind::Memory { events, per_chunk } => {
                 Some((events.len() as u64).div_ceil(*per_chunk))
             }
+            PartKind::Kafka(k) => k.end.map(|end| {
+                ((end - k.start).max(0) as u64).div_ceil(kafka_records_per_chunk(chunk_bytes))
+            }),
         }
     }
 }
@@ -114,6 +128,16 @@ pub fn partitions(plan: &Plan) -> Result<Vec<Partition>, SourceError> {
             }
             SourceKind::Generator(g) => {
                 out.push(generator_partition(i, ooo, g, plan.runtime.chunk_bytes))
+            }
+            SourceKind::Kafka(k) => {
+                for p in kafka::discover(&src.name, k)? {
+                    out.push(Partition {
+                        source: i,
+                        name: format!("{}/{}", p.topic, p.partition),
+                        max_out_of_orderness_ms: ooo,
+                        kind: PartKind::Kafka(p),
+                    });
+                }
             }
         }
     }

@@ -3,10 +3,13 @@
 use std::path::Path;
 
 use super::{Builder, Stream, Streams};
-use crate::config::{Config, KeyPath, SinkConfig, SourceConfig, TimeUnitConfig};
+use crate::config::{
+    Config, KafkaSourceConfig, KafkaStartConfig, KafkaStartName, KafkaStopAt, KeyPath, SinkConfig,
+    SourceConfig, TimeUnitConfig,
+};
 use crate::plan::{
-    BackfillPlan, EventTimePlan, GeneratorPlan, SinkKind, SinkPlan, SourceKind, SourcePlan,
-    StreamRef, TimeUnit, WatermarkPlan,
+    BackfillPlan, EventTimePlan, GeneratorPlan, KafkaPlan, KafkaStart, SinkKind, SinkPlan,
+    SourceKind, SourcePlan, StreamRef, TimeUnit, WatermarkPlan,
 };
 
 impl Builder<'_> {
@@ -26,10 +29,29 @@ impl Builder<'_> {
             );
         }
         let et = s.event_time();
-        if et.field.is_empty() {
+        let kafka = matches!(s, SourceConfig::Kafka(_));
+        if et.kafka_timestamp && !kafka {
+            self.err(
+                key("event_time").key("kafka_timestamp"),
+                "only a Kafka source's records have a Kafka timestamp".into(),
+            );
+        } else if et.kafka_timestamp && !et.field.is_empty() {
+            self.err(
+                key("event_time"),
+                "give either `field` or `kafka_timestamp = true`, not both".into(),
+            );
+        } else if et.field.is_empty() && !et.kafka_timestamp {
             self.err(
                 key("event_time").key("field"),
-                "the event-time field name cannot be empty".into(),
+                "the event-time field name cannot be empty (a Kafka source may use `kafka_timestamp = true` instead)".into(),
+            );
+        }
+        if kafka && wm.max_drift.is_some() {
+            self.err(
+                key("watermark").key("max_drift"),
+                "watermark alignment is not available for Kafka sources yet (their partitions are \
+                 read as their records arrive, not in a precomputed order)"
+                    .into(),
             );
         }
         let kind = match s {
@@ -93,10 +115,11 @@ impl Builder<'_> {
                     count: g.count,
                 })
             }
+            SourceConfig::Kafka(k) => SourceKind::Kafka(self.kafka(name, k)),
         };
         let backfill = match s {
             SourceConfig::File(f) => self.backfill(name, f),
-            SourceConfig::Generator(_) => BackfillPlan::default(),
+            SourceConfig::Generator(_) | SourceConfig::Kafka(_) => BackfillPlan::default(),
         };
         SourcePlan {
             name: name.to_string(),
@@ -118,6 +141,118 @@ impl Builder<'_> {
                 idle_timeout_ms: wm.idle_timeout.as_millis(),
                 max_drift_ms: wm.max_drift.map(|d| d.as_millis()),
             },
+        }
+    }
+
+    /// What Kafka sources cannot do yet, refused by name: share a job with files or the
+    /// generator (their positions are chunk numbers, Kafka's are offsets), and feed joins or
+    /// dedupe (those keep rows as positions they read back from files).
+    pub(super) fn kafka_limits(
+        &mut self,
+        sources: &[SourcePlan],
+        joins: &[crate::plan::JoinPlan],
+        interval_joins: &[crate::plan::IntervalJoinPlan],
+        dedupes: &[crate::plan::DedupePlan],
+    ) {
+        let is_kafka =
+            |i: usize| matches!(sources.get(i).map(|s| &s.kind), Some(SourceKind::Kafka(_)));
+        let any_kafka = (0..sources.len()).any(is_kafka);
+        if !any_kafka {
+            return;
+        }
+        if let Some(other) = sources
+            .iter()
+            .find(|s| !matches!(s.kind, SourceKind::Kafka(_)))
+        {
+            self.err(
+                KeyPath::new(["sources", &other.name, "type"]),
+                "a job that reads Kafka cannot also read files or the generator yet (Kafka \
+                 positions are offsets, theirs are chunk numbers); run them as two jobs"
+                    .into(),
+            );
+        }
+        let refuse = |b: &mut Self, name: &str, what: &str| {
+            b.err(
+                KeyPath::new(["transforms", name]),
+                format!(
+                    "{what} cannot read a Kafka source yet: it keeps rows as positions it reads \
+                     back from files; window Kafka data, or write it to files first"
+                ),
+            );
+        };
+        for j in joins {
+            if is_kafka(j.input) || is_kafka(j.table) {
+                refuse(self, &j.name, "a temporal join");
+            }
+        }
+        for j in interval_joins {
+            if is_kafka(j.left) || is_kafka(j.right) {
+                refuse(self, &j.name, "an interval join");
+            }
+        }
+        for d in dedupes {
+            if d.inputs.iter().any(|&i| is_kafka(i)) {
+                refuse(self, &d.name, "a dedupe");
+            }
+        }
+    }
+
+    fn kafka(&mut self, name: &str, k: &KafkaSourceConfig) -> KafkaPlan {
+        let key = |k: &str| KeyPath::new(["sources", name, k]);
+        if k.brokers.trim().is_empty() {
+            self.err(
+                key("brokers"),
+                "the broker list cannot be empty (e.g. \"127.0.0.1:9092\")".into(),
+            );
+        }
+        let topics = match (&k.topic, &k.topics) {
+            (Some(t), None) => vec![t.clone()],
+            (None, Some(ts)) if !ts.is_empty() => ts.clone(),
+            (Some(_), Some(_)) => {
+                self.err(key("topics"), "give `topic` or `topics`, not both".into());
+                Vec::new()
+            }
+            _ => {
+                self.err(
+                    key("topic"),
+                    "a Kafka source needs `topic = \"NAME\"` or `topics = [...]`".into(),
+                );
+                Vec::new()
+            }
+        };
+        if topics.iter().any(|t| t.trim().is_empty()) {
+            self.err(key("topics"), "a topic name cannot be empty".into());
+        }
+        let start = match &k.start {
+            None | Some(KafkaStartConfig::Named(KafkaStartName::Committed)) => {
+                KafkaStart::Committed
+            }
+            Some(KafkaStartConfig::Named(KafkaStartName::Earliest)) => KafkaStart::Earliest,
+            Some(KafkaStartConfig::Named(KafkaStartName::Latest)) => KafkaStart::Latest,
+            Some(KafkaStartConfig::Timestamp { timestamp }) => {
+                match crate::sources::json::parse_rfc3339_ms(timestamp.as_bytes()) {
+                    Some(ms) => KafkaStart::Timestamp(ms),
+                    None => {
+                        self.err(
+                            key("start"),
+                            format!("`{timestamp}` is not an RFC 3339 time, e.g. \"2026-11-01T00:00:00Z\""),
+                        );
+                        KafkaStart::Earliest
+                    }
+                }
+            }
+        };
+        KafkaPlan {
+            brokers: k.brokers.clone(),
+            topics,
+            group_id: k
+                .group_id
+                .clone()
+                .unwrap_or_else(|| format!("sluice-{name}")),
+            start,
+            stop_at_end: k.stop_at == KafkaStopAt::End,
+            kafka_timestamp: k.event_time.kafka_timestamp,
+            options: k.options.clone(),
         }
     }
 

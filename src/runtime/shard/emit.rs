@@ -100,6 +100,17 @@ impl Emitter for ShardEmitter {
                 }
             }
             PartKind::Memory { .. } => {}
+            // The record stays in Kafka: a reference to it (joins and dedupe, which would need
+            // the record itself, refuse Kafka inputs at validation).
+            PartKind::Kafka(k) => out.extend_from_slice(
+                serde_json::json!({
+                    "kafka_topic": k.topic,
+                    "kafka_partition": k.partition,
+                    "kafka_offset": pos,
+                })
+                .to_string()
+                .as_bytes(),
+            ),
         }
     }
 

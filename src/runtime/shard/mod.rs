@@ -16,6 +16,7 @@
 //! keeps receiving while its own production is stalled.
 
 mod emit;
+mod kafka;
 mod produce;
 mod publish;
 mod receive;
@@ -67,6 +68,10 @@ struct ProdChunk {
     next: u64,
     end: u64,
     is_file: bool,
+    /// A Kafka chunk (`next`/`end` unused; see `shard::kafka`) and the records it has taken.
+    kafka: Option<kafka::KafkaChunk>,
+    /// An empty padding slot of the chunk order.
+    pad: bool,
     /// In-memory chunks: the partition's events.
     memory: Option<Arc<[Event]>>,
 }
@@ -120,6 +125,18 @@ pub struct Shard {
     rate_start: Instant,
     /// Per source: the largest event time this shard has read (for the time-lag metric).
     source_read: Vec<i64>,
+    /// The consumer of the Kafka partitions this shard owns (Kafka jobs only).
+    kafka: Option<crate::sources::kafka::KafkaReader>,
+    /// A Kafka record's payload, copied out of librdkafka's buffer (reused, never per-event allocated
+    /// once grown).
+    kbuf: Vec<u8>,
+    /// Per partition: the Kafka offset this run started at (chunk ranges count from it).
+    kafka_first: Vec<i64>,
+    /// Per partition: the next Kafka offset after the chunks received so far (-1: not Kafka);
+    /// the position a checkpoint records.
+    kafka_next: Vec<i64>,
+    kafka_committed: Instant,
+    stalled_since: Option<Instant>,
 }
 
 /// Per operator: the chains of filters and selects over its results, each with its sinks.
@@ -136,6 +153,7 @@ pub struct ShardParts {
     pub ops: Vec<Box<dyn Operator>>,
     pub sinks: Vec<SinkWriter>,
     pub dead: Option<SinkWriter>,
+    pub kafka: Option<crate::sources::kafka::KafkaReader>,
 }
 
 impl Shard {
@@ -206,6 +224,26 @@ impl Shard {
             rate_read: vec![0; setup.sources.len()],
             source_read: vec![i64::MIN; setup.sources.len()],
             rate_start: Instant::now(),
+            kafka: p.kafka,
+            kbuf: Vec::new(),
+            kafka_first: setup
+                .parts
+                .iter()
+                .map(|p| match &p.kind {
+                    crate::sources::PartKind::Kafka(k) => k.start,
+                    _ => -1,
+                })
+                .collect(),
+            kafka_next: setup
+                .parts
+                .iter()
+                .map(|p| match &p.kind {
+                    crate::sources::PartKind::Kafka(k) => k.start,
+                    _ => -1,
+                })
+                .collect(),
+            kafka_committed: Instant::now(),
+            stalled_since: None,
             setup,
         };
         if let Err(e) = shard.resume() {
@@ -232,6 +270,7 @@ impl Shard {
             self.check_stop();
             let received = self.receive_step();
             let (produced, stalled) = self.produce_step();
+            self.kafka_credit(stalled);
             for p in self.out.iter_mut().flatten() {
                 p.flush();
             }

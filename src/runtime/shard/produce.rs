@@ -3,9 +3,10 @@
 //! A full ring is no credit: production stops (the source does not advance) until credit returns.
 
 use super::emit::{dead_letter_line, ShardEmitter};
+use super::kafka;
 use super::records;
 use super::{ProdChunk, Shard, SourceParser, STEP};
-use crate::event::{Event, Tag, CHUNK_LAST};
+use crate::event::{Event, Tag, CHUNK_LAST, CHUNK_PAD};
 use crate::metrics::ShardStats;
 use crate::runtime::aligned::Next;
 use crate::runtime::schedule::Schedule;
@@ -38,7 +39,15 @@ impl Shard {
         }
         while done < STEP.min(budget) {
             let Some(cur) = self.cur.as_ref() else { break };
-            let n = if cur.is_file {
+            let n = if cur.pad {
+                0
+            } else if cur.kafka.is_some() {
+                match self.next_kafka() {
+                    kafka::Step::Record => 1,
+                    kafka::Step::Done => 0,
+                    kafka::Step::Wait => return (done, false),
+                }
+            } else if cur.is_file {
                 usize::from(self.next_line())
             } else if let Some(events) = cur.memory.clone() {
                 self.memory_run(&events, STEP - done)
@@ -80,8 +89,9 @@ impl Shard {
         if seq >= self.end_seq() {
             return false;
         }
-        let (part, k) = match self.setup.schedule.chunk(seq) {
-            Next::Chunk(p, k) => (p, k),
+        let (part, k, pad) = match self.setup.schedule.chunk(seq) {
+            Next::Chunk(p, k) => (p, k, false),
+            Next::Pad => (0, 0, true),
             Next::Wait | Next::End => return false,
         };
         self.maybe_issue_barrier();
@@ -89,7 +99,7 @@ impl Shard {
             return false;
         }
         self.next_prod += self.n as u64;
-        let last = Schedule::is_last(&self.setup.chunk_counts, part, k);
+        let last = !pad && Schedule::is_last(&self.setup.chunk_counts, part, k);
         let ingest_ns = self.now_ns();
         let setup = self.setup.clone();
         let p = &setup.parts[part as usize];
@@ -105,8 +115,14 @@ impl Shard {
             next: 0,
             end: 0,
             is_file: false,
+            kafka: None,
+            pad,
             memory: None,
         };
+        if pad {
+            self.cur = Some(chunk);
+            return true;
+        }
         match &p.kind {
             PartKind::File { path, size } => {
                 chunk.is_file = true;
@@ -166,6 +182,13 @@ impl Shard {
                 chunk.end = ((k + 1) * per_chunk).min(events.len() as u64);
                 chunk.memory = Some(events.clone());
             }
+            PartKind::Kafka(kp) => match self.start_kafka_chunk(part, kp, k) {
+                Ok(c) => chunk.kafka = Some(c),
+                Err(e) => {
+                    self.failure = Some(e);
+                    return false;
+                }
+            },
         }
         self.stats.chunks_read += 1;
         self.cur = Some(chunk);
@@ -344,7 +367,7 @@ impl Shard {
     /// maximum before them, and routes them. The scratch is taken out of `self` so events are routed
     /// by reference (no extra copy).
     #[inline(always)]
-    fn route_scratch(&mut self, n: usize, seen: i64, part: u16, pos: u64, len: u32) {
+    pub(super) fn route_scratch(&mut self, n: usize, seen: i64, part: u16, pos: u64, len: u32) {
         let mut evs = std::mem::take(&mut self.evs);
         for ev in &mut evs[..n] {
             ev.tag = Tag::Data;
@@ -369,6 +392,11 @@ impl Shard {
         end.len = if cur.last { CHUNK_LAST } else { 0 };
         end.seen_max = cur.ingest_ns;
         end.part = cur.part;
+        if cur.pad {
+            end.len = CHUNK_PAD;
+        } else if let Some(kc) = &cur.kafka {
+            end.len |= self.end_kafka_chunk(cur.part, kc, &mut end.hash);
+        }
         for d in 0..self.n {
             self.pending.push_back((d, end));
         }
@@ -410,17 +438,17 @@ impl Shard {
 }
 
 /// Where a dead letter came from.
-struct DeadAt<'a> {
-    source: &'a str,
-    partition: &'a str,
-    offset: u64,
-    line: &'a [u8],
+pub(super) struct DeadAt<'a> {
+    pub source: &'a str,
+    pub partition: &'a str,
+    pub offset: u64,
+    pub line: &'a [u8],
 }
 
 impl DeadAt<'_> {
     /// Counts what a record's filters and selects did, writes a dead letter for each chain it
     /// failed on, and returns the events they added.
-    fn account(
+    pub(super) fn account(
         &self,
         a: &records::Applied,
         dead: &mut Option<SinkWriter>,
@@ -435,7 +463,7 @@ impl DeadAt<'_> {
     }
 
     /// Counts one dead letter and writes it, with `reason`, to the dead-letter output if any.
-    fn write(
+    pub(super) fn write(
         &self,
         reason: &str,
         dead: &mut Option<SinkWriter>,

@@ -2,7 +2,7 @@
 //! it arrives at, handed to the operators. Never reads a source and never blocks.
 
 use super::{Shard, RUN, STEP};
-use crate::event::{Event, Tag, CHUNK_IDLE, CHUNK_LAST};
+use crate::event::{Event, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD};
 use crate::time::WM_MAX;
 
 impl Shard {
@@ -95,14 +95,19 @@ impl Shard {
             }
             Tag::Barrier => self.take_checkpoint(ev.pos),
             Tag::ChunkEnd => {
-                let wm = self.tracker.chunk_end(
-                    ev.part,
-                    ev.ts,
-                    ev.len & CHUNK_LAST != 0,
-                    ev.len & CHUNK_IDLE != 0,
-                );
-                if wm > self.wm {
-                    self.advance(wm);
+                if ev.len & CHUNK_PAD == 0 {
+                    let wm = self.tracker.chunk_end(
+                        ev.part,
+                        ev.ts,
+                        ev.len & CHUNK_LAST != 0,
+                        ev.len & CHUNK_IDLE != 0,
+                    );
+                    if wm > self.wm {
+                        self.advance(wm);
+                    }
+                }
+                if ev.len & CHUNK_OFFSET != 0 {
+                    self.kafka_next[ev.part as usize] = ev.hash as i64;
                 }
                 self.next_seq += 1;
                 self.setup.schedule.received(self.id, self.next_seq);

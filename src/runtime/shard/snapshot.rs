@@ -93,6 +93,7 @@ impl Shard {
         self.tracker.encode(&mut time);
         time.i64(self.wm);
         self.setup.schedule.encode(&mut time);
+        super::super::kafka_positions::encode(&self.kafka_next, &self.setup.parts, &mut time);
         let mut sections = vec![Section {
             name: "time".into(),
             bytes: time.bytes,
@@ -166,9 +167,11 @@ impl Shard {
             }
         }
         let n = self.n as u64;
-        self.next_seq = r.chunk;
-        self.started_at = r.chunk;
-        self.next_prod = r.chunk + (self.id as u64 + n - r.chunk % n) % n;
+        // A Kafka job resumes from the offsets in the checkpoint, with chunks numbered afresh.
+        let chunk = if self.setup.kafka_job { 0 } else { r.chunk };
+        self.next_seq = chunk;
+        self.started_at = chunk;
+        self.next_prod = chunk + (self.id as u64 + n - chunk % n) % n;
         Ok(())
     }
 }

@@ -1,0 +1,244 @@
+//! The Kafka half of producing: a chunk of a Kafka partition is the offset range it covers when
+//! the partition is bounded (`stop_at = "end"`), else whatever has arrived, up to the same number
+//! of records, waiting at most `OPEN_WAIT` for a first one. Chunk ends carry the partition's next
+//! offset, which receivers keep for checkpoints. A shard that has had no credit for `PAUSE_AFTER`
+//! pauses its partitions, so librdkafka stops fetching and the lag stays in Kafka.
+//! Never blocks: a poll that finds nothing returns, and the shard goes on receiving.
+
+use super::produce::DeadAt;
+use super::records;
+use super::{Shard, SourceParser};
+use crate::event::{CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET};
+use crate::sources::kafka::{Fetch, KafkaPart};
+use crate::sources::kafka_records_per_chunk;
+use std::time::{Duration, Instant};
+
+/// How long an unbounded partition's chunk waits for its first record before it ends empty.
+const OPEN_WAIT: Duration = Duration::from_millis(1);
+/// How long a shard goes without credit before it pauses its partitions.
+const PAUSE_AFTER: Duration = Duration::from_millis(100);
+/// How often read positions are committed to the group (for monitoring tools only).
+const COMMIT_EVERY: Duration = Duration::from_secs(1);
+
+pub(super) struct KafkaChunk {
+    /// Offsets below this belong to the chunk (`i64::MAX`: unbounded).
+    limit: i64,
+    /// The partition's end offset (`stop_at = "end"`).
+    end: Option<i64>,
+    records: u64,
+    per_chunk: u64,
+    opened: Instant,
+}
+
+pub(super) enum Step {
+    Record,
+    Done,
+    Wait,
+}
+
+impl Shard {
+    pub(super) fn start_kafka_chunk(
+        &mut self,
+        part: u16,
+        kp: &KafkaPart,
+        k: u64,
+    ) -> Result<KafkaChunk, String> {
+        let name = &self.setup.parts[part as usize].name;
+        let Some(reader) = self.kafka.as_mut() else {
+            return Err(format!(
+                "kafka partition {name} fell to shard {}, which has no consumer for it",
+                self.id
+            ));
+        };
+        if reader.next_offset(part).is_none() {
+            return Err(format!(
+                "kafka partition {name} fell to shard {}, which does not own it",
+                self.id
+            ));
+        }
+        reader.service();
+        let per_chunk = kafka_records_per_chunk(self.setup.chunk_bytes);
+        let first = self.kafka_first[part as usize];
+        let limit = match kp.end {
+            Some(end) => end.min(first.saturating_add(((k + 1) * per_chunk) as i64)),
+            None => i64::MAX,
+        };
+        let src = self.setup.parts[part as usize].source;
+        if let SourceParser::Json(jp) = &mut self.parsers[src] {
+            jp.set_clock(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(i64::MAX, |d| d.as_millis() as i64),
+            );
+        }
+        Ok(KafkaChunk {
+            limit,
+            end: kp.end,
+            records: 0,
+            per_chunk,
+            opened: Instant::now(),
+        })
+    }
+
+    /// Takes the next record of the current Kafka chunk, if one has arrived.
+    pub(super) fn next_kafka(&mut self) -> Step {
+        let Some(cur) = self.cur.as_mut() else {
+            return Step::Done;
+        };
+        let part = cur.part;
+        let Some(kc) = cur.kafka.as_mut() else {
+            return Step::Done;
+        };
+        let Some(reader) = self.kafka.as_mut() else {
+            return Step::Done;
+        };
+        if kc.end.is_none() && kc.records >= kc.per_chunk {
+            return Step::Done;
+        }
+        if reader.next_offset(part).is_some_and(|n| n >= kc.limit) {
+            return Step::Done;
+        }
+        let mut buf = std::mem::take(&mut self.kbuf);
+        let step = match reader.poll(part, kc.limit, &mut buf) {
+            Err(e) => {
+                self.failure = Some(e);
+                Step::Wait
+            }
+            Ok(Fetch::Beyond) => Step::Done,
+            Ok(Fetch::Eof) => {
+                // Everything below the end of the log is taken; a bounded range ends there (its
+                // last offsets were transaction markers or compacted away).
+                if kc.end.is_some() {
+                    reader.skip_to(part, kc.limit);
+                }
+                Step::Done
+            }
+            Ok(Fetch::Empty) => {
+                if kc.end.is_some() {
+                    if reader.at_eof(part) {
+                        reader.skip_to(part, kc.limit);
+                        Step::Done
+                    } else {
+                        Step::Wait
+                    }
+                } else if kc.records > 0 || kc.opened.elapsed() >= OPEN_WAIT {
+                    Step::Done
+                } else {
+                    Step::Wait
+                }
+            }
+            Ok(Fetch::Record { offset, timestamp }) => {
+                kc.records += 1;
+                self.kafka_record(part, offset, timestamp, &buf);
+                Step::Record
+            }
+        };
+        self.kbuf = buf;
+        step
+    }
+
+    /// Parses one Kafka record and routes its events, or writes it to the dead letters.
+    fn kafka_record(&mut self, part: u16, offset: i64, timestamp: Option<i64>, line: &[u8]) {
+        let setup = self.setup.clone();
+        let src = setup.parts[part as usize].source;
+        let res = if line.len() > setup.max_line_bytes {
+            Err(format!(
+                "record is {} bytes; max_line_bytes is {}",
+                line.len(),
+                setup.max_line_bytes
+            ))
+        } else {
+            match (&mut self.parsers[src], setup.kafka_timestamp[src]) {
+                (SourceParser::Json(p), false) => p.parse(line, &mut self.evs).map_err(|m| m.0),
+                (SourceParser::Json(p), true) => match timestamp {
+                    Some(ts) if ts >= 0 => p
+                        .parse_at(line, ts, &mut self.evs)
+                        .map(|_| ts)
+                        .map_err(|m| m.0),
+                    _ => Err("the record has no Kafka timestamp".to_string()),
+                },
+                _ => Err("not a Kafka source".to_string()),
+            }
+        };
+        let at = DeadAt {
+            source: &setup.sources[src],
+            partition: &setup.parts[part as usize].name,
+            offset: offset as u64,
+            line,
+        };
+        let Some(cur) = self.cur.as_mut() else { return };
+        match res {
+            Ok(ts) => {
+                let mut n = match &self.parsers[src] {
+                    SourceParser::Json(p) => p.outputs(),
+                    _ => 0,
+                };
+                if !self.routes[src].is_empty() {
+                    let a = records::apply(
+                        &mut self.routes[src],
+                        line,
+                        ts,
+                        cur.seq,
+                        &mut self.evs[n..],
+                        &mut self.record_out,
+                    );
+                    n += at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
+                }
+                let seen = cur.seen_max;
+                cur.seen_max = seen.max(ts);
+                self.stats.events_in += 1;
+                self.stats.bytes_read += line.len() as u64;
+                self.route_scratch(n, seen, part, offset as u64, line.len() as u32);
+            }
+            Err(reason) => at.write(&reason, &mut self.dead, &mut self.emitter, &mut self.stats),
+        }
+    }
+
+    /// The chunk-end flags of a Kafka chunk; `offset` gets the partition's next offset.
+    pub(super) fn end_kafka_chunk(&mut self, part: u16, kc: &KafkaChunk, offset: &mut u64) -> u32 {
+        let Some(reader) = self.kafka.as_mut() else {
+            return 0;
+        };
+        let next = reader.next_offset(part).unwrap_or(0);
+        *offset = next as u64;
+        let mut flags = CHUNK_OFFSET;
+        if kc.end.is_some_and(|end| next >= end) {
+            flags |= CHUNK_LAST;
+        }
+        let src = self.setup.parts[part as usize].source;
+        let idle = Duration::from_millis(self.setup.idle_ms[src].max(0) as u64);
+        if kc.end.is_none() && kc.records == 0 && reader.quiet_for(part) >= idle {
+            flags |= CHUNK_IDLE;
+        }
+        if self.kafka_committed.elapsed() >= COMMIT_EVERY {
+            reader.commit_positions();
+            self.kafka_committed = Instant::now();
+        }
+        flags
+    }
+
+    /// Pauses this shard's partitions once it has had no credit for a while; resumes them when
+    /// credit returns. Logged once per change.
+    pub(super) fn kafka_credit(&mut self, stalled: bool) {
+        let Some(reader) = self.kafka.as_mut() else {
+            return;
+        };
+        if stalled {
+            let since = *self.stalled_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= PAUSE_AFTER && reader.set_paused(true) {
+                tracing::info!(
+                    shard = self.id,
+                    "no credit: pausing this shard's Kafka partitions"
+                );
+            }
+        } else {
+            self.stalled_since = None;
+            if reader.set_paused(false) {
+                tracing::info!(
+                    shard = self.id,
+                    "credit back: resuming this shard's Kafka partitions"
+                );
+            }
+        }
+    }
+}

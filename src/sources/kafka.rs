@@ -1,0 +1,365 @@
+//! Kafka topics as source partitions: before the run, the topic's partitions and the offsets each
+//! starts (and, for a bounded job, ends) at; during the run, each shard's reader of the partitions
+//! it owns.
+//!
+//! A shard owns a fixed set of partitions (the runtime pads the chunk order so that a Kafka
+//! partition's chunks always fall to the same shard) and polls each through its own partition
+//! queue of one consumer, so no two shards touch one partition and librdkafka's prefetch is the
+//! only buffer. A shard without credit stops polling and pauses its partitions: the lag stays in
+//! Kafka. Positions a restore uses are the checkpoint's; the group commit is for monitoring tools
+//! only. This module never parses records or touches rings.
+
+use crate::plan::{KafkaPlan, KafkaStart};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer, DefaultConsumerContext};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long discovery waits for the brokers before the job is refused.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// One Kafka partition as the plan sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaPart {
+    pub topic: String,
+    pub partition: i32,
+    /// First offset to read (a checkpoint's position replaces it on restore).
+    pub start: i64,
+    /// `stop_at = "end"`: the partition's end offset when the job started.
+    pub end: Option<i64>,
+}
+
+/// The client settings every consumer of `plan` shares; `options` go last, so a user's setting wins.
+pub fn client_config(plan: &KafkaPlan) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", &plan.brokers)
+        .set("group.id", &plan.group_id)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("enable.partition.eof", "true")
+        .set("isolation.level", "read_committed")
+        // A bounded prefetch: what a paused shard holds is at most this per partition queue set.
+        .set("queued.max.messages.kbytes", "16384")
+        .set("client.id", "sluice");
+    for (k, v) in &plan.options {
+        c.set(k, v);
+    }
+    c
+}
+
+/// Error from discovery, with the source it concerns.
+#[derive(Debug, thiserror::Error)]
+#[error("source `{source_name}` (kafka {brokers}): {message}")]
+pub struct DiscoveryError {
+    pub source_name: String,
+    pub brokers: String,
+    pub message: String,
+}
+
+/// Lists the partitions of the plan's topics with their start and end offsets.
+pub fn discover(source_name: &str, plan: &KafkaPlan) -> Result<Vec<KafkaPart>, DiscoveryError> {
+    let fail = |message: String| DiscoveryError {
+        source_name: source_name.into(),
+        brokers: plan.brokers.clone(),
+        message,
+    };
+    let consumer: BaseConsumer = client_config(plan)
+        .create()
+        .map_err(|e| fail(format!("cannot create a consumer: {e}")))?;
+    let mut out = Vec::new();
+    for topic in &plan.topics {
+        let md = consumer
+            .fetch_metadata(Some(topic), METADATA_TIMEOUT)
+            .map_err(|e| fail(format!("cannot read metadata of topic `{topic}`: {e}")))?;
+        let t = md
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic)
+            .ok_or_else(|| fail(format!("topic `{topic}` does not exist")))?;
+        if let Some(e) = t.error() {
+            return Err(fail(format!("topic `{topic}`: {e:?}")));
+        }
+        if t.partitions().is_empty() {
+            return Err(fail(format!("topic `{topic}` does not exist")));
+        }
+        let mut ids: Vec<i32> = t.partitions().iter().map(|p| p.id()).collect();
+        ids.sort_unstable();
+        for p in ids {
+            let (low, high) = consumer
+                .fetch_watermarks(topic, p, METADATA_TIMEOUT)
+                .map_err(|e| fail(format!("cannot read offsets of {topic}/{p}: {e}")))?;
+            out.push(KafkaPart {
+                topic: topic.clone(),
+                partition: p,
+                start: low,
+                end: plan.stop_at_end.then_some(high),
+            });
+        }
+    }
+    resolve_starts(&consumer, plan, &mut out).map_err(fail)?;
+    Ok(out)
+}
+
+/// Replaces each partition's earliest offset by where `plan.start` says to begin.
+fn resolve_starts(
+    consumer: &BaseConsumer,
+    plan: &KafkaPlan,
+    parts: &mut [KafkaPart],
+) -> Result<(), String> {
+    let mut tpl = TopicPartitionList::new();
+    for p in parts.iter() {
+        tpl.add_partition(&p.topic, p.partition);
+    }
+    let found = match &plan.start {
+        KafkaStart::Earliest => return Ok(()),
+        KafkaStart::Latest => {
+            for p in parts.iter_mut() {
+                let (_, high) = consumer
+                    .fetch_watermarks(&p.topic, p.partition, METADATA_TIMEOUT)
+                    .map_err(|e| {
+                        format!("cannot read offsets of {}/{}: {e}", p.topic, p.partition)
+                    })?;
+                p.start = high;
+            }
+            return Ok(());
+        }
+        KafkaStart::Committed => consumer
+            .committed_offsets(tpl, METADATA_TIMEOUT)
+            .map_err(|e| format!("cannot read group `{}`'s offsets: {e}", plan.group_id))?,
+        KafkaStart::Timestamp(ms) => {
+            let mut by_time = TopicPartitionList::new();
+            for p in parts.iter() {
+                by_time
+                    .add_partition_offset(&p.topic, p.partition, Offset::Offset(*ms))
+                    .map_err(|e| e.to_string())?;
+            }
+            consumer
+                .offsets_for_times(by_time, METADATA_TIMEOUT)
+                .map_err(|e| format!("cannot look up offsets for a time: {e}"))?
+        }
+    };
+    for p in parts.iter_mut() {
+        let Some(e) = found.find_partition(&p.topic, p.partition) else {
+            continue;
+        };
+        match e.offset() {
+            Offset::Offset(o) if o >= p.start => p.start = o,
+            // No record at or after the time: start at the end.
+            Offset::End => {
+                let (_, high) = consumer
+                    .fetch_watermarks(&p.topic, p.partition, METADATA_TIMEOUT)
+                    .map_err(|e| {
+                        format!("cannot read offsets of {}/{}: {e}", p.topic, p.partition)
+                    })?;
+                p.start = high;
+            }
+            // Nothing committed (or committed before the log start): from the earliest.
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What one poll of a partition gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    /// A record, its payload copied into the caller's buffer.
+    Record { offset: i64, timestamp: Option<i64> },
+    /// Nothing right now.
+    Empty,
+    /// The partition is read up to its current end.
+    Eof,
+    /// The next record is at or past the limit asked for: kept for a later call.
+    Beyond,
+}
+
+struct Owned {
+    consumer: usize,
+    part: u16,
+    topic: String,
+    partition: i32,
+    queue: rdkafka::consumer::base_consumer::PartitionQueue<DefaultConsumerContext>,
+    /// Offset of the next record this shard has not taken yet.
+    next: i64,
+    /// A record polled for a later chunk (past the current chunk's range), kept for it.
+    held: Option<(i64, Option<i64>, Vec<u8>)>,
+    last_data: Instant,
+    /// Read up to the end of the log as of the last end-of-partition event, and nothing since.
+    at_eof: bool,
+}
+
+/// One shard's consumers (one per Kafka source) of the partitions it owns.
+#[derive(Default)]
+pub struct KafkaReader {
+    consumers: Vec<(Arc<BaseConsumer>, TopicPartitionList)>,
+    owned: Vec<Owned>,
+    paused: bool,
+}
+
+impl KafkaReader {
+    pub fn is_empty(&self) -> bool {
+        self.owned.is_empty()
+    }
+
+    /// Assigns one source's `parts` (global partition index, the partition, its start offset) to
+    /// a new consumer.
+    pub fn add(
+        &mut self,
+        plan: &KafkaPlan,
+        parts: &[(u16, &KafkaPart, i64)],
+    ) -> Result<(), String> {
+        let consumer: Arc<BaseConsumer> = Arc::new(
+            client_config(plan)
+                .create()
+                .map_err(|e| format!("cannot create a consumer: {e}"))?,
+        );
+        let mut tpl = TopicPartitionList::new();
+        for (_, p, start) in parts {
+            tpl.add_partition_offset(&p.topic, p.partition, Offset::Offset(*start))
+                .map_err(|e| e.to_string())?;
+        }
+        let mut owned = Vec::new();
+        let ci = self.consumers.len();
+        for (part, p, start) in parts {
+            let queue = consumer
+                .split_partition_queue(&p.topic, p.partition)
+                .ok_or_else(|| format!("cannot split the queue of {}/{}", p.topic, p.partition))?;
+            owned.push(Owned {
+                consumer: ci,
+                part: *part,
+                topic: p.topic.clone(),
+                partition: p.partition,
+                queue,
+                next: *start,
+                held: None,
+                last_data: Instant::now(),
+                at_eof: false,
+            });
+        }
+        consumer
+            .assign(&tpl)
+            .map_err(|e| format!("cannot assign partitions: {e}"))?;
+        let mut names = TopicPartitionList::new();
+        for (_, p, _) in parts {
+            names.add_partition(&p.topic, p.partition);
+        }
+        self.consumers.push((consumer, names));
+        self.owned.extend(owned);
+        Ok(())
+    }
+
+    fn slot(&mut self, part: u16) -> Option<&mut Owned> {
+        self.owned.iter_mut().find(|o| o.part == part)
+    }
+
+    /// Offset of the next record of `part` not taken yet.
+    pub fn next_offset(&self, part: u16) -> Option<i64> {
+        self.owned.iter().find(|o| o.part == part).map(|o| o.next)
+    }
+
+    /// True when everything `part` had at its last end-of-partition event has been taken.
+    pub fn at_eof(&self, part: u16) -> bool {
+        self.owned
+            .iter()
+            .any(|o| o.part == part && o.at_eof && o.held.is_none())
+    }
+
+    /// Time since `part` last had a record.
+    pub fn quiet_for(&self, part: u16) -> Duration {
+        self.owned
+            .iter()
+            .find(|o| o.part == part)
+            .map_or(Duration::ZERO, |o| o.last_data.elapsed())
+    }
+
+    /// Takes the next record of `part` below offset `limit` into `buf`. A record at or past
+    /// `limit` is kept for the next call with a higher limit, and reported as the range's end
+    /// (`Eof`), like the end of the log.
+    pub fn poll(&mut self, part: u16, limit: i64, buf: &mut Vec<u8>) -> Result<Fetch, String> {
+        let Some(o) = self.slot(part) else {
+            return Err(format!("partition {part} is not this shard's"));
+        };
+        if o.held.is_none() {
+            match o.queue.poll(Duration::ZERO) {
+                None => return Ok(Fetch::Empty),
+                Some(Err(KafkaError::PartitionEOF(_))) => {
+                    o.at_eof = true;
+                    return Ok(Fetch::Eof);
+                }
+                Some(Err(e)) => {
+                    return Err(format!("reading {}/{}: {e}", o.topic, o.partition));
+                }
+                Some(Ok(m)) => {
+                    o.at_eof = false;
+                    let ts = m.timestamp().to_millis();
+                    o.held = Some((m.offset(), ts, m.payload().unwrap_or_default().to_vec()));
+                }
+            }
+        }
+        let Some((offset, ts, bytes)) = o.held.as_mut() else {
+            return Ok(Fetch::Empty);
+        };
+        if *offset >= limit {
+            return Ok(Fetch::Beyond);
+        }
+        let (offset, ts) = (*offset, *ts);
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        o.held = None;
+        o.next = offset + 1;
+        o.last_data = Instant::now();
+        Ok(Fetch::Record {
+            offset,
+            timestamp: ts,
+        })
+    }
+
+    /// Marks `part` as read up to `offset` (the range ended there without a record at it).
+    pub fn skip_to(&mut self, part: u16, offset: i64) {
+        if let Some(o) = self.slot(part) {
+            o.next = o.next.max(offset);
+        }
+    }
+
+    /// Serves the consumer's own events (errors, statistics); no records arrive here because every
+    /// partition has its own queue.
+    pub fn service(&mut self) {
+        for (c, _) in &self.consumers {
+            // Nothing but events and errors arrive here; a record would mean a partition without
+            // its own queue, which `add` never makes.
+            let _ = c.poll(Duration::ZERO);
+        }
+    }
+
+    /// Pauses (no credit) or resumes fetching for every owned partition; true if that changed.
+    pub fn set_paused(&mut self, pause: bool) -> bool {
+        if self.paused == pause || self.owned.is_empty() {
+            return false;
+        }
+        let ok = self.consumers.iter().all(|(c, tpl)| {
+            if pause {
+                c.pause(tpl).is_ok()
+            } else {
+                c.resume(tpl).is_ok()
+            }
+        });
+        if ok {
+            self.paused = pause;
+        }
+        ok
+    }
+
+    /// Commits the read positions to the group for lag monitoring (asynchronous, best effort).
+    pub fn commit_positions(&self) {
+        for (ci, (c, _)) in self.consumers.iter().enumerate() {
+            let mut tpl = TopicPartitionList::new();
+            for o in self.owned.iter().filter(|o| o.consumer == ci) {
+                let _ = tpl.add_partition_offset(&o.topic, o.partition, Offset::Offset(o.next));
+            }
+            let _ = c.commit(&tpl, rdkafka::consumer::CommitMode::Async);
+        }
+    }
+}
