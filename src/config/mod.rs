@@ -465,6 +465,7 @@ impl<'de> Deserialize<'de> for OrderedTable {
 pub enum SinkConfig {
     File(FileSinkConfig),
     Stdout(StdoutSinkConfig),
+    Kafka(KafkaSinkConfig),
 }
 
 impl SinkConfig {
@@ -472,8 +473,37 @@ impl SinkConfig {
         match self {
             SinkConfig::File(f) => &f.inputs,
             SinkConfig::Stdout(s) => &s.inputs,
+            SinkConfig::Kafka(k) => &k.inputs,
         }
     }
+}
+
+/// `[sinks.NAME] type = "kafka"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaSinkConfig {
+    pub inputs: Vec<String>,
+    pub brokers: String,
+    pub topic: String,
+    /// Fields of a result that make its record key (and so its partition); a replay rewrites the
+    /// same key. Empty: no key.
+    #[serde(default)]
+    pub key: Vec<String>,
+    #[serde(default)]
+    pub delivery: Delivery,
+    /// Default `sluice-NAME`.
+    pub transactional_id_prefix: Option<String>,
+    /// Passed through to librdkafka as they are.
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    #[default]
+    AtLeastOnce,
+    ExactlyOnce,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

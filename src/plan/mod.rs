@@ -312,6 +312,18 @@ pub enum StreamRef {
 pub enum SinkKind {
     File { path: PathBuf },
     Stdout,
+    Kafka(KafkaSinkPlan),
+}
+
+/// A Kafka sink (see `sinks::kafka` for what each delivery mode guarantees).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaSinkPlan {
+    pub brokers: String,
+    pub topic: String,
+    pub key: Vec<String>,
+    pub exactly_once: bool,
+    pub transactional_id_prefix: String,
+    pub options: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

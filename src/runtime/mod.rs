@@ -85,7 +85,7 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
             .iter()
             .filter_map(|s| match &s.kind {
                 SinkKind::File { path } => Some(path.clone()),
-                SinkKind::Stdout => None,
+                SinkKind::Stdout | SinkKind::Kafka(_) => None,
             })
             .collect(),
         None => Vec::new(),
@@ -96,6 +96,7 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
                 key_groups: plan.runtime.key_groups.max(1),
                 parts: &parts,
                 staged,
+                kafka: kafka_committers(plan, &c.dir),
                 operators: plan.operators(),
                 from_savepoint: opts.from_savepoint.as_deref(),
                 allow_dropped_state: opts.allow_dropped_state,
@@ -119,6 +120,27 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
         crate::checkpoint::control::release(&ck.dir);
     }
     result
+}
+
+/// Where the shards stage an exactly-once Kafka sink's lines: inside the checkpoint directory.
+fn kafka_stage(dir: &std::path::Path, sink: &str) -> std::path::PathBuf {
+    dir.join("kafka-staging").join(sink)
+}
+
+/// The committers of the exactly-once Kafka sinks (run by the checkpoint writer).
+fn kafka_committers(
+    plan: &Plan,
+    dir: &std::path::Path,
+) -> Vec<Arc<crate::sinks::kafka::KafkaCommitter>> {
+    plan.sinks
+        .iter()
+        .filter_map(|s| match &s.kind {
+            SinkKind::Kafka(k) if k.exactly_once => Some(Arc::new(
+                crate::sinks::kafka::KafkaCommitter::new(&s.name, k, kafka_stage(dir, &s.name)),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Continues the chunk order a checkpoint recorded (after its watermarks in the `time` section),
@@ -309,6 +331,16 @@ fn run_shards(
             }
             SinkKind::File { path } => SharedSink::file(&s.name, path, resume.is_some())?,
             SinkKind::Stdout => SharedSink::stdout(&s.name),
+            SinkKind::Kafka(k) if k.exactly_once => match &plan.checkpoint {
+                Some(c) => SharedSink::staged_only(&s.name, &kafka_stage(&c.dir, &s.name)),
+                None => {
+                    return Err(RuntimeError::Setup {
+                        window: format!("(sink {})", s.name),
+                        message: "exactly_once needs [checkpoint]".into(),
+                    })
+                }
+            },
+            SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n)?,
         });
     }
     let mut routes = Routes {

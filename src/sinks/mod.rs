@@ -10,6 +10,7 @@
 //! ([`staged`]): exactly-once. Stdout and the dead-letter file are at-least-once (flushed at each
 //! checkpoint, replayed after it). File output is an upsert log (see README).
 
+pub mod kafka;
 pub mod staged;
 
 use std::fs::{File, OpenOptions};
@@ -30,6 +31,8 @@ pub enum SinkError {
     },
     #[error("sink `{sink}`: write failed: {err}")]
     Write { sink: String, err: io::Error },
+    #[error("sink `{sink}`: {message}")]
+    Kafka { sink: String, message: String },
 }
 
 #[derive(Clone, Debug)]
@@ -38,6 +41,8 @@ pub enum Target {
     /// A file written through per-shard staging, committed with checkpoints.
     Staged(PathBuf),
     Stdout,
+    /// At-least-once Kafka: one producer per shard, taken by its writer.
+    Kafka(Arc<std::sync::Mutex<Vec<Option<kafka::KafkaOut>>>>),
 }
 
 /// An output shared by all shards; clone one [`SinkWriter`] per shard from it.
@@ -89,6 +94,34 @@ impl SharedSink {
         })
     }
 
+    /// Staging only, at `path` (which is never written itself): the lines of an exactly-once
+    /// Kafka sink, sent by its committer.
+    pub fn staged_only(name: &str, path: &Path) -> SharedSink {
+        SharedSink {
+            name: name.into(),
+            target: Target::Staged(path.to_path_buf()),
+        }
+    }
+
+    /// An at-least-once Kafka sink with a producer for each of `shards`.
+    pub fn kafka(
+        name: &str,
+        plan: &crate::plan::KafkaSinkPlan,
+        shards: usize,
+    ) -> Result<SharedSink, SinkError> {
+        let outs = (0..shards)
+            .map(|_| kafka::KafkaOut::new(plan).map(Some))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|message| SinkError::Kafka {
+                sink: name.into(),
+                message,
+            })?;
+        Ok(SharedSink {
+            name: name.into(),
+            target: Target::Kafka(Arc::new(std::sync::Mutex::new(outs))),
+        })
+    }
+
     /// The output file of a staged sink.
     pub fn staged_path(&self) -> Option<&Path> {
         match &self.target {
@@ -114,6 +147,13 @@ impl SharedSink {
                 Target::Staged(p) => Some(staged::Stage::new(p.clone(), shard, first_id)),
                 _ => None,
             },
+            kafka: match &self.target {
+                Target::Kafka(outs) => outs
+                    .lock()
+                    .ok()
+                    .and_then(|mut v| v.get_mut(shard).and_then(Option::take)),
+                _ => None,
+            },
         }
     }
 }
@@ -125,6 +165,7 @@ pub struct SinkWriter {
     buf: Vec<u8>,
     pub lines: u64,
     stage: Option<staged::Stage>,
+    kafka: Option<kafka::KafkaOut>,
 }
 
 impl SinkWriter {
@@ -150,6 +191,24 @@ impl SinkWriter {
     }
 
     pub fn flush(&mut self) -> Result<(), SinkError> {
+        self.flush_to(false)
+    }
+
+    /// Flushes and, for Kafka, waits until the broker has every record: at a checkpoint barrier
+    /// and at the end of the run.
+    pub fn flush_durable(&mut self) -> Result<(), SinkError> {
+        self.flush_to(true)
+    }
+
+    fn flush_to(&mut self, durable: bool) -> Result<(), SinkError> {
+        if let Some(k) = self.kafka.as_mut() {
+            let res = k.write(&self.buf, durable);
+            self.buf.clear();
+            return res.map_err(|message| SinkError::Kafka {
+                sink: self.sink.name.clone(),
+                message,
+            });
+        }
         if self.buf.is_empty() {
             return Ok(());
         }
@@ -163,6 +222,8 @@ impl SinkWriter {
                 let mut out = io::stdout().lock();
                 out.write_all(&self.buf).and_then(|_| out.flush())
             }
+            // The writer's producer was taken at creation; a second writer for one shard has none.
+            Target::Kafka(_) => Err(io::Error::other("no Kafka producer for this shard")),
         };
         self.buf.clear();
         res.map_err(|err| SinkError::Write {
@@ -174,7 +235,7 @@ impl SinkWriter {
     /// At checkpoint `id`'s barrier: everything written so far is flushed; a staged sink hands
     /// back the staging file of `id`, to be fsynced before `id`'s manifest is written.
     pub fn seal(&mut self, id: u64) -> Result<Option<std::fs::File>, SinkError> {
-        self.flush()?;
+        self.flush_durable()?;
         Ok(self.stage.as_mut().and_then(|st| st.seal(id)))
     }
 }

@@ -46,6 +46,23 @@ fn staged(output: &Path) -> io::Result<Vec<(u64, usize, PathBuf)>> {
     Ok(v)
 }
 
+/// The staging files of checkpoint `id` and every earlier one, in (id, shard) order.
+pub fn staged_upto(output: &Path, id: u64) -> io::Result<Vec<PathBuf>> {
+    Ok(staged(output)?
+        .into_iter()
+        .filter(|(i, _, _)| *i <= id)
+        .map(|(_, _, p)| p)
+        .collect())
+}
+
+/// Deletes every staging file of `output`.
+pub fn discard(output: &Path) -> io::Result<()> {
+    for (_, _, p) in staged(output)? {
+        std::fs::remove_file(p)?;
+    }
+    Ok(())
+}
+
 /// Current length of `output` (0 if it does not exist yet): recorded before a commit.
 pub fn output_len(output: &Path) -> io::Result<u64> {
     match std::fs::metadata(output) {

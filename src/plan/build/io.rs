@@ -370,6 +370,29 @@ impl Builder<'_> {
                         path: f.path.clone(),
                     }
                 }
+                SinkConfig::Kafka(k) => {
+                    if k.brokers.trim().is_empty() {
+                        self.err(at("brokers"), "the broker list cannot be empty (e.g. \"127.0.0.1:9092\")".into());
+                    }
+                    if k.topic.trim().is_empty() {
+                        self.err(at("topic"), "the topic name cannot be empty".into());
+                    }
+                    let exactly_once = k.delivery == crate::config::Delivery::ExactlyOnce;
+                    if exactly_once && config.checkpoint.is_none() {
+                        self.err(at("delivery"), "exactly_once commits a Kafka transaction with each checkpoint: add a [checkpoint] section, or use \"at_least_once\"".into());
+                    }
+                    SinkKind::Kafka(crate::plan::KafkaSinkPlan {
+                        brokers: k.brokers.clone(),
+                        topic: k.topic.clone(),
+                        key: k.key.clone(),
+                        exactly_once,
+                        transactional_id_prefix: k
+                            .transactional_id_prefix
+                            .clone()
+                            .unwrap_or_else(|| format!("sluice-{name}")),
+                        options: k.options.clone(),
+                    })
+                }
             };
             plans.push(SinkPlan {
                 name: name.clone(),

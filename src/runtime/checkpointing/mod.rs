@@ -49,6 +49,8 @@ pub struct Ckpt {
     pub issued: Mutex<(u64, Instant)>,
     /// Outputs of the file sinks, committed with each checkpoint.
     pub staged: Vec<PathBuf>,
+    /// Exactly-once Kafka sinks, committed (one transaction each) with each checkpoint.
+    pub kafka: Vec<Arc<crate::sinks::kafka::KafkaCommitter>>,
     pub savepoint: SavepointCtl,
     pub metrics: Mutex<CheckpointMetrics>,
     /// Why the writer stopped the job (a failure past the tolerance, or a failed commit).

@@ -30,6 +30,8 @@ pub struct OpenArgs<'a> {
     pub key_groups: u32,
     pub parts: &'a [Partition],
     pub staged: Vec<PathBuf>,
+    /// Exactly-once Kafka sinks, committed with each checkpoint.
+    pub kafka: Vec<Arc<crate::sinks::kafka::KafkaCommitter>>,
     /// Operators of this config in order: (name, state signature).
     pub operators: Vec<(String, String)>,
     pub from_savepoint: Option<&'a Path>,
@@ -127,6 +129,10 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         newest = Some(m);
     }
     recover_outputs(&a.staged, newest.as_ref())?;
+    for k in &a.kafka {
+        k.recover(newest.as_ref().map(|m| m.id))
+            .map_err(|e| err(format!("recovering Kafka sink `{}`: {e}", k.name)))?;
+    }
     let (tx, rx) = mpsc::channel();
     let ckpt = Ckpt {
         store,
@@ -142,6 +148,7 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         settled: AtomicU64::new(base_id),
         issued: Mutex::new((0, Instant::now())),
         staged: a.staged,
+        kafka: a.kafka,
         savepoint: SavepointCtl {
             requested: a.savepoint_requested,
             at: AtomicU64::new(0),

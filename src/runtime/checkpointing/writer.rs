@@ -203,6 +203,10 @@ fn complete(ck: &Ckpt, id: u64, chunk: u64, mut files: Vec<FileEntry>) -> Result
         sinks::staged::commit(out, id, from)
             .map_err(|e| format!("committing output {}: {e}", out.display()))?;
     }
+    for k in &ck.kafka {
+        k.commit(id)
+            .map_err(|e| format!("committing Kafka sink `{}`: {e}", k.name))?;
+    }
     ck.store
         .retain(ck.retain, id + 1)
         .map_err(|e| format!("checkpoint {id}: retention: {e}"))?;

@@ -338,7 +338,7 @@ impl Shard {
             self.stats.joins.push(op.join_stats());
         }
         for s in &mut self.emitter.sinks {
-            s.flush().map_err(|e| e.to_string())?;
+            s.flush_durable().map_err(|e| e.to_string())?;
         }
         if let Some(d) = self.dead.as_mut() {
             d.flush().map_err(|e| e.to_string())?;

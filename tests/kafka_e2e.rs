@@ -1,0 +1,335 @@
+//! Kafka in and out against a real Apache Kafka broker (`scripts/kafka-local.sh`, started here if
+//! it is not running; `.ci/run` starts and stops it). Generated clicks go into a 4-partition topic
+//! with `sluice loadgen --kafka`; a bounded job (`stop_at = "end"`) windows them and writes the
+//! results to a topic, read back with `read_committed`, compared with the reference model run over
+//! the same records written by `loadgen` to a file. Exactly-once is checked across `kill -9`s; a
+//! poison record lands in the dead letters with its partition and offset.
+
+mod common;
+
+use common::{assert_rows_match, model, Job, Win};
+use common::{read_lines, sluice, toml_str};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const MIN: Duration = Duration::from_secs(60);
+
+/// The broker's address, started once for all tests of this binary.
+fn broker() -> &'static str {
+    static B: OnceLock<String> = OnceLock::new();
+    B.get_or_init(|| {
+        let port = std::env::var("SLUICE_KAFKA_PORT").unwrap_or_else(|_| "9092".into());
+        let out = Command::new("bash")
+            .args([
+                concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-local.sh"),
+                "start",
+            ])
+            .output()
+            .expect("run scripts/kafka-local.sh");
+        assert!(
+            out.status.success(),
+            "the Kafka tests need a broker: scripts/kafka-local.sh start failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        format!("127.0.0.1:{port}")
+    })
+}
+
+/// A topic of its own for one test (the broker outlives test runs).
+fn topic(name: &str, partitions: u32) -> String {
+    broker();
+    let t = format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    let out = Command::new("bash")
+        .args([
+            concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-local.sh"),
+            "topic",
+            &t,
+            &partitions.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    t
+}
+
+/// The same generated clicks into `topic` and into `file`.
+fn loadgen(d: &Path, topic: &str, file: &str, events: u64) {
+    let common_args = [
+        "loadgen",
+        "clicks",
+        "--events",
+        &events.to_string(),
+        "--users",
+        "200",
+        "--keys",
+        "50",
+        "--rate",
+        "200",
+    ];
+    let mut a: Vec<&str> = common_args.to_vec();
+    a.extend(["--kafka", broker(), "--topic", topic]);
+    let r = sluice(d, &a, MIN * 2);
+    assert!(r.success, "{}", r.stderr);
+    let path = d.join(file).to_string_lossy().into_owned();
+    let mut a: Vec<&str> = common_args.to_vec();
+    a.extend(["--out", &path]);
+    let r = sluice(d, &a, MIN);
+    assert!(r.success, "{}", r.stderr);
+}
+
+/// Every record of `topic` a `read_committed` consumer sees, read to the end of each partition.
+fn read_committed(topic: &str) -> Vec<String> {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .set("group.id", format!("reader-{topic}"))
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "true")
+        .set("isolation.level", "read_committed")
+        .create()
+        .unwrap();
+    let md = c
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .unwrap();
+    let parts = md.topics()[0].partitions().len();
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..parts {
+        tpl.add_partition_offset(topic, p as i32, Offset::Beginning)
+            .unwrap();
+    }
+    c.assign(&tpl).unwrap();
+    let mut out = Vec::new();
+    let mut eof = std::collections::BTreeSet::new();
+    let start = Instant::now();
+    while eof.len() < parts {
+        assert!(start.elapsed() < MIN, "reading {topic} timed out");
+        match c.poll(Duration::from_millis(100)) {
+            Some(Ok(m)) => {
+                eof.remove(&m.partition());
+                out.push(String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned());
+            }
+            Some(Err(KafkaError::PartitionEOF(p))) => {
+                eof.insert(p);
+            }
+            Some(Err(e)) => panic!("{e}"),
+            None => {}
+        }
+    }
+    out
+}
+
+fn job() -> Job {
+    Job::clicks(Win::Tumbling { size: 10_000 }, 5_000, 0)
+}
+
+/// A config reading `input` (a topic) into the topic `output`.
+fn config(d: &Path, name: &str, input: &str, output: &str, shards: usize, extra: &str) -> String {
+    let job = job();
+    let aggs: Vec<String> = job
+        .aggs
+        .iter()
+        .map(|(n, a)| format!("{n} = {}", toml_str(&a.expr())))
+        .collect();
+    let state = toml_str(&d.join(format!("{name}-state")).to_string_lossy());
+    let dead = toml_str(&d.join(format!("{name}-dead.ndjson")).to_string_lossy());
+    let toml = format!(
+        r#"[runtime]
+shards = {shards}
+chunk_bytes = 65536
+
+[sources.clicks]
+type = "kafka"
+brokers = "{b}"
+topic = "{input}"
+start = "earliest"
+stop_at = "end"
+event_time = {{ field = "ts", unit = "ms" }}
+watermark = {{ max_out_of_orderness = "5s" }}
+
+[transforms.win]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = {{ type = "tumbling", size = "10s" }}
+aggregates = {{ {aggs} }}
+
+[sinks.out]
+type = "kafka"
+inputs = ["win"]
+brokers = "{b}"
+topic = "{output}"
+key = ["ad_id", "window_start"]
+delivery = "exactly_once"
+transactional_id_prefix = "{name}"
+
+[checkpoint]
+dir = {state}
+interval = "50ms"
+
+[dead_letter]
+path = {dead}
+{extra}"#,
+        b = broker(),
+        aggs = aggs.join(", "),
+    );
+    let path = d.join(format!("{name}.toml"));
+    std::fs::write(&path, toml).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_bounded_job_over_four_partitions_equals_the_reference_model_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = topic("clicks", 4);
+    loadgen(d, &input, "clicks.ndjson", 60_000);
+    let content = std::fs::read_to_string(d.join("clicks.ndjson")).unwrap();
+    // No record is late whatever the partitions' interleaving (jitter 1 s < 5 s bound), so the
+    // model over the records in file order gives every window's one result.
+    let want = model(&job(), &[&content]);
+    assert_eq!(want.refires, 0);
+    assert!(want.rows.len() > 1_000, "{}", want.rows.len());
+    for shards in [3, 1] {
+        let output = topic("counts", 3);
+        let cfg = config(d, &format!("eo{shards}"), &input, &output, shards, "");
+        let r = sluice(d, &["run", "--config", &cfg], MIN * 2);
+        assert!(r.success, "{}", r.stderr);
+        let got = read_committed(&output);
+        assert_rows_match(&job(), &got, &want.rows, &format!("{shards} shards"));
+        assert_eq!(got.len(), want.rows.len(), "each result once");
+    }
+    // At least once, without checkpoints: the same records.
+    let output = topic("counts-alo", 2);
+    let cfg = config(d, "alo", &input, &output, 2, "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let cut = text.find("[checkpoint]").unwrap();
+    let text = text[..cut].replace("exactly_once", "at_least_once")
+        + &text[text.find("[dead_letter]").unwrap()..];
+    std::fs::write(&cfg, text).unwrap();
+    let r = sluice(d, &["run", "--config", &cfg], MIN * 2);
+    assert!(r.success, "{}", r.stderr);
+    assert_rows_match(&job(), &read_committed(&output), &want.rows, "at least once");
+}
+
+#[test]
+fn kill_9_and_restore_give_exactly_the_uninterrupted_results() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = topic("clicks-crash", 4);
+    loadgen(d, &input, "clicks.ndjson", 400_000);
+    let content = std::fs::read_to_string(d.join("clicks.ndjson")).unwrap();
+    let want = model(&job(), &[&content]);
+    let output = topic("counts-crash", 3);
+    let state = d.join("crash-state");
+    let (mut resumed, mut killed) = (0, 0);
+    for (i, shards) in [2usize, 1, 3].into_iter().enumerate() {
+        let cfg = config(d, "crash", &input, &output, shards, "");
+        let err = d.join(format!("crash-{i}.txt"));
+        let mut child = Command::new(common::BIN)
+            .args(["run", "--config", &cfg])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        // Kill soon after this run's first checkpoint completes: mid-stream.
+        let start = Instant::now();
+        let before = std::fs::read_dir(&state).map_or(0, |r| r.count());
+        while start.elapsed() < MIN {
+            let now = std::fs::read_dir(&state).map_or(0, |r| r.count());
+            if now > before || child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(30 + 40 * i as u64));
+        killed += usize::from(child.try_wait().unwrap().is_none());
+        let _ = child.kill();
+        let _ = child.wait();
+        let log = std::fs::read_to_string(&err).unwrap();
+        resumed += usize::from(log.contains("resuming from"));
+    }
+    assert!(resumed >= 1, "later runs resumed from a checkpoint");
+    assert!(killed >= 2, "runs were killed mid-stream ({killed} of 3)");
+    let cfg = config(d, "crash", &input, &output, 2, "");
+    let r = sluice(d, &["run", "--config", &cfg], MIN * 2);
+    assert!(r.success, "{}", r.stderr);
+    let got = read_committed(&output);
+    assert_eq!(got.len(), want.rows.len(), "each result exactly once");
+    assert_rows_match(&job(), &got, &want.rows, "after kill -9 x3");
+}
+
+#[test]
+fn a_poison_record_goes_to_the_dead_letters_with_its_offset_and_the_rest_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = topic("poison", 1);
+    let p: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .create()
+        .unwrap();
+    let mut lines: Vec<String> = (0..20)
+        .map(|i| {
+            format!(
+                r#"{{"ad_id":"ad-{}","user_id":"u-{i}","ts":{},"bid":{}}}"#,
+                i % 3,
+                1_700_000_000_000i64 + i * 1000,
+                10 + i
+            )
+        })
+        .collect();
+    lines.insert(10, "{not json".into());
+    lines.insert(15, r#"{"ad_id":"ad-1","bid":5}"#.into());
+    for l in &lines {
+        p.send(BaseRecord::<(), str>::to(&input).payload(l.as_str()))
+            .unwrap();
+    }
+    p.flush(Duration::from_secs(30)).unwrap();
+    let output = topic("poison-out", 1);
+    let cfg = config(d, "poison", &input, &output, 2, "");
+    let r = sluice(d, &["run", "--config", &cfg], MIN);
+    assert!(r.success, "{}", r.stderr);
+    let dead: Vec<serde_json::Value> = read_lines(&d.join("poison-dead.ndjson"))
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(dead.len(), 2, "{dead:?}");
+    let want_part = format!("{input}/0");
+    assert_eq!(dead[0]["partition"], want_part.as_str());
+    assert_eq!(dead[0]["offset"], 10);
+    assert_eq!(dead[0]["raw"], "{not json");
+    assert!(dead[0]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("invalid JSON"));
+    assert_eq!(dead[1]["offset"], 15);
+    assert!(dead[1]["reason"].as_str().unwrap().contains("ts"), "{dead:?}");
+    // The 20 good records all counted: 20 clicks over the windows.
+    let clicks: u64 = read_committed(&output)
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["clicks"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(clicks, 20);
+}
