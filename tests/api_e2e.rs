@@ -4,33 +4,9 @@
 
 mod common;
 
-use common::{sluice, BIN};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use common::{free_addr, get, sluice, sum, wait_healthy, BIN};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn get(addr: &str, path: &str) -> Option<(u16, String)> {
-    let mut c = TcpStream::connect(addr).ok()?;
-    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        c,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut t = String::new();
-    c.read_to_string(&mut t).ok()?;
-    let code = t.split_whitespace().nth(1)?.parse().ok()?;
-    Some((code, t.split_once("\r\n\r\n")?.1.to_string()))
-}
-
-/// Sum over shards of a counter.
-fn sum(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{name}{{")))
-        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum()
-}
+use std::time::Duration;
 
 /// Every sample has a TYPE before it and a numeric value; counters end in _total.
 fn valid(text: &str) -> bool {
@@ -50,21 +26,6 @@ fn valid(text: &str) -> bool {
         };
         typed.contains(series.split('{').next().unwrap_or("")) && v.parse::<f64>().is_ok()
     })
-}
-
-/// A loopback address nothing listens on now.
-fn free_addr() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("127.0.0.1:{}", l.local_addr().unwrap().port())
-}
-
-/// Waits (up to 30 s) until the job's endpoint answers `/health`.
-fn wait_healthy(addr: &str) {
-    let start = Instant::now();
-    while get(addr, "/health").map(|r| r.0) != Some(200) {
-        assert!(start.elapsed() < Duration::from_secs(30), "no /health");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -78,6 +78,8 @@ pub struct ShardSnapshot {
     /// Per partition: rounds it sat out under watermark alignment (shard 0 only; empty without
     /// alignment).
     pub alignment_paused: Vec<u64>,
+    /// Kafka partitions this shard reads: (partition index, next offset, end of log; -1 unknown).
+    pub kafka_lag: Vec<(u16, i64, i64)>,
     /// When the shard published this (None: never).
     pub at: Option<std::time::Instant>,
 }
@@ -92,6 +94,7 @@ impl Default for ShardSnapshot {
             source_read_ms: Vec::new(),
             partition_wm_ms: Vec::new(),
             alignment_paused: Vec::new(),
+            kafka_lag: Vec::new(),
             at: None,
         }
     }
@@ -325,6 +328,35 @@ impl Live {
                     .collect()
             })
             .unwrap_or_default();
+        let mut record_lag = Vec::new();
+        let mut time_lag = Vec::new();
+        let part_wm = snaps.first().map(|s| &s.partition_wm_ms[..]).unwrap_or(&[]);
+        for s in &snaps {
+            for &(p, next, high) in &s.kafka_lag {
+                let Some(name) = self.partition_names.get(p as usize) else {
+                    continue;
+                };
+                let label = format!("{{partition=\"{}\"}}", escape_label(name));
+                if high >= 0 {
+                    record_lag.push((label.clone(), (high - next).max(0) as f64));
+                }
+                if let Some(&wm) = part_wm.get(p as usize).filter(|w| **w > i64::MIN) {
+                    time_lag.push((label, now_ms.saturating_sub(wm) as f64 / 1e3));
+                }
+            }
+        }
+        family(
+            "sluice_kafka_partition_record_lag",
+            "gauge",
+            "Records in the Kafka partition not read yet: end of its log (as last reported) minus the read position.",
+            &record_lag,
+        );
+        family(
+            "sluice_kafka_partition_time_lag_seconds",
+            "gauge",
+            "Wall clock minus the Kafka partition's watermark.",
+            &time_lag,
+        );
         family(
             "sluice_partition_alignment_paused_rounds_total",
             "counter",
@@ -525,6 +557,7 @@ mod tests {
                 source_read_ms: vec![1_700_000_000_000],
                 partition_wm_ms: Vec::new(),
                 alignment_paused: Vec::new(),
+                kafka_lag: vec![(0, 90, 100)],
                 at: Some(std::time::Instant::now()),
             },
         );
@@ -564,6 +597,10 @@ mod tests {
             text.contains(
                 "sluice_partition_alignment_paused_rounds_total{partition=\"data/a.ndjson\"} 5\n"
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_kafka_partition_record_lag{partition=\"data/a.ndjson\"} 10\n"),
             "{text}"
         );
         assert!(

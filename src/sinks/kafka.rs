@@ -13,6 +13,7 @@
 //!   did is not; so a `read_committed` consumer sees every result exactly once. Results become
 //!   visible once per checkpoint; the transaction is open only while the writer sends them, so
 //!   `transaction.timeout.ms` need only exceed one commit, not the checkpoint interval.
+//!
 //! Never on the event path: lines arrive in flushed buffers, never one per event.
 
 use crate::plan::KafkaSinkPlan;
@@ -92,7 +93,10 @@ fn record_key(line: &[u8], fields: &[String], out: &mut Vec<u8>) {
     let v: serde_json::Value = serde_json::from_slice(line).unwrap_or(serde_json::Value::Null);
     let mut m = serde_json::Map::new();
     for f in fields {
-        m.insert(f.clone(), v.get(f).cloned().unwrap_or(serde_json::Value::Null));
+        m.insert(
+            f.clone(),
+            v.get(f).cloned().unwrap_or(serde_json::Value::Null),
+        );
     }
     // Writing a map of JSON values into a Vec cannot fail.
     let _ = serde_json::to_writer(out, &m);
@@ -218,10 +222,12 @@ impl KafkaCommitter {
         let got = c
             .committed_offsets(self.marker_tpl(None)?, TIMEOUT)
             .map_err(|e| format!("reading group `{}`: {e}", self.marker_group()))?;
-        Ok(match got.find_partition(&self.plan.topic, 0).map(|e| e.offset()) {
-            Some(Offset::Offset(o)) if o > 0 => o as u64,
-            _ => 0,
-        })
+        Ok(
+            match got.find_partition(&self.plan.topic, 0).map(|e| e.offset()) {
+                Some(Offset::Offset(o)) if o > 0 => o as u64,
+                _ => 0,
+            },
+        )
     }
 
     /// Sends the lines staged for checkpoint `id` (and earlier failed ones) in one transaction

@@ -11,10 +11,14 @@
 
 use crate::plan::{KafkaPlan, KafkaStart};
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer, DefaultConsumerContext};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
+use rdkafka::statistics::Statistics;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use rdkafka::ClientContext;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -163,6 +167,29 @@ fn resolve_starts(
     Ok(())
 }
 
+/// The end of each partition's log as librdkafka's statistics last reported it (once a second,
+/// served by `KafkaReader::service`): the record lag is this minus the read position.
+#[derive(Default)]
+pub struct LagContext {
+    high: HashMap<(String, i32), AtomicI64>,
+}
+
+impl ClientContext for LagContext {
+    fn stats(&self, statistics: Statistics) {
+        for (topic, t) in &statistics.topics {
+            for (p, s) in &t.partitions {
+                if let Some(h) = self.high.get(&(topic.clone(), *p)) {
+                    if s.hi_offset >= 0 {
+                        h.store(s.hi_offset, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ConsumerContext for LagContext {}
+
 /// What one poll of a partition gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fetch {
@@ -181,7 +208,7 @@ struct Owned {
     part: u16,
     topic: String,
     partition: i32,
-    queue: rdkafka::consumer::base_consumer::PartitionQueue<DefaultConsumerContext>,
+    queue: rdkafka::consumer::base_consumer::PartitionQueue<LagContext>,
     /// Offset of the next record this shard has not taken yet.
     next: i64,
     /// A record polled for a later chunk (past the current chunk's range), kept for it.
@@ -194,7 +221,7 @@ struct Owned {
 /// One shard's consumers (one per Kafka source) of the partitions it owns.
 #[derive(Default)]
 pub struct KafkaReader {
-    consumers: Vec<(Arc<BaseConsumer>, TopicPartitionList)>,
+    consumers: Vec<(Arc<BaseConsumer<LagContext>>, TopicPartitionList)>,
     owned: Vec<Owned>,
     paused: bool,
 }
@@ -211,9 +238,14 @@ impl KafkaReader {
         plan: &KafkaPlan,
         parts: &[(u16, &KafkaPart, i64)],
     ) -> Result<(), String> {
-        let consumer: Arc<BaseConsumer> = Arc::new(
+        let high = parts
+            .iter()
+            .map(|(_, p, _)| ((p.topic.clone(), p.partition), AtomicI64::new(-1)))
+            .collect();
+        let consumer: Arc<BaseConsumer<LagContext>> = Arc::new(
             client_config(plan)
-                .create()
+                .set("statistics.interval.ms", "1000")
+                .create_with_context(LagContext { high })
                 .map_err(|e| format!("cannot create a consumer: {e}"))?,
         );
         let mut tpl = TopicPartitionList::new();
@@ -253,6 +285,23 @@ impl KafkaReader {
 
     fn slot(&mut self, part: u16) -> Option<&mut Owned> {
         self.owned.iter_mut().find(|o| o.part == part)
+    }
+
+    /// Per owned partition: (global partition index, next offset to read, end of the log as last
+    /// reported, -1 until then). For the record-lag metric.
+    pub fn lag(&self) -> Vec<(u16, i64, i64)> {
+        self.owned
+            .iter()
+            .map(|o| {
+                let high = self.consumers[o.consumer]
+                    .0
+                    .context()
+                    .high
+                    .get(&(o.topic.clone(), o.partition))
+                    .map_or(-1, |h| h.load(Ordering::Relaxed));
+                (o.part, o.next, high)
+            })
+            .collect()
     }
 
     /// Offset of the next record of `part` not taken yet.

@@ -38,17 +38,20 @@
 //! - A11 `--stats` JSON has numbers `events_per_second`, `latency_p50_us`, `latency_p99_us`,
 //!   `latency_p999_us`.
 //!
-//! Layout: `model` (the job description and the reference model), `input` (the seeded generator
+//! Layout: `http` (a client for the `[api]` endpoint), `model` (the job description and the reference model), `input` (the seeded generator
 //! and file-content helpers), `run` (running the binary, writing configs, comparing its output
 //! with the model). Everything public is re-exported here, so test files write `common::x` or
 //! `use common::*`.
 #![allow(dead_code)]
 
+mod http;
 mod input;
 mod model;
 mod run;
 
 // Each test binary uses a subset, so a glob may go unused in one of them (as dead_code above).
+#[allow(unused_imports)]
+pub use http::*;
 #[allow(unused_imports)]
 pub use input::*;
 #[allow(unused_imports)]

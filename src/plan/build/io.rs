@@ -372,7 +372,10 @@ impl Builder<'_> {
                 }
                 SinkConfig::Kafka(k) => {
                     if k.brokers.trim().is_empty() {
-                        self.err(at("brokers"), "the broker list cannot be empty (e.g. \"127.0.0.1:9092\")".into());
+                        self.err(
+                            at("brokers"),
+                            "the broker list cannot be empty (e.g. \"127.0.0.1:9092\")".into(),
+                        );
                     }
                     if k.topic.trim().is_empty() {
                         self.err(at("topic"), "the topic name cannot be empty".into());

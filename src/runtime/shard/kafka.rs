@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 const OPEN_WAIT: Duration = Duration::from_millis(1);
 /// How long a shard goes without credit before it pauses its partitions.
 const PAUSE_AFTER: Duration = Duration::from_millis(100);
+/// How often a shard serves its consumers' events between chunks.
+const SERVICE_EVERY: Duration = Duration::from_millis(50);
 /// How often read positions are committed to the group (for monitoring tools only).
 const COMMIT_EVERY: Duration = Duration::from_secs(1);
 
@@ -223,6 +225,12 @@ impl Shard {
         let Some(reader) = self.kafka.as_mut() else {
             return;
         };
+        // The consumers' own events (statistics with the log ends for the lag metric, errors) are
+        // served here too, so a shard that waits for credit mid-chunk still reports its lag.
+        if self.kafka_serviced.elapsed() >= SERVICE_EVERY {
+            reader.service();
+            self.kafka_serviced = Instant::now();
+        }
         if stalled {
             let since = *self.stalled_since.get_or_insert_with(Instant::now);
             if since.elapsed() >= PAUSE_AFTER && reader.set_paused(true) {

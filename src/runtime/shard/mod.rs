@@ -136,6 +136,7 @@ pub struct Shard {
     /// the position a checkpoint records.
     kafka_next: Vec<i64>,
     kafka_committed: Instant,
+    kafka_serviced: Instant,
     stalled_since: Option<Instant>,
 }
 
@@ -243,6 +244,7 @@ impl Shard {
                 })
                 .collect(),
             kafka_committed: Instant::now(),
+            kafka_serviced: Instant::now(),
             stalled_since: None,
             setup,
         };

@@ -54,6 +54,7 @@ impl Shard {
                 } else {
                     Vec::new()
                 },
+                kafka_lag: self.kafka.as_ref().map(|r| r.lag()).unwrap_or_default(),
                 alignment_paused: if self.id == 0 {
                     self.setup.schedule.paused()
                 } else {
