@@ -378,8 +378,24 @@ fn a_held_back_job_pauses_its_partitions_lag_shows_and_drains_and_idle_time_show
         .spawn()
         .unwrap();
     wait_healthy(&addr);
-    // Held back: results fill the pipe, the shards block, reading stops with records unread.
-    std::thread::sleep(Duration::from_secs(3));
+    // Held back: results fill the pipe, the shards block, reading stops with records unread, and
+    // memory stays flat: nothing buffers beyond the rings and librdkafka's bounded prefetch.
+    let rss_mb = |pid: u32| -> f64 {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        s.lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    let rss_1s = rss_mb(child.id());
+    std::thread::sleep(Duration::from_secs(2));
+    let rss_3s = rss_mb(child.id());
+    assert!(
+        rss_3s - rss_1s < 32.0 && rss_3s < 512.0,
+        "memory while held back: {rss_1s:.0} MB -> {rss_3s:.0} MB"
+    );
     let metrics = |addr: &str| get(addr, "/metrics").map(|r| r.1).unwrap_or_default();
     let held = metrics(&addr);
     let lag_held = sum(&held, "sluice_kafka_partition_record_lag");
@@ -435,4 +451,82 @@ fn a_held_back_job_pauses_its_partitions_lag_shows_and_drains_and_idle_time_show
     assert!(err.contains("no credit: pausing"), "{err}");
     assert!(err.contains("credit back: resuming"), "{err}");
     assert!(reader.join().unwrap() > 100_000, "results were written");
+}
+
+/// `start`: `{ timestamp = ... }` begins at the first record whose Kafka timestamp is at or after
+/// it (with `kafka_timestamp` as event time); `"committed"` continues where the group's last run
+/// stopped; `"latest"` reads only what comes after the start.
+#[test]
+fn start_positions_timestamp_committed_and_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = topic("starts", 1);
+    let p: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .create()
+        .unwrap();
+    let t0 = 1_700_000_000_000i64;
+    let send = |from: i64, to: i64| {
+        for i in from..to {
+            let line = format!(r#"{{"ad_id":"ad-{}","user_id":"u-{i}","bid":{i}}}"#, i % 2);
+            p.send(
+                BaseRecord::<(), str>::to(&input)
+                    .payload(line.as_str())
+                    .timestamp(t0 + i * 1000),
+            )
+            .unwrap();
+        }
+        p.flush(Duration::from_secs(30)).unwrap();
+    };
+    send(0, 20);
+    // Counts clicks read by a run with `start` and a file sink.
+    let run = |name: &str, start: &str| -> u64 {
+        let out = d.join(format!("{name}.ndjson"));
+        let toml = format!(
+            r#"[sources.s]
+type = "kafka"
+brokers = "{b}"
+topic = "{input}"
+group_id = "starts-group"
+start = {start}
+stop_at = "end"
+event_time = {{ kafka_timestamp = true }}
+
+[transforms.w]
+type = "window"
+inputs = ["s"]
+group_by = ["ad_id"]
+window = {{ type = "tumbling", size = "1h" }}
+aggregates = {{ clicks = "count()" }}
+
+[sinks.out]
+type = "file"
+inputs = ["w"]
+path = {out}
+"#,
+            b = broker(),
+            out = toml_str(&out.to_string_lossy()),
+        );
+        let cfg = d.join(format!("{name}.toml"));
+        std::fs::write(&cfg, toml).unwrap();
+        let r = sluice(d, &["run", "--config", &cfg.to_string_lossy()], MIN);
+        assert!(r.success, "{}", r.stderr);
+        read_lines(&out)
+            .iter()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["clicks"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .sum()
+    };
+    assert_eq!(run("ts", r#"{ timestamp = "2023-11-14T22:13:30Z" }"#), 10);
+    assert_eq!(run("all", r#""earliest""#), 20);
+    send(20, 25);
+    assert_eq!(
+        run("rest", r#""committed""#),
+        5,
+        "only what came after the last run"
+    );
+    assert_eq!(run("none", r#""latest""#), 0);
 }

@@ -45,8 +45,12 @@ pub fn client_config(plan: &KafkaPlan) -> ClientConfig {
         .set("enable.auto.offset.store", "false")
         .set("enable.partition.eof", "true")
         .set("isolation.level", "read_committed")
-        // A bounded prefetch: what a paused shard holds is at most this per partition queue set.
+        // Prefetch per partition (each has its own queue, so librdkafka bounds each): at most
+        // 16 MiB waits per partition, fetched up to 8 MiB at a time; the 1 MiB default fetch and
+        // 8 MiB queues left shards waiting for records (0.40-0.47 vs 0.70 M records/s here).
         .set("queued.max.messages.kbytes", "16384")
+        .set("queued.min.messages", "200000")
+        .set("max.partition.fetch.bytes", "8388608")
         .set("client.id", "sluice");
     for (k, v) in &plan.options {
         c.set(k, v);
@@ -401,14 +405,24 @@ impl KafkaReader {
         ok
     }
 
-    /// Commits the read positions to the group for lag monitoring (asynchronous, best effort).
-    pub fn commit_positions(&self) {
+    /// Commits the read positions to the group for lag monitoring and `start = "committed"`
+    /// (asynchronous and best effort while running; `wait` at the end of the run).
+    pub fn commit_positions(&self, wait: bool) {
+        let mode = if wait {
+            rdkafka::consumer::CommitMode::Sync
+        } else {
+            rdkafka::consumer::CommitMode::Async
+        };
         for (ci, (c, _)) in self.consumers.iter().enumerate() {
             let mut tpl = TopicPartitionList::new();
             for o in self.owned.iter().filter(|o| o.consumer == ci) {
                 let _ = tpl.add_partition_offset(&o.topic, o.partition, Offset::Offset(o.next));
             }
-            let _ = c.commit(&tpl, rdkafka::consumer::CommitMode::Async);
+            if let Err(e) = c.commit(&tpl, mode) {
+                if wait {
+                    tracing::warn!("committing read positions to the Kafka group failed: {e}");
+                }
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 /// How long an unbounded partition's chunk waits for its first record before it ends empty.
 const OPEN_WAIT: Duration = Duration::from_millis(1);
 /// How long a shard goes without credit before it pauses its partitions.
-const PAUSE_AFTER: Duration = Duration::from_millis(100);
+const PAUSE_AFTER: Duration = Duration::from_secs(1);
 /// How often a shard serves its consumers' events between chunks.
 const SERVICE_EVERY: Duration = Duration::from_millis(50);
 /// How often read positions are committed to the group (for monitoring tools only).
@@ -213,7 +213,7 @@ impl Shard {
             flags |= CHUNK_IDLE;
         }
         if self.kafka_committed.elapsed() >= COMMIT_EVERY {
-            reader.commit_positions();
+            reader.commit_positions(false);
             self.kafka_committed = Instant::now();
         }
         flags

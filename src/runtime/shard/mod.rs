@@ -345,6 +345,9 @@ impl Shard {
         if let Some(d) = self.dead.as_mut() {
             d.flush().map_err(|e| e.to_string())?;
         }
+        if let Some(k) = &self.kafka {
+            k.commit_positions(true);
+        }
         Ok(())
     }
 
