@@ -71,6 +71,11 @@ pub struct ShardSnapshot {
     pub ring_events: u64,
     /// Ingest-to-emit latency quantiles in microseconds: p50, p90, p99, p999.
     pub latency_us: [u64; 4],
+    /// Event-to-emit latency quantiles in ms (wall clock at emission minus the watermark that
+    /// fired the results): p50, p90, p99, p999.
+    pub event_latency_ms: [u64; 4],
+    /// Per operator: (keys or rows held, approximate state bytes).
+    pub op_state: Vec<(u64, u64)>,
     /// Per source: the largest event time this shard has read (i64::MIN: none).
     pub source_read_ms: Vec<i64>,
     /// Per partition: its own watermark (published by shard 0 only; empty elsewhere).
@@ -91,6 +96,8 @@ impl Default for ShardSnapshot {
             watermark_ms: i64::MIN,
             ring_events: 0,
             latency_us: [0; 4],
+            event_latency_ms: [0; 4],
+            op_state: Vec::new(),
             source_read_ms: Vec::new(),
             partition_wm_ms: Vec::new(),
             alignment_paused: Vec::new(),
@@ -406,6 +413,21 @@ impl Live {
             "Time from reading a chunk to emitting the results it completed.",
             &q,
         );
+        let mut q = Vec::new();
+        for (i, s) in snaps.iter().enumerate() {
+            for (k, quantile) in ["0.5", "0.9", "0.99", "0.999"].iter().enumerate() {
+                q.push((
+                    format!("{{shard=\"{i}\",quantile=\"{quantile}\"}}"),
+                    s.event_latency_ms[k] as f64 / 1e3,
+                ));
+            }
+        }
+        family(
+            "sluice_event_to_emit_latency_seconds",
+            "summary",
+            "Wall clock at emission minus the event time the results were complete at (the watermark that fired them, within one watermark step of their window end).",
+            &q,
+        );
         let mut joins: Vec<(String, f64)> = Vec::new();
         let mut held: Vec<(String, f64)> = Vec::new();
         let mut total = ShardStats::default();
@@ -422,7 +444,16 @@ impl Live {
                     j.buffered[side] as f64,
                 ));
             }
-            joins.push((format!("{{operator=\"{name}\"}}"), j.state_bytes as f64));
+        }
+        let mut keys: Vec<(String, f64)> = Vec::new();
+        for (op, name) in self.op_names.iter().enumerate() {
+            let (k, b) = snaps
+                .iter()
+                .filter_map(|s| s.op_state.get(op))
+                .fold((0u64, 0u64), |(k, b), (k2, b2)| (k + k2, b + b2));
+            let label = format!("{{operator=\"{}\"}}", escape_label(name));
+            keys.push((label.clone(), k as f64));
+            joins.push((label, b as f64));
         }
         family(
             "sluice_join_rows",
@@ -433,8 +464,14 @@ impl Live {
         family(
             "sluice_operator_state_bytes",
             "gauge",
-            "Approximate bytes of state a join or dedupe holds.",
+            "Approximate bytes of state an operator holds, over all shards.",
             &joins,
+        );
+        family(
+            "sluice_operator_keys",
+            "gauge",
+            "Keys (window rows per key and window; rows for joins and dedupe) an operator holds, over all shards.",
+            &keys,
         );
         let ck = self.checkpoint.lock().ok().and_then(|c| c.clone());
         if let Some(c) = ck {
@@ -554,6 +591,8 @@ mod tests {
                 watermark_ms: 1_700_000_000_000,
                 ring_events: 7,
                 latency_us: [100, 200, 300, 400],
+                event_latency_ms: [1000, 2000, 3000, 4000],
+                op_state: vec![(7, 4096)],
                 source_read_ms: vec![1_700_000_000_000],
                 partition_wm_ms: Vec::new(),
                 alignment_paused: Vec::new(),
@@ -603,6 +642,13 @@ mod tests {
             text.contains("sluice_kafka_partition_record_lag{partition=\"data/a.ndjson\"} 10\n"),
             "{text}"
         );
+        assert!(text
+            .contains("sluice_event_to_emit_latency_seconds{shard=\"1\",quantile=\"0.99\"} 3\n"));
+        assert!(
+            text.contains("sluice_operator_keys{operator=\"w\"} 7\n"),
+            "{text}"
+        );
+        assert!(text.contains("sluice_operator_state_bytes{operator=\"w\"} 4096\n"));
         assert!(
             text.contains(
                 "sluice_dead_letters_by_reason_total{shard=\"1\",reason=\"invalid_json\"} 2\n"

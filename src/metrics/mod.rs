@@ -82,6 +82,13 @@ impl ShardStats {
 }
 
 /// Ingestion-to-emission latency in microseconds, 1 us .. 1 h, 3 significant digits.
+/// Event-to-emit latencies in ms, up to ten years (a replay of old data emits results years after
+/// their event time), 2 significant figures.
+pub fn event_latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 315_360_000_000, 2)
+        .unwrap_or_else(|_| Histogram::new(2).expect("2 sig figs is valid"))
+}
+
 pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3)
         .unwrap_or_else(|_| Histogram::new(3).expect("3 sig figs is valid"))

@@ -130,4 +130,10 @@ pub trait Operator: Send {
     fn join_stats(&self) -> Option<JoinStats> {
         None
     }
+    /// (keys or rows held, approximate bytes of state): for the metrics endpoint, read every
+    /// publish (0.1 s), so it must be cheap. Joins and dedupe report their buffered rows.
+    fn state_size(&self) -> (u64, u64) {
+        self.join_stats()
+            .map_or((0, 0), |j| (j.buffered[0] + j.buffered[1], j.state_bytes))
+    }
 }

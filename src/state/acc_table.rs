@@ -157,6 +157,11 @@ impl AccTable {
         self.slots.len()
     }
 
+    /// Bytes the table has allocated for its index and rows (sketch registers not counted).
+    pub fn bytes(&self) -> usize {
+        self.slots.capacity() * 8 + self.lines.capacity() * std::mem::size_of::<Line>()
+    }
+
     /// The longest key the rows hold without re-laying out.
     pub fn key_bytes(&self) -> usize {
         self.kw * 8 - 1

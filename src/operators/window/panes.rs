@@ -496,6 +496,12 @@ impl Operator for PaneWindows {
         self.panes.len()
     }
 
+    fn state_size(&self) -> (u64, u64) {
+        self.panes.iter().fold((0, 0), |(k, b), p| {
+            (k + p.table.len() as u64, b + p.table.bytes() as u64)
+        })
+    }
+
     fn stats(&self) -> OperatorStats {
         self.stats
     }

@@ -327,6 +327,15 @@ impl Operator for SessionWindows {
         self.sessions
     }
 
+    fn state_size(&self) -> (u64, u64) {
+        let keys = (self.keys.len() - self.free.len()) as u64;
+        let bytes = self.keys.capacity() * std::mem::size_of::<KeyState>()
+            + self.sessions * std::mem::size_of::<Session>()
+            + self.index.capacity() * 4
+            + self.timers.capacity() * 32;
+        (keys, bytes as u64)
+    }
+
     fn stats(&self) -> OperatorStats {
         self.stats
     }

@@ -119,6 +119,8 @@ pub struct Shard {
     failure: Option<String>,
     pub stats: ShardStats,
     pub hist: Histogram<u64>,
+    /// Event-to-emit latency in ms (see `receive::advance`).
+    event_hist: Histogram<u64>,
     last_publish: Instant,
     /// Per source: records this shard read since `rate_start` (for `rate_limit`).
     rate_read: Vec<u64>,
@@ -221,6 +223,7 @@ impl Shard {
             failure: None,
             stats: ShardStats::default(),
             hist: latency_histogram(),
+            event_hist: crate::metrics::event_latency_histogram(),
             last_publish: Instant::now(),
             rate_read: vec![0; setup.sources.len()],
             source_read: vec![i64::MIN; setup.sources.len()],

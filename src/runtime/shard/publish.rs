@@ -39,6 +39,9 @@ impl Shard {
             .sum();
         let h = &self.hist;
         let latency_us = [0.5, 0.9, 0.99, 0.999].map(|q| h.value_at_quantile(q));
+        let e = &self.event_hist;
+        let event_latency_ms = [0.5, 0.9, 0.99, 0.999].map(|q| e.value_at_quantile(q));
+        let op_state = self.ops.iter().map(|o| o.state_size()).collect();
         live.publish(
             self.id,
             ShardSnapshot {
@@ -47,6 +50,8 @@ impl Shard {
                 watermark_ms: self.wm,
                 ring_events,
                 latency_us,
+                event_latency_ms,
+                op_state,
                 source_read_ms: self.source_read.clone(),
                 at: Some(now),
                 partition_wm_ms: if self.id == 0 {

@@ -142,6 +142,13 @@ impl Shard {
         if n > 0 {
             let t = self.now_ns();
             self.emit_marks.push((t, n));
+            // Results fired by watermark `wm` were complete in event time at `wm` (their windows
+            // ended within one watermark step of it); read the wall clock only when some fired.
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            let lag = now_ms.saturating_sub(wm).clamp(1, 315_360_000_000) as u64;
+            let _ = self.event_hist.record_n(lag, n);
         }
     }
 }
