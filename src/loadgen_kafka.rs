@@ -1,7 +1,7 @@
 //! `sluice loadgen clicks --kafka BROKERS --topic T`: produces the synthetic click stream into a
 //! Kafka topic instead of files: record `i` is exactly line `i` of the file loadgen would write
-//! (without its newline), sent in index order with no key (the sticky partitioner spreads records
-//! over the partitions), with idempotence on so a retry never duplicates one. Optionally paced to
+//! (without its newline), sent in index order with no key, each to a random partition (so the
+//! partitions get even shares), with idempotence on so a retry never duplicates one. Optionally paced to
 //! `--send-rate` records per second of wall clock. Never touches the runtime.
 
 use crate::loadgen::{LoadgenArgs, LoadgenError, LoadgenReport};
@@ -54,6 +54,9 @@ pub fn produce(
         .set("batch.size", "1000000")
         .set("compression.type", "lz4")
         .set("client.id", "sluice-loadgen")
+        // Keyless records go to a random partition each (not sticky batches), so every partition
+        // gets about the same share.
+        .set("sticky.partitioning.linger.ms", "0")
         .create_with_context(Deliveries::default())
         .map_err(|e| fail(format!("cannot create a producer: {e}")))?;
     let model = ClickModel::new(plan);

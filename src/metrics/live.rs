@@ -125,6 +125,8 @@ pub struct Live {
     /// Asked to stop: `/ready` answers 503 while the job drains.
     pub draining: AtomicBool,
     pub checkpoint: Mutex<Option<CheckpointMetrics>>,
+    /// Kafka jobs: the brokers' log ends, for record lag.
+    pub kafka: Option<crate::sources::kafka::HighWatch>,
 }
 
 impl Live {
@@ -137,6 +139,7 @@ impl Live {
             ready: AtomicBool::new(false),
             draining: AtomicBool::new(false),
             checkpoint: Mutex::new(None),
+            kafka: None,
         }
     }
 
@@ -335,21 +338,39 @@ impl Live {
                     .collect()
             })
             .unwrap_or_default();
+        // Per Kafka partition: (read position, end of log), from the shards' last batches (the
+        // position, and the end librdkafka's statistics gave them) and from the brokers directly.
+        let mut kafka: std::collections::BTreeMap<u16, (i64, i64)> = self
+            .kafka
+            .as_ref()
+            .map(|k| k.start.iter().map(|&(p, s)| (p, (s, -1))).collect())
+            .unwrap_or_default();
+        for s in &snaps {
+            for &(p, next, high) in &s.kafka_lag {
+                let e = kafka.entry(p).or_insert((next, high));
+                *e = (e.0.max(next), e.1.max(high));
+            }
+        }
+        if let Some(k) = &self.kafka {
+            for (p, high) in k.highs() {
+                if let Some(e) = kafka.get_mut(&p) {
+                    e.1 = e.1.max(high);
+                }
+            }
+        }
         let mut record_lag = Vec::new();
         let mut time_lag = Vec::new();
         let part_wm = snaps.first().map(|s| &s.partition_wm_ms[..]).unwrap_or(&[]);
-        for s in &snaps {
-            for &(p, next, high) in &s.kafka_lag {
-                let Some(name) = self.partition_names.get(p as usize) else {
-                    continue;
-                };
-                let label = format!("{{partition=\"{}\"}}", escape_label(name));
-                if high >= 0 {
-                    record_lag.push((label.clone(), (high - next).max(0) as f64));
-                }
-                if let Some(&wm) = part_wm.get(p as usize).filter(|w| **w > i64::MIN) {
-                    time_lag.push((label, now_ms.saturating_sub(wm) as f64 / 1e3));
-                }
+        for (&p, &(next, high)) in &kafka {
+            let Some(name) = self.partition_names.get(p as usize) else {
+                continue;
+            };
+            let label = format!("{{partition=\"{}\"}}", escape_label(name));
+            if high >= 0 {
+                record_lag.push((label.clone(), (high - next).max(0) as f64));
+            }
+            if let Some(&wm) = part_wm.get(p as usize).filter(|w| **w > i64::MIN) {
+                time_lag.push((label, now_ms.saturating_sub(wm) as f64 / 1e3));
             }
         }
         family(

@@ -373,6 +373,22 @@ fn run_shards(
             let mut live = crate::metrics::live::Live::new(n, op_names.clone());
             live.source_names = plan.sources.iter().map(|s| s.name.clone()).collect();
             live.partition_names = parts.iter().map(|p| p.name.clone()).collect();
+            let kparts: Vec<_> = parts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| match (&p.kind, &plan.sources[p.source].kind) {
+                    (PartKind::Kafka(k), SourceKind::Kafka(kp)) => Some((i as u16, kp, k)),
+                    _ => None,
+                })
+                .collect();
+            if !kparts.is_empty() {
+                live.kafka = Some(crate::sources::kafka::HighWatch::new(&kparts).map_err(
+                    |message| RuntimeError::Setup {
+                        window: "(api)".into(),
+                        message,
+                    },
+                )?);
+            }
             let live = Arc::new(live);
             (Some(live), Some(server))
         }

@@ -426,3 +426,63 @@ impl KafkaReader {
         }
     }
 }
+
+/// The end of every Kafka partition's log, asked of the brokers by the metrics endpoint itself
+/// (at most once a second, cached), so record lag stays visible when every shard is blocked, e.g.
+/// in a stalled sink write, and cannot publish.
+pub struct HighWatch {
+    /// Per source: a metadata-only consumer and its partitions (global index, topic, partition).
+    sources: Vec<(BaseConsumer, Vec<(u16, String, i32)>)>,
+    /// Where each partition started (the lag before any shard has published a position).
+    pub start: Vec<(u16, i64)>,
+    cache: std::sync::Mutex<(Option<Instant>, Vec<(u16, i64)>)>,
+}
+
+impl HighWatch {
+    /// `parts`: (global partition index, plan, partition) of every Kafka partition.
+    pub fn new(parts: &[(u16, &KafkaPlan, &KafkaPart)]) -> Result<HighWatch, String> {
+        let mut sources: Vec<(BaseConsumer, Vec<(u16, String, i32)>)> = Vec::new();
+        let mut plans: Vec<&KafkaPlan> = Vec::new();
+        for (i, plan, p) in parts {
+            let at = match plans.iter().position(|q| std::ptr::eq(*q, *plan)) {
+                Some(at) => at,
+                None => {
+                    let c: BaseConsumer = client_config(plan)
+                        .create()
+                        .map_err(|e| format!("cannot create a consumer: {e}"))?;
+                    sources.push((c, Vec::new()));
+                    plans.push(plan);
+                    plans.len() - 1
+                }
+            };
+            sources[at].1.push((*i, p.topic.clone(), p.partition));
+        }
+        Ok(HighWatch {
+            sources,
+            start: parts.iter().map(|(i, _, p)| (*i, p.start)).collect(),
+            cache: std::sync::Mutex::new((None, Vec::new())),
+        })
+    }
+
+    /// (global partition index, end of its log) for every partition the brokers answered for.
+    pub fn highs(&self) -> Vec<(u16, i64)> {
+        let Ok(mut c) = self.cache.lock() else {
+            return Vec::new();
+        };
+        if c.0.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+            return c.1.clone();
+        }
+        let mut out = Vec::new();
+        for (consumer, parts) in &self.sources {
+            for (i, topic, p) in parts {
+                if let Ok((_, high)) =
+                    consumer.fetch_watermarks(topic, *p, Duration::from_millis(500))
+                {
+                    out.push((*i, high));
+                }
+            }
+        }
+        *c = (Some(Instant::now()), out.clone());
+        out
+    }
+}
