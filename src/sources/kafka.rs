@@ -427,12 +427,14 @@ impl KafkaReader {
     }
 }
 
+/// A metadata-only consumer of one source and its partitions (global index, topic, partition).
+type WatchedSource = (BaseConsumer, Vec<(u16, String, i32)>);
+
 /// The end of every Kafka partition's log, asked of the brokers by the metrics endpoint itself
 /// (at most once a second, cached), so record lag stays visible when every shard is blocked, e.g.
 /// in a stalled sink write, and cannot publish.
 pub struct HighWatch {
-    /// Per source: a metadata-only consumer and its partitions (global index, topic, partition).
-    sources: Vec<(BaseConsumer, Vec<(u16, String, i32)>)>,
+    sources: Vec<WatchedSource>,
     /// Where each partition started (the lag before any shard has published a position).
     pub start: Vec<(u16, i64)>,
     cache: std::sync::Mutex<(Option<Instant>, Vec<(u16, i64)>)>,
@@ -441,7 +443,7 @@ pub struct HighWatch {
 impl HighWatch {
     /// `parts`: (global partition index, plan, partition) of every Kafka partition.
     pub fn new(parts: &[(u16, &KafkaPlan, &KafkaPart)]) -> Result<HighWatch, String> {
-        let mut sources: Vec<(BaseConsumer, Vec<(u16, String, i32)>)> = Vec::new();
+        let mut sources: Vec<WatchedSource> = Vec::new();
         let mut plans: Vec<&KafkaPlan> = Vec::new();
         for (i, plan, p) in parts {
             let at = match plans.iter().position(|q| std::ptr::eq(*q, *plan)) {
