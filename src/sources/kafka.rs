@@ -427,6 +427,9 @@ impl KafkaReader {
     }
 }
 
+/// (when asked, (global partition index, end of log) per partition).
+type Highs = (Option<Instant>, Vec<(u16, i64)>);
+
 /// A metadata-only consumer of one source and its partitions (global index, topic, partition).
 type WatchedSource = (BaseConsumer, Vec<(u16, String, i32)>);
 
@@ -437,7 +440,8 @@ pub struct HighWatch {
     sources: Vec<WatchedSource>,
     /// Where each partition started (the lag before any shard has published a position).
     pub start: Vec<(u16, i64)>,
-    cache: std::sync::Mutex<(Option<Instant>, Vec<(u16, i64)>)>,
+    /// When the brokers were last asked, and what they said.
+    cache: std::sync::Mutex<Highs>,
 }
 
 impl HighWatch {
