@@ -178,12 +178,20 @@ cmd_start() {
     local t0=$SECONDS
     # setsid: detach from the caller's process group so its Ctrl-C / exit does not kill the broker.
     # stdin from /dev/null and output to the log so callers capturing our output do not hang.
-    setsid java ${SLUICE_KAFKA_HEAP:--Xms256m -Xmx512m} \
+    # The JVM writes its own pid (bash execs into it): `$!` would be setsid's, which forks when
+    # the caller leads its process group (a pipeline under job control) and then exits at once.
+    # shellcheck disable=SC2016,SC2086
+    setsid bash -c 'echo $$ > "$0"; exec "$@"' "$PIDFILE" \
+        java ${SLUICE_KAFKA_HEAP:--Xms256m -Xmx512m} \
         -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
         -Dkafka.logs.dir="$STATE" -Dlog4j2.configurationFile="$STATE/log4j2.properties" \
         -cp "$LIBS/*" kafka.Kafka "$STATE/server.properties" \
         </dev/null >"$LOG" 2>&1 &
-    echo $! > "$PIDFILE"
+    local waited
+    for ((waited = 0; waited < 50; waited++)); do
+        [ -s "$PIDFILE" ] && break
+        sleep 0.1
+    done
 
     # Ready = the process is alive, the port accepts connections and a metadata request (topic
     # list through the admin client) succeeds.

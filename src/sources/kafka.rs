@@ -220,6 +220,8 @@ struct Owned {
     last_data: Instant,
     /// Read up to the end of the log as of the last end-of-partition event, and nothing since.
     at_eof: bool,
+    /// Chunks in a row that ended with no record.
+    pub empty_streak: u32,
 }
 
 /// One shard's consumers (one per Kafka source) of the partitions it owns.
@@ -273,6 +275,7 @@ impl KafkaReader {
                 held: None,
                 last_data: Instant::now(),
                 at_eof: false,
+                empty_streak: 0,
             });
         }
         consumer
@@ -318,6 +321,25 @@ impl KafkaReader {
         self.owned
             .iter()
             .any(|o| o.part == part && o.at_eof && o.held.is_none())
+    }
+
+    /// Counts a chunk of `part` that ended with `records` records (for `empty_streak`).
+    pub fn chunk_ended(&mut self, part: u16, records: u64) {
+        if let Some(o) = self.slot(part) {
+            o.empty_streak = if records == 0 {
+                o.empty_streak.saturating_add(1)
+            } else {
+                0
+            };
+        }
+    }
+
+    /// Empty chunks in a row `part` has had.
+    pub fn empty_streak(&self, part: u16) -> u32 {
+        self.owned
+            .iter()
+            .find(|o| o.part == part)
+            .map_or(0, |o| o.empty_streak)
     }
 
     /// Time since `part` last had a record.

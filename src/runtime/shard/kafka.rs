@@ -13,8 +13,12 @@ use crate::sources::kafka::{Fetch, KafkaPart};
 use crate::sources::kafka_records_per_chunk;
 use std::time::{Duration, Instant};
 
-/// How long an unbounded partition's chunk waits for its first record before it ends empty.
+/// How long an unbounded partition's chunk waits for its first record before it ends empty; it
+/// doubles with each empty chunk in a row, up to `OPEN_WAIT_MAX`, so a quiet partition does not
+/// keep its shard busy making empty chunks (a record that arrives ends the wait at once, but the
+/// chunks after this one in the order wait with it).
 const OPEN_WAIT: Duration = Duration::from_millis(1);
+const OPEN_WAIT_MAX: Duration = Duration::from_millis(16);
 /// How long a shard goes without credit before it pauses its partitions.
 const PAUSE_AFTER: Duration = Duration::from_secs(1);
 /// How often a shard serves its consumers' events between chunks.
@@ -30,6 +34,8 @@ pub(super) struct KafkaChunk {
     records: u64,
     per_chunk: u64,
     opened: Instant,
+    /// How long this chunk waits for a first record (unbounded partitions).
+    wait: Duration,
 }
 
 pub(super) enum Step {
@@ -73,12 +79,14 @@ impl Shard {
                     .map_or(i64::MAX, |d| d.as_millis() as i64),
             );
         }
+        let streak = reader.empty_streak(part).min(4);
         Ok(KafkaChunk {
             limit,
             end: kp.end,
             records: 0,
             per_chunk,
             opened: Instant::now(),
+            wait: (OPEN_WAIT * (1 << streak)).min(OPEN_WAIT_MAX),
         })
     }
 
@@ -123,7 +131,7 @@ impl Shard {
                     } else {
                         Step::Wait
                     }
-                } else if kc.records > 0 || kc.opened.elapsed() >= OPEN_WAIT {
+                } else if kc.records > 0 || kc.opened.elapsed() >= kc.wait {
                     Step::Done
                 } else {
                     Step::Wait
@@ -203,6 +211,7 @@ impl Shard {
         };
         let next = reader.next_offset(part).unwrap_or(0);
         *offset = next as u64;
+        reader.chunk_ended(part, kc.records);
         let mut flags = CHUNK_OFFSET;
         if kc.end.is_some_and(|end| next >= end) {
             flags |= CHUNK_LAST;

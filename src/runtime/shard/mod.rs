@@ -40,6 +40,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// How long without reading or processing an event before a shard naps between turns.
+const QUIET_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 /// Records (or received events) handled per step before the shard turns to its other duty.
 const STEP: usize = 1024;
 /// Most events handed to an operator at once: a run's events (16 KiB) stay in L1 while the operator
@@ -271,6 +273,9 @@ impl Shard {
     pub fn run(&mut self) -> Result<(), String> {
         let mut idle_spins = 0u32;
         let mut last = Instant::now();
+        // When an event was last read or processed: a quiet stream (only empty chunk ends and
+        // markers moving) naps between turns instead of spinning.
+        let (mut events_seen, mut last_events) = (0u64, Instant::now());
         loop {
             self.check_stop();
             let received = self.receive_step();
@@ -310,7 +315,15 @@ impl Shard {
             {
                 break;
             }
-            if received + produced == 0 {
+            let events = self.stats.events_in + self.stats.events_processed;
+            if events != events_seen {
+                (events_seen, last_events) = (events, now);
+            }
+            if now.duration_since(last_events) >= QUIET_AFTER {
+                // No event for a while: wake once a millisecond; the first record after the
+                // lull waits at most that much longer.
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            } else if received + produced == 0 {
                 idle_spins += 1;
                 if idle_spins < 64 {
                     std::hint::spin_loop();
