@@ -539,6 +539,22 @@ path = {out}
     assert_eq!(run("ts", r#"{ timestamp = "2023-11-14T22:13:30Z" }"#), 10);
     assert_eq!(run("all", r#""earliest""#), 20);
     send(20, 25);
+    // The broker must show the five before the next run takes its end offsets.
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .create()
+        .unwrap();
+    let start = Instant::now();
+    while c
+        .fetch_watermarks(&input, 0, Duration::from_secs(5))
+        .map_or(true, |(_, high)| high < 25)
+    {
+        assert!(
+            start.elapsed() < MIN,
+            "the five records never became visible"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_eq!(
         run("rest", r#""committed""#),
         5,
