@@ -46,6 +46,78 @@ pub enum Tag {
     /// event of one of its chunks, so every receiver meets it at the same chunk boundary: state
     /// then covers exactly the chunks before it.
     Barrier = 2,
+    /// Phase two of a combined (salted) window aggregate: the partial accumulators of one key and
+    /// pane, combined where they were read. `ts` = pane start, `seen_max` = the chunk's running
+    /// maximum where it was sent (it applies at that watermark), `len` = payload bytes in all;
+    /// the first [`PARTIAL_HEAD_BYTES`] are in `vals` and `pos`, the rest follow in `PartialMore`
+    /// messages right behind it (see [`pack_partial`]).
+    Partial = 3,
+    /// The next [`PARTIAL_MORE_BYTES`] of a `Partial`'s payload, in `vals`, `pos` and `key`.
+    PartialMore = 4,
+}
+
+/// Payload bytes a `Partial` message carries itself.
+pub const PARTIAL_HEAD_BYTES: usize = 8 * MAX_VALUE_SLOTS + 8;
+/// Payload bytes each `PartialMore` message carries.
+pub const PARTIAL_MORE_BYTES: usize = PARTIAL_HEAD_BYTES + INLINE_KEY_BYTES;
+
+/// Messages a partial with `bytes` of payload takes.
+pub fn partial_messages(bytes: usize) -> usize {
+    1 + bytes
+        .saturating_sub(PARTIAL_HEAD_BYTES)
+        .div_ceil(PARTIAL_MORE_BYTES)
+}
+
+/// Copies up to `PARTIAL_HEAD_BYTES` of `from` into `vals` and `pos`; returns how many.
+fn put_words(ev: &mut Event, from: &[u8]) -> usize {
+    let mut b = [0u8; PARTIAL_HEAD_BYTES];
+    let n = from.len().min(PARTIAL_HEAD_BYTES);
+    b[..n].copy_from_slice(&from[..n]);
+    for (i, w) in ev.vals.iter_mut().enumerate() {
+        *w = u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or_default());
+    }
+    ev.pos = u64::from_le_bytes(b[8 * MAX_VALUE_SLOTS..].try_into().unwrap_or_default());
+    n
+}
+
+fn get_words(ev: &Event, n: usize, into: &mut Vec<u8>) {
+    let mut b = [0u8; PARTIAL_HEAD_BYTES];
+    for (i, w) in ev.vals.iter().enumerate() {
+        b[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    b[8 * MAX_VALUE_SLOTS..].copy_from_slice(&ev.pos.to_le_bytes());
+    into.extend_from_slice(&b[..n]);
+}
+
+/// Cuts a partial's `payload` into messages: `head` (tag, key, pane, op, part, seen_max already
+/// set) first, then `PartialMore`s, each handed to `send` in order.
+pub fn pack_partial(head: &Event, payload: &[u8], mut send: impl FnMut(&Event)) {
+    let mut ev = *head;
+    ev.tag = Tag::Partial;
+    ev.len = payload.len() as u32;
+    let mut at = put_words(&mut ev, payload);
+    send(&ev);
+    ev.tag = Tag::PartialMore;
+    while at < payload.len() {
+        at += put_words(&mut ev, &payload[at..]);
+        let n = (payload.len() - at).min(INLINE_KEY_BYTES);
+        ev.key = [0; INLINE_KEY_BYTES];
+        ev.key[..n].copy_from_slice(&payload[at..at + n]);
+        at += n;
+        send(&ev);
+    }
+}
+
+/// Appends a partial message's share of the payload to `into` (cleared by the caller at each
+/// `Partial`); true once the payload (`head.len` bytes) is complete.
+pub fn unpack_partial(ev: &Event, total: usize, into: &mut Vec<u8>) -> bool {
+    let left = total.saturating_sub(into.len());
+    get_words(ev, left.min(PARTIAL_HEAD_BYTES), into);
+    if ev.tag == Tag::PartialMore {
+        let left = total.saturating_sub(into.len());
+        into.extend_from_slice(&ev.key[..left.min(INLINE_KEY_BYTES)]);
+    }
+    into.len() >= total
 }
 
 /// Flag in a `ChunkEnd`'s `len`: this was the partition's last chunk.
@@ -184,6 +256,29 @@ mod tests {
             assert!(e.set_key(&k));
             assert_eq!(e.key(), &k[..]);
             assert!(e.key[len..].iter().all(|&b| b == 0), "len {len}");
+        }
+    }
+
+    #[test]
+    fn a_partial_payload_survives_any_length_in_messages() {
+        let mut head = Event::EMPTY;
+        assert!(head.set_key(b"\"hot\""));
+        head.ts = 60_000;
+        for len in [0, 1, 39, 40, 41, 133, 134, 135, 1000, 4200] {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+            let mut msgs = Vec::new();
+            pack_partial(&head, &payload, |e| msgs.push(*e));
+            assert_eq!(msgs.len(), partial_messages(len), "len {len}");
+            assert_eq!(msgs[0].tag, Tag::Partial);
+            assert_eq!(msgs[0].key(), b"\"hot\"", "the head keeps its key");
+            assert_eq!(msgs[0].ts, 60_000);
+            assert!(msgs[1..].iter().all(|m| m.tag == Tag::PartialMore));
+            let mut got = Vec::new();
+            for (i, m) in msgs.iter().enumerate() {
+                let done = unpack_partial(m, msgs[0].len as usize, &mut got);
+                assert_eq!(done, i + 1 == msgs.len(), "len {len} message {i}");
+            }
+            assert_eq!(got, payload, "len {len}");
         }
     }
 

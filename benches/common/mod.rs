@@ -53,6 +53,7 @@ pub fn tumbling_count_sum(size_ms: i64) -> Box<dyn Operator> {
                 field: Some("bid".into()),
             },
         ],
+        hot_keys: sluice::plan::HotKeysPlan::OFF,
     };
     window::build(&plan, &[None, Some(0)])
 }

@@ -149,3 +149,15 @@ pub fn drain_timeout() -> Duration {
 pub fn api_address() -> String {
     "127.0.0.1:9464".into()
 }
+
+/// 5%: a key with a twentieth of a shard's events already costs its owner as much as a twentieth
+/// of every shard's reading; well above any key of a uniform spread over thousands of keys.
+pub fn hot_key_threshold() -> f64 {
+    0.05
+}
+
+/// 16384 held events (2 MiB of 128-byte events) per shard: more than a 1 MiB chunk's worth of
+/// lines, so phase one hands on at chunk ends, not mid-chunk.
+pub fn hot_key_max_buffered() -> usize {
+    16384
+}

@@ -318,6 +318,9 @@ pub struct DedupeConfig {
     pub horizon: Duration,
     /// Name of the side output that receives records behind the watermark on arrival.
     pub late_events: Option<String>,
+    /// Not supported: present only so `validate` can say why (see `plan::build`).
+    #[serde(default)]
+    pub hot_keys: Option<toml::Value>,
 }
 
 /// `type = "interval_join"`: rows of `left` and `right` with equal `on` fields whose event times
@@ -333,6 +336,9 @@ pub struct IntervalJoinConfig {
     pub kind: IntervalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
     pub late_events: Option<String>,
+    /// Not supported: present only so `validate` can say why (see `plan::build`).
+    #[serde(default)]
+    pub hot_keys: Option<toml::Value>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -357,6 +363,9 @@ pub struct TemporalJoinConfig {
     pub kind: TemporalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
     pub late_events: Option<String>,
+    /// Not supported: present only so `validate` can say why (see `plan::build`).
+    #[serde(default)]
+    pub hot_keys: Option<toml::Value>,
 }
 
 /// `on = { input = "currency", table = "currency" }`: the equality the join keys on.
@@ -419,6 +428,49 @@ pub struct WindowTransformConfig {
     /// Name of the side output that receives events too late for their window.
     pub late_events: Option<String>,
     pub aggregates: Aggregates,
+    /// Two-phase aggregation of heavy keys (`off` unless set).
+    #[serde(default)]
+    pub hot_keys: HotKeysConfig,
+}
+
+/// `hot_keys = { mode = "salt" }`: where a window's phase one (partial aggregates) runs.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HotKeysConfig {
+    #[serde(default)]
+    pub mode: HotKeyMode,
+    /// `salt`: how many shards combine a salted key's events before its owner merges them
+    /// (every shard when unset; at most the shard count takes effect).
+    pub salt: Option<u32>,
+    /// `auto`: a key is hot while it is more than this share of a shard's recent events.
+    #[serde(default = "defaults::hot_key_threshold")]
+    pub threshold: f64,
+    /// Events a shard holds back in phase one before it must hand them on (bounds its memory).
+    #[serde(default = "defaults::hot_key_max_buffered")]
+    pub max_buffered: usize,
+}
+
+impl Default for HotKeysConfig {
+    fn default() -> Self {
+        HotKeysConfig {
+            mode: HotKeyMode::Off,
+            salt: None,
+            threshold: defaults::hot_key_threshold(),
+            max_buffered: defaults::hot_key_max_buffered(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HotKeyMode {
+    /// Every event goes to its key's owner.
+    #[default]
+    Off,
+    /// Every key is combined on the shard that reads it; only partial aggregates reach the owner.
+    Salt,
+    /// Only keys detected as heavy hitters on the reading shard are combined there.
+    Auto,
 }
 
 /// `window = { type = "tumbling", size = "1m" }` and its siblings.

@@ -16,6 +16,10 @@ pub struct ShardStats {
     pub events_in: u64,
     /// Events processed by this shard's operators (after routing).
     pub events_processed: u64,
+    /// Events of hot keys this shard combined where it read them (phase one).
+    pub events_combined: u64,
+    /// Partial aggregates this shard merged as a key's owner (phase two).
+    pub partials_merged: u64,
     pub dead_letters: u64,
     /// Records a filter dropped (counted once per filter path that dropped them).
     pub records_filtered: u64,
@@ -44,6 +48,9 @@ pub struct ShardStats {
     pub checkpoint_time: Duration,
     /// Id of the last checkpoint this shard wrote (0: none).
     pub last_checkpoint: u64,
+    /// `hot_keys = { mode = "auto" }`: the keys hot on this shard at exit, as (operator id, key,
+    /// recent share of the shard's events).
+    pub hot_keys: Vec<(usize, String, f64)>,
 }
 
 impl ShardStats {
@@ -53,6 +60,8 @@ impl ShardStats {
         self.checkpoint_time += o.checkpoint_time;
         self.last_checkpoint = self.last_checkpoint.max(o.last_checkpoint);
         self.events_processed += o.events_processed;
+        self.events_combined += o.events_combined;
+        self.partials_merged += o.partials_merged;
         self.dead_letters += o.dead_letters;
         self.records_filtered += o.records_filtered;
         self.records_written += o.records_written;
@@ -89,6 +98,20 @@ pub fn event_latency_histogram() -> Histogram<u64> {
         .unwrap_or_else(|_| Histogram::new(2).expect("2 sig figs is valid"))
 }
 
+/// The busiest shard's aggregation work over the mean; 1.0 with one shard or no work.
+pub fn load_balance(per_shard: &[ShardStats]) -> f64 {
+    let loads: Vec<u64> = per_shard
+        .iter()
+        .map(|s| s.events_processed + s.events_combined + s.partials_merged)
+        .collect();
+    let total: u64 = loads.iter().sum();
+    if total == 0 {
+        return 1.0;
+    }
+    let max = loads.iter().copied().max().unwrap_or(0);
+    max as f64 * loads.len() as f64 / total as f64
+}
+
 pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3)
         .unwrap_or_else(|_| Histogram::new(3).expect("3 sig figs is valid"))
@@ -99,6 +122,12 @@ pub struct ShardSummary {
     pub shard: usize,
     pub events_in: u64,
     pub events_processed: u64,
+    /// Events this shard combined where it read them (phase one of `hot_keys`).
+    pub events_combined: u64,
+    /// Partial aggregates this shard merged as the keys' owner (phase two).
+    pub partials_merged: u64,
+    /// The aggregation work this shard did: events processed + events combined + partials merged.
+    pub load: u64,
     pub busy_seconds: f64,
     pub backpressured_seconds: f64,
     pub idle_seconds: f64,
@@ -137,6 +166,20 @@ pub struct RunSummary {
     /// it ran more than `max_drift` ahead (empty without alignment).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub alignment_paused_rounds: Vec<u64>,
+    /// The busiest shard's `load` over the mean (1.0: perfectly even).
+    pub load_max_over_avg: f64,
+    /// `hot_keys = { mode = "auto" }`: the keys hot at exit, per shard.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hot_keys: Vec<HotKeySummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HotKeySummary {
+    pub transform: String,
+    pub shard: usize,
+    pub key: String,
+    /// The key's recent share of the events the shard read.
+    pub share: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -216,6 +259,8 @@ impl RunSummary {
             checkpoint: None,
             joins: Vec::new(),
             alignment_paused_rounds: Vec::new(),
+            load_max_over_avg: load_balance(per_shard),
+            hot_keys: Vec::new(),
             per_shard: per_shard
                 .iter()
                 .enumerate()
@@ -223,6 +268,9 @@ impl RunSummary {
                     shard: i,
                     events_in: s.events_in,
                     events_processed: s.events_processed,
+                    events_combined: s.events_combined,
+                    partials_merged: s.partials_merged,
+                    load: s.events_processed + s.events_combined + s.partials_merged,
                     busy_seconds: s.busy.as_secs_f64(),
                     backpressured_seconds: s.backpressured.as_secs_f64(),
                     idle_seconds: s.idle.as_secs_f64(),
@@ -245,6 +293,24 @@ impl RunSummary {
                     name: n.clone(),
                     stats: (*s)?,
                 })
+            })
+            .collect();
+    }
+
+    /// Names the hot keys the shards detected (operator `i` is `names[i]`).
+    pub fn set_hot_keys(&mut self, names: &[String], per_shard: &[ShardStats]) {
+        self.hot_keys = per_shard
+            .iter()
+            .enumerate()
+            .flat_map(|(shard, s)| {
+                s.hot_keys
+                    .iter()
+                    .map(move |(op, key, share)| HotKeySummary {
+                        transform: names.get(*op).cloned().unwrap_or_default(),
+                        shard,
+                        key: key.clone(),
+                        share: *share,
+                    })
             })
             .collect();
     }
@@ -283,6 +349,27 @@ impl RunSummary {
             s.push_str(&format!(
                 "  shard {}: {} events in, {} processed; busy {:.2} s, backpressured {:.2} s, idle {:.2} s\n",
                 p.shard, p.events_in, p.events_processed, p.busy_seconds, p.backpressured_seconds, p.idle_seconds
+            ));
+            if p.events_combined + p.partials_merged > 0 {
+                s.push_str(&format!(
+                    "    hot keys: {} events combined where read, {} partials merged\n",
+                    p.events_combined, p.partials_merged
+                ));
+            }
+        }
+        if self.per_shard.len() > 1 {
+            s.push_str(&format!(
+                "  load max/avg {:.3} (events processed + combined + partials merged per shard)\n",
+                self.load_max_over_avg
+            ));
+        }
+        for h in &self.hot_keys {
+            s.push_str(&format!(
+                "  hot key of {} on shard {}: {} ({:.1}% of its recent events)\n",
+                h.transform,
+                h.shard,
+                h.key,
+                h.share * 100.0
             ));
         }
         if let Some(c) = &self.checkpoint {

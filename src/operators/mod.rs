@@ -103,6 +103,13 @@ pub trait Operator: Send {
         events.len()
     }
 
+    /// Phase two of a combined aggregate: merges the partial accumulators `payload` (encoded by
+    /// `window::combine`) of key and pane `head`, at watermark `wm`, at which every window of the
+    /// pane is still open. Only windows with `hot_keys` receive them.
+    fn on_partial(&mut self, _head: &Event, _payload: &[u8], _wm: i64) -> Result<(), String> {
+        Err("this operator does not take partial aggregates".into())
+    }
+
     /// Appends this operator's whole state (every key it holds, its firing progress and counters)
     /// for a checkpoint; `restore` reads it back.
     fn snapshot(&self, out: &mut Enc);

@@ -209,6 +209,36 @@ pub struct WindowPlan {
     /// Name of the late side output stream, if configured.
     pub late_events: Option<String>,
     pub aggregates: Vec<AggPlan>,
+    pub hot_keys: HotKeysPlan,
+}
+
+/// Where a window's phase one runs (see `operators::window::combine`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HotKeysPlan {
+    pub mode: HotKeyPlanMode,
+    /// Events a shard may hold back in phase one.
+    pub max_buffered: usize,
+}
+
+impl HotKeysPlan {
+    pub const OFF: HotKeysPlan = HotKeysPlan {
+        mode: HotKeyPlanMode::Off,
+        max_buffered: 16384,
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HotKeyPlanMode {
+    Off,
+    /// Every key is combined where it is read, on shards `0..salt` (every shard when `None`; the
+    /// shard count is known only at run time, after `--shards`).
+    Salt {
+        salt: Option<usize>,
+    },
+    /// Keys above `threshold` of a shard's recent events are combined.
+    Auto {
+        threshold: f64,
+    },
 }
 
 /// An event-time temporal join of two sources, keyed on one field each.

@@ -486,6 +486,7 @@ fn run_shards(
             sinks: shared.iter().map(|s| s.writer(id, first_id)).collect(),
             dead: dead.as_ref().map(|s| s.writer(id, first_id)),
             kafka: kafka_positions::reader(plan, &parts, id, n)?,
+            hot: shard::hot::PhaseOne::new(plan, &agg_slots, id, n),
         };
         let setup = setup.clone();
         let core = if cores.is_empty() {
@@ -585,6 +586,7 @@ fn run_shards(
         stopped,
     );
     summary.set_joins(&setup.op_names, &stats);
+    summary.set_hot_keys(&setup.op_names, &stats);
     summary.alignment_paused_rounds = setup.schedule.paused();
     if let Some(ck) = &ckpt {
         summary.set_checkpoints(ck.metrics());

@@ -278,10 +278,17 @@ impl AccTable {
     /// Adds one event to its key's accumulators.
     #[inline(always)]
     pub fn add(&mut self, ev: &Event, layout: &AggLayout) {
+        self.add_row(ev, layout);
+    }
+
+    /// Adds one event and returns its row (rows keep their index until the table is cleared).
+    #[inline(always)]
+    pub fn add_row(&mut self, ev: &Event, layout: &AggLayout) -> usize {
         let r = self.upsert(ev.hash, &ev.key, ev.key_len);
         let at = r * self.stride + 1 + self.kw;
         let accs = &mut flat_mut(&mut self.lines)[at..at + self.aw];
         layout.update(accs, ev, &mut self.sketches);
+        r
     }
 
     /// Merges `accs` (with its sketches `from`) into the accumulators of `key[..len]`.

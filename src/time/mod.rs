@@ -156,6 +156,24 @@ impl WatermarkTracker {
         }
     }
 
+    /// What `chunk_time(part)` will return, without marking anything: for a sender that must
+    /// know the watermark function of a chunk its own receiver has reached but other shards'
+    /// receivers may not have (their trackers must change only through the messages they read).
+    pub fn peek_time(&self, part: u16) -> ChunkTime {
+        let mut others = WM_MAX;
+        for (i, p) in self.parts.iter().enumerate() {
+            if i != part as usize && p.holds() {
+                others = others.min(Self::contribution(p, p.max));
+            }
+        }
+        let p = &self.parts[part as usize];
+        ChunkTime {
+            others,
+            max: p.max,
+            ooo: p.ooo,
+        }
+    }
+
     /// Applies a chunk-end marker and returns the watermark after it.
     pub fn chunk_end(&mut self, part: u16, chunk_max: i64, last: bool, idle: bool) -> i64 {
         let p = &mut self.parts[part as usize];

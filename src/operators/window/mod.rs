@@ -13,9 +13,11 @@
 //! This module knows events, aggregates and time; it never sees threads, rings, sources or sinks.
 
 pub mod aggregate;
+pub mod combine;
+pub mod detect;
 pub mod distinct;
 mod format;
-mod panes;
+pub mod panes;
 mod session;
 
 use crate::operators::Operator;

@@ -32,9 +32,14 @@ impl Geometry {
         Geometry { kind, pane }
     }
 
+    /// Length of a pane.
+    pub fn pane(&self) -> i64 {
+        self.pane
+    }
+
     /// Calls `f(start, end)` for every window containing the pane starting at `p`, by increasing end.
     #[inline]
-    fn windows_of_pane(&self, p: i64, mut f: impl FnMut(i64, i64)) {
+    pub fn windows_of_pane(&self, p: i64, mut f: impl FnMut(i64, i64)) {
         match self.kind {
             WindowKind::Tumbling { size_ms } => f(p, p.saturating_add(size_ms)),
             WindowKind::Sliding { size_ms, slide_ms } => {
@@ -59,7 +64,7 @@ impl Geometry {
     }
 
     /// End of the last window containing pane `p`.
-    fn last_end(&self, p: i64) -> i64 {
+    pub fn last_end(&self, p: i64) -> i64 {
         match self.kind {
             WindowKind::Tumbling { size_ms } => p.saturating_add(size_ms),
             WindowKind::Sliding { size_ms, .. } => p.saturating_add(size_ms),
@@ -121,6 +126,8 @@ pub struct PaneWindows {
     next_action: i64,
     line: Vec<u8>,
     stats: OperatorStats,
+    /// A partial aggregate being merged (phase two), decoded here.
+    partial: (Vec<u64>, Sketches),
 }
 
 impl PaneWindows {
@@ -137,6 +144,7 @@ impl PaneWindows {
             next_action: WM_MAX,
             line: Vec::with_capacity(256),
             stats: OperatorStats::default(),
+            partial: (Vec::new(), Sketches::default()),
         }
     }
 
@@ -450,6 +458,37 @@ impl Operator for PaneWindows {
 
     fn next_action(&self) -> i64 {
         self.next_action
+    }
+
+    fn on_partial(&mut self, head: &Event, payload: &[u8], wm: i64) -> Result<(), String> {
+        self.fired_upto = self.fired_upto.max(wm);
+        let p = align(head.ts, self.geo.pane);
+        if !self.on_time(p, wm) {
+            // The sender holds back only events whose windows are open where it sends them.
+            return Err(format!(
+                "pane {p} arrived at watermark {wm}, after one of its windows fired"
+            ));
+        }
+        let (accs, sketches) = &mut self.partial;
+        accs.clear();
+        accs.resize(self.layout.words(), 0);
+        sketches.clear();
+        let mut d = Dec::new(payload);
+        self.layout.decode(&mut d, accs, sketches)?;
+        if !d.is_empty() {
+            return Err("bytes after the accumulators".into());
+        }
+        let idx = self.pane_index(p);
+        let (accs, sketches) = &self.partial;
+        self.panes[idx].table.merge_into(
+            head.hash,
+            &head.key,
+            head.key_len,
+            accs,
+            sketches,
+            &self.layout,
+        );
+        Ok(())
     }
 
     fn snapshot(&self, e: &mut Enc) {

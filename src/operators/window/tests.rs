@@ -46,6 +46,7 @@ fn op(window: WindowKind, lateness: i64) -> Box<dyn Operator> {
                 field: Some("v".into()),
             },
         ],
+        hot_keys: crate::plan::HotKeysPlan::OFF,
     };
     build(&plan, &[None, Some(0)])
 }
@@ -332,6 +333,7 @@ mod snapshot_restore {
                 agg("d", d, Some("v")),
                 agg("lo", AggFunc::Min, Some("v")),
             ],
+            hot_keys: crate::plan::HotKeysPlan::OFF,
         };
         build(&plan, &[None, Some(0), Some(0), Some(0)])
     }

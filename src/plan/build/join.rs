@@ -8,6 +8,16 @@ use crate::config::{
 };
 use crate::plan::{DedupePlan, IntervalJoinPlan, JoinPlan};
 
+/// Joins and dedupe keep rows, not accumulators: there is nothing to combine in a phase one.
+fn refuse_hot_keys(b: &mut Builder<'_>, name: &str, what: &str, h: &Option<toml::Value>) {
+    if h.is_some() {
+        b.err(
+            KeyPath::new(["transforms", name, "hot_keys"]),
+            format!("{what} cannot be salted: it must see every row of a key in one place and in event-time order (rows are matched or dropped one by one, not summed), so rows cannot be combined into partial results on other shards; hot_keys applies to tumbling, sliding and cumulative windows"),
+        );
+    }
+}
+
 impl Builder<'_> {
     pub(super) fn join(
         &mut self,
@@ -15,6 +25,7 @@ impl Builder<'_> {
         j: &TemporalJoinConfig,
         streams: &Streams<'_>,
     ) -> JoinPlan {
+        refuse_hot_keys(self, name, "a temporal join", &j.hot_keys);
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
         let side = |b: &mut Self, k: &str, input: &str| match streams.get(input) {
             Some(Stream::Source(s)) => s,
@@ -62,6 +73,7 @@ impl Builder<'_> {
         j: &IntervalJoinConfig,
         streams: &Streams<'_>,
     ) -> IntervalJoinPlan {
+        refuse_hot_keys(self, name, "an interval join", &j.hot_keys);
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
         let left = self.join_side(at("left"), &j.left, streams);
         let right = self.join_side(at("right"), &j.right, streams);
@@ -137,6 +149,7 @@ impl Builder<'_> {
         d: &DedupeConfig,
         streams: &Streams<'_>,
     ) -> DedupePlan {
+        refuse_hot_keys(self, name, "dedupe", &d.hot_keys);
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
         let mut inputs = Vec::new();
         if d.inputs.is_empty() {

@@ -121,6 +121,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
                 agg("top_bid", AggFunc::Max, Some("bid")),
                 agg("users", AggFunc::CountDistinct, Some("user_id")),
             ],
+            hot_keys: crate::plan::HotKeysPlan::OFF,
         }],
         // Sorted by name: "counts" < "late".
         stages: vec![],

@@ -5,10 +5,12 @@ use std::collections::BTreeSet;
 use super::stage::Stage;
 use super::{Builder, Stream, Streams, AGG_FUNCTIONS, GENERATOR_FIELDS, WINDOW_FIELDS};
 use crate::config::{
-    self, suggest, Config, KeyPath, SourceConfig, WindowConfig, WindowTransformConfig,
+    self, suggest, Config, HotKeyMode, KeyPath, SourceConfig, WindowConfig, WindowTransformConfig,
 };
 use crate::event::MAX_VALUE_SLOTS;
-use crate::plan::{AggFunc, AggPlan, InputPath, SourceId, WindowKind, WindowPlan};
+use crate::plan::{
+    AggFunc, AggPlan, HotKeyPlanMode, HotKeysPlan, InputPath, SourceId, WindowKind, WindowPlan,
+};
 
 impl Builder<'_> {
     pub(super) fn window(
@@ -148,6 +150,7 @@ impl Builder<'_> {
             allowed_lateness_ms: w.allowed_lateness.as_millis(),
             late_events: w.late_events.clone(),
             aggregates,
+            hot_keys: self.hot_keys(name, w, &window),
         };
         let fields = plan.value_fields();
         if fields.len() > MAX_VALUE_SLOTS {
@@ -159,6 +162,61 @@ impl Builder<'_> {
             self.err(at("aggregates"), format!("the aggregates read {} distinct fields ({list}); a window may read at most {MAX_VALUE_SLOTS}", fields.len()));
         }
         plan
+    }
+
+    /// Checks `hot_keys`: only pane windows (whose accumulators merge in any grouping) can be
+    /// combined in two phases.
+    fn hot_keys(
+        &mut self,
+        name: &str,
+        w: &WindowTransformConfig,
+        window: &WindowKind,
+    ) -> HotKeysPlan {
+        let key = |k: &str| KeyPath::new(["transforms", name, "hot_keys", k]);
+        let h = &w.hot_keys;
+        if h.mode != HotKeyMode::Salt && h.salt.is_some() {
+            self.err(key("salt"), "`salt` applies to mode = \"salt\" only".into());
+        }
+        if h.salt == Some(0) {
+            self.err(
+                key("salt"),
+                "must be at least 1 (the number of shards that combine a salted key)".into(),
+            );
+        }
+        if !(h.threshold > 0.0 && h.threshold <= 1.0) {
+            self.err(
+                key("threshold"),
+                format!(
+                    "{} is not a share of events: expected a number in (0, 1], e.g. 0.05",
+                    h.threshold
+                ),
+            );
+        }
+        if h.max_buffered < 256 {
+            self.err(
+                key("max_buffered"),
+                format!(
+                    "{} events is too few to combine anything: expected at least 256",
+                    h.max_buffered
+                ),
+            );
+        }
+        if matches!(window, WindowKind::Session { .. }) && h.mode != HotKeyMode::Off {
+            self.err(key("mode"), "session windows cannot be salted: a key's sessions merge in event order (a gap in one shard's events may be filled by another's), so partial aggregates cannot be combined before the whole key is seen; use a tumbling, sliding or cumulative window, or mode = \"off\"".into());
+        }
+        let mode = match h.mode {
+            HotKeyMode::Off => HotKeyPlanMode::Off,
+            HotKeyMode::Salt => HotKeyPlanMode::Salt {
+                salt: h.salt.map(|s| s as usize),
+            },
+            HotKeyMode::Auto => HotKeyPlanMode::Auto {
+                threshold: h.threshold,
+            },
+        };
+        HotKeysPlan {
+            mode,
+            max_buffered: h.max_buffered,
+        }
     }
 
     fn window_kind(&mut self, name: &str, w: &WindowConfig) -> WindowKind {

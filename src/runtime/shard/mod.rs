@@ -16,6 +16,7 @@
 //! keeps receiving while its own production is stalled.
 
 mod emit;
+pub mod hot;
 mod kafka;
 mod produce;
 mod publish;
@@ -142,6 +143,10 @@ pub struct Shard {
     kafka_committed: Instant,
     kafka_serviced: Instant,
     stalled_since: Option<Instant>,
+    /// The partial aggregate being received: its head message and its payload so far.
+    partial: (Event, Vec<u8>),
+    /// Phase one of `hot_keys` windows (None when no window combines on this shard).
+    hot: Option<hot::PhaseOne>,
 }
 
 /// Per operator: the chains of filters and selects over its results, each with its sinks.
@@ -159,6 +164,7 @@ pub struct ShardParts {
     pub sinks: Vec<SinkWriter>,
     pub dead: Option<SinkWriter>,
     pub kafka: Option<crate::sources::kafka::KafkaReader>,
+    pub hot: Option<hot::PhaseOne>,
 }
 
 impl Shard {
@@ -251,6 +257,8 @@ impl Shard {
             kafka_committed: Instant::now(),
             kafka_serviced: Instant::now(),
             stalled_since: None,
+            partial: (Event::EMPTY, Vec::new()),
+            hot: p.hot,
             setup,
         };
         if let Err(e) = shard.resume() {
@@ -354,6 +362,9 @@ impl Shard {
             self.stats.late_dropped += s.late_dropped;
             self.stats.open_windows += op.open_windows() as u64;
             self.stats.joins.push(op.join_stats());
+        }
+        if let Some(h) = &self.hot {
+            self.stats.hot_keys = h.hot_keys();
         }
         for s in &mut self.emitter.sinks {
             s.flush_durable().map_err(|e| e.to_string())?;

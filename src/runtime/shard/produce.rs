@@ -39,6 +39,10 @@ impl Shard {
         }
         while done < STEP.min(budget) {
             let Some(cur) = self.cur.as_ref() else { break };
+            if self.hot.as_ref().is_some_and(|h| h.due(cur.seen_max)) && !self.hand_off() {
+                return (done, false); // waiting for this shard's receiver to reach the chunk
+            }
+            let Some(cur) = self.cur.as_ref() else { break };
             let n = if cur.pad {
                 0
             } else if cur.kafka.is_some() {
@@ -55,6 +59,15 @@ impl Shard {
                 usize::from(self.next_indexed())
             };
             if n == 0 {
+                if let Some(h) = self.hot.as_mut() {
+                    if h.holding() {
+                        if !self.hand_off() {
+                            return (done, false);
+                        }
+                    } else {
+                        h.refresh();
+                    }
+                }
                 self.end_chunk();
                 let ok = self.drain_pending();
                 return (done + 1, !ok);
@@ -300,6 +313,19 @@ impl Shard {
             ev.len = 0;
             seen = seen.max(ev.ts);
             i += 1;
+            if let Some(h) = self.hot.as_ref() {
+                // Phase one: every event may be held, and a hand-off may be due before it.
+                if h.due(ev.seen_max) {
+                    i -= 1;
+                    seen = ev.seen_max;
+                    break;
+                }
+                self.route(&ev);
+                if !self.pending.is_empty() {
+                    break;
+                }
+                continue;
+            }
             let d = self.shard_of(ev.hash);
             if !self.pending.is_empty() || !self.deliver(d, &ev) {
                 self.pending.push_back((d, ev));
@@ -409,6 +435,18 @@ impl Shard {
 
     #[inline(always)]
     fn route(&mut self, ev: &Event) {
+        if let Some(h) = self.hot.as_mut() {
+            let ooo = self.setup.tracker_init[ev.part as usize].0;
+            if h.take(ev, ooo) {
+                return;
+            }
+        }
+        self.route_on(ev);
+    }
+
+    /// Sends `ev` to its key's owner (or queues it while there is no credit).
+    #[inline(always)]
+    pub(super) fn route_on(&mut self, ev: &Event) {
         let d = self.shard_of(ev.hash);
         if self.pending.is_empty() && self.deliver(d, ev) {
             return;

@@ -2,7 +2,7 @@
 //! it arrives at, handed to the operators. Never reads a source and never blocks.
 
 use super::{Shard, RUN, STEP};
-use crate::event::{Event, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD};
+use crate::event::{unpack_partial, Event, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD};
 use crate::time::WM_MAX;
 
 impl Shard {
@@ -94,6 +94,19 @@ impl Shard {
                 self.stats.events_processed += 1;
             }
             Tag::Barrier => self.take_checkpoint(ev.pos),
+            Tag::Partial => {
+                self.partial.0 = *ev;
+                self.partial.1.clear();
+                if unpack_partial(ev, ev.len as usize, &mut self.partial.1) {
+                    self.apply_partial();
+                }
+            }
+            Tag::PartialMore => {
+                let total = self.partial.0.len as usize;
+                if unpack_partial(ev, total, &mut self.partial.1) {
+                    self.apply_partial();
+                }
+            }
             Tag::ChunkEnd => {
                 if ev.len & CHUNK_PAD == 0 {
                     let wm = self.tracker.chunk_end(
@@ -127,6 +140,21 @@ impl Shard {
                 }
             }
         }
+    }
+
+    /// Phase two: merges one partial aggregate, at the watermark where it was sent (its sender
+    /// made sure no window of its pane fires or expires between its events and that point).
+    fn apply_partial(&mut self) {
+        let head = self.partial.0;
+        let wm = self.tracker.before_event(head.part, head.seen_max);
+        if wm > self.wm {
+            self.advance(wm);
+        }
+        self.emitter.op = head.op as usize;
+        if let Err(e) = self.ops[head.op as usize].on_partial(&head, &self.partial.1, self.wm) {
+            self.failure = Some(format!("partial aggregate: {e}"));
+        }
+        self.stats.partials_merged += 1;
     }
 
     fn advance(&mut self, wm: i64) {

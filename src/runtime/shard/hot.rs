@@ -1,0 +1,187 @@
+//! Phase one of `hot_keys` on this shard: holds back the events of hot keys it reads, folded into
+//! partial aggregates (`operators::window::combine`), and hands them on at points where that
+//! cannot change any result: before an event that could move the watermark past an action point
+//! of a held pane, when the buffer is full, and at every chunk end.
+//!
+//! A hand-off needs the exact watermark at the chunk's start, which only a receiver that has
+//! reached the chunk knows; this shard's own receiver has once every earlier chunk is in. So a
+//! hand-off waits for it (the producer pauses, the receiver goes on): that never deadlocks, since
+//! the lowest unfinished chunk's receivers are never waiting on a later one, and it costs little
+//! because a chunk's predecessors are read at the same time by the other shards. Everything is
+//! handed on at each chunk end, so checkpoints (taken between chunks) never see held events.
+
+use super::Shard;
+use crate::event::Event;
+use crate::operators::window::combine::Combiner;
+use crate::operators::window::detect::Detector;
+use crate::plan::{HotKeyPlanMode, Plan};
+use crate::time::WM_MAX;
+
+/// One window's phase one on this shard.
+struct OpPhase {
+    combiner: Combiner,
+    /// `auto`: which keys are hot here; `salt`: none (every key is).
+    detector: Option<Detector>,
+}
+
+pub struct PhaseOne {
+    /// By operator id; `None` for operators without `hot_keys` (or not combined on this shard).
+    ops: Vec<Option<OpPhase>>,
+    /// Held events in the order read, with where their key and pane were folded.
+    held: Vec<(Event, u32, u32)>,
+    max_buffered: usize,
+    /// Hand off before any event whose `seen_max` reaches this.
+    flush_seen: i64,
+    /// Messages of a hand-off, routed once it is complete (reused).
+    out: Vec<Event>,
+}
+
+impl PhaseOne {
+    /// Phase one for shard `id` of `shards`, or `None` when no window combines here.
+    pub fn new(
+        plan: &Plan,
+        agg_slots: &[Vec<Option<usize>>],
+        id: usize,
+        shards: usize,
+    ) -> Option<PhaseOne> {
+        let mut max_buffered = 0;
+        let ops: Vec<Option<OpPhase>> = plan
+            .windows
+            .iter()
+            .zip(agg_slots)
+            .map(|(w, slots)| {
+                let detector = match w.hot_keys.mode {
+                    HotKeyPlanMode::Off => return None,
+                    HotKeyPlanMode::Salt { salt } => {
+                        if id >= salt.unwrap_or(shards).max(1) {
+                            return None;
+                        }
+                        None
+                    }
+                    HotKeyPlanMode::Auto { threshold } => Some(Detector::new(threshold)),
+                };
+                max_buffered = max_buffered.max(w.hot_keys.max_buffered);
+                Some(OpPhase {
+                    combiner: Combiner::new(w, slots)?,
+                    detector,
+                })
+            })
+            .collect();
+        ops.iter().any(Option::is_some).then(|| PhaseOne {
+            ops,
+            held: Vec::with_capacity(max_buffered),
+            max_buffered,
+            flush_seen: WM_MAX,
+            out: Vec::new(),
+        })
+    }
+
+    /// Holds `ev` if its window combines here and its key is hot; `ooo` is the bound of its
+    /// partition. False: send it on as usual.
+    #[inline]
+    pub fn take(&mut self, ev: &Event, ooo: i64) -> bool {
+        let Some(Some(phase)) = self.ops.get_mut(ev.op as usize) else {
+            return false;
+        };
+        if let Some(d) = &mut phase.detector {
+            d.observe(ev);
+            if !d.is_hot(ev.hash) {
+                return false;
+            }
+        }
+        let (pane, row, first) = phase.combiner.add(ev);
+        if let Some(p) = first {
+            let change = phase
+                .combiner
+                .next_change_above(p, ev.seen_max.saturating_sub(ooo));
+            self.flush_seen = self.flush_seen.min(change.saturating_add(ooo));
+        }
+        self.held.push((*ev, pane, row));
+        true
+    }
+
+    /// Whether the next event, stamped `seen_max`, must wait for a hand-off.
+    #[inline]
+    pub fn due(&self, seen_max: i64) -> bool {
+        !self.held.is_empty()
+            && (seen_max >= self.flush_seen || self.held.len() >= self.max_buffered)
+    }
+
+    /// Lets `auto` detection change the hot set; only while nothing is held, so a key's events
+    /// never switch between held and sent within one hand-off.
+    pub fn refresh(&mut self) {
+        debug_assert!(self.held.is_empty());
+        for p in self.ops.iter_mut().flatten() {
+            if let Some(d) = &mut p.detector {
+                d.refresh_if_due();
+            }
+        }
+    }
+
+    pub fn holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The hot keys `auto` detected on this shard, per window: (operator id, key, share).
+    pub fn hot_keys(&self) -> Vec<(usize, String, f64)> {
+        let mut v = Vec::new();
+        for (i, p) in self.ops.iter().enumerate() {
+            if let Some(d) = p.as_ref().and_then(|p| p.detector.as_ref()) {
+                v.extend(d.hot_keys().iter().map(|(k, s)| (i, k.clone(), *s)));
+            }
+        }
+        v
+    }
+}
+
+impl Shard {
+    /// Hands held events on, at the current point of the current chunk; false when it must wait
+    /// for this shard's receiver to reach the chunk.
+    pub(super) fn hand_off(&mut self) -> bool {
+        let Some(cur) = self.cur.as_ref() else {
+            return true;
+        };
+        if self.next_seq != cur.seq {
+            return false;
+        }
+        let Some(mut h) = self.hot.take() else {
+            return true;
+        };
+        // The exact watermark here: the receiver's (which covers the chunk's start) moved on by
+        // what this chunk has shown so far.
+        let time = self.tracker.peek_time(cur.part);
+        let wm = self.wm.max(time.before(cur.seen_max));
+        let mut head = Event::EMPTY;
+        head.seen_max = cur.seen_max;
+        head.part = cur.part;
+        let mut out = std::mem::take(&mut h.out);
+        for (op, phase) in h.ops.iter_mut().enumerate() {
+            if let Some(phase) = phase {
+                head.op = op as u8;
+                self.stats.events_combined += phase.combiner.hand_off(wm, &head, |m| out.push(*m));
+            }
+        }
+        for (ev, pane, row) in &h.held {
+            let combined = match &h.ops[ev.op as usize] {
+                Some(p) => p.combiner.combined(*pane, *row),
+                None => false,
+            };
+            if !combined {
+                out.push(*ev);
+            }
+        }
+        for m in &out {
+            self.route_on(m);
+        }
+        out.clear();
+        h.out = out;
+        h.held.clear();
+        h.flush_seen = WM_MAX;
+        for p in h.ops.iter_mut().flatten() {
+            p.combiner.clear();
+        }
+        h.refresh();
+        self.hot = Some(h);
+        true
+    }
+}
