@@ -367,3 +367,59 @@ fn every_shipped_config_validates() {
         }
     }
 }
+
+#[test]
+fn validate_refuses_hot_keys_where_results_could_change() {
+    let dir = setup();
+    let base = example(dir.path());
+    // A session's events cannot be combined before the whole key is seen.
+    let text = base.replace(
+        "window = { type = \"tumbling\", size = \"1m\" }",
+        "window = { type = \"session\", gap = \"30s\" }\nhot_keys = { mode = \"salt\", salt = 8 }",
+    );
+    let err = rejected(
+        dir.path(),
+        "hot_session.toml",
+        &text,
+        &[line_of(&text, "hot_keys")],
+        "hot_keys",
+    );
+    assert!(err.contains("session windows cannot be salted"), "{err}");
+    // Dedupe keeps rows, one by one: nothing to combine.
+    let text = format!(
+        "{base}\n[transforms.first_clicks]\ntype = \"dedupe\"\ninputs = [\"clicks\"]\nkey = [\"user_id\"]\nhorizon = \"1m\"\nhot_keys = {{ mode = \"auto\" }}\n"
+    );
+    let err = rejected(
+        dir.path(),
+        "hot_dedupe.toml",
+        &text,
+        &[line_of(&text, "mode = \"auto\"")],
+        "hot_keys",
+    );
+    assert!(err.contains("dedupe cannot be salted"), "{err}");
+    // `salt` belongs to the salt mode; a share is in (0, 1].
+    let text = base.replace(
+        "window = { type = \"tumbling\", size = \"1m\" }",
+        "window = { type = \"tumbling\", size = \"1m\" }\nhot_keys = { mode = \"auto\", threshold = 1.5 }",
+    );
+    let err = rejected(
+        dir.path(),
+        "hot_threshold.toml",
+        &text,
+        &[line_of(&text, "hot_keys")],
+        "threshold",
+    );
+    assert!(err.contains("expected a number in (0, 1]"), "{err}");
+    // And the issue's own example is accepted as written.
+    let text = base.replace(
+        "window = { type = \"tumbling\", size = \"1m\" }",
+        "window = { type = \"tumbling\", size = \"1m\" }\nhot_keys = { mode = \"salt\", salt = 8 }      # off | salt | auto",
+    );
+    let cfg = write_cfg(dir.path(), "hot_ok.toml", &text);
+    let exit = sluice(dir.path(), &["validate", "--config", &cfg], T);
+    assert!(
+        exit.success,
+        "the issue's hot_keys example is refused:\n{}",
+        exit.stderr
+    );
+}

@@ -50,6 +50,9 @@ pub struct Gen {
     pub null_permille: i64,
     /// All timestamps even (with odd session gaps, no two events are exactly `gap` apart).
     pub even_ts: bool,
+    /// Per-mille of events for the one hot key `ad-0`; when set, the other ad ids are Zipf
+    /// (exponent 1) over `1..keys` instead of the default skew.
+    pub hot_permille: i64,
 }
 
 impl Gen {
@@ -67,6 +70,7 @@ impl Gen {
             late_from: 0,
             null_permille: 0,
             even_ts: false,
+            hot_permille: 0,
         }
     }
 }
@@ -87,6 +91,13 @@ pub fn gen_lines(seed: u64, g: &Gen) -> Vec<(i64, String)> {
     let mut rng = Rng::new(seed);
     let mut slot = g.base;
     let mut out = Vec::with_capacity(g.n);
+    // Zipf(1) over ranks 1..keys: cumulative weights scaled to integers.
+    let zipf: Vec<u64> = (1..g.keys.max(2))
+        .scan(0u64, |acc, k| {
+            *acc += 1_000_000_000 / k as u64;
+            Some(*acc)
+        })
+        .collect();
     for i in 0..g.n {
         let (mut ts, k) = if g.even_ts {
             slot += 2 * (1 + rng.below(g.step_max / 2));
@@ -100,8 +111,18 @@ pub fn gen_lines(seed: u64, g: &Gen) -> Vec<(i64, String)> {
             ts -= ts.rem_euclid(k);
         }
         // Skew: low ad ids are more frequent.
-        let a = rng.below(g.keys);
-        let ad = a * rng.below(g.keys) / g.keys.max(1);
+        let ad = if g.hot_permille > 0 {
+            if rng.chance(g.hot_permille) {
+                0
+            } else {
+                let top = zipf.last().copied().unwrap_or(1);
+                let x = rng.next_u64() % top;
+                1 + zipf.partition_point(|&c| c <= x) as i64
+            }
+        } else {
+            let a = rng.below(g.keys);
+            a * rng.below(g.keys) / g.keys.max(1)
+        };
         let bid = if rng.chance(g.null_permille) {
             if rng.chance(500) {
                 Some(None)

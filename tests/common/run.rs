@@ -15,6 +15,8 @@ pub struct Rt {
     pub shards: usize,
     pub ring_capacity: usize,
     pub chunk_bytes: usize,
+    /// The window's `hot_keys` table as TOML (empty: not set, i.e. off).
+    pub hot_keys: &'static str,
 }
 
 pub const fn rt(shards: usize, ring_capacity: usize, chunk_bytes: usize) -> Rt {
@@ -22,6 +24,17 @@ pub const fn rt(shards: usize, ring_capacity: usize, chunk_bytes: usize) -> Rt {
         shards,
         ring_capacity,
         chunk_bytes,
+        hot_keys: "",
+    }
+}
+
+impl Rt {
+    /// The same settings with `hot_keys = <table>` on the window.
+    pub const fn hot(self, table: &'static str) -> Rt {
+        Rt {
+            hot_keys: table,
+            ..self
+        }
     }
 }
 
@@ -119,7 +132,7 @@ pub fn job_toml(job: &Job, rt: Rt, input: &str, dir: &Path, tag: &str) -> String
          event_time = {{ field = {}, unit = \"ms\", allow_negative = true }}\n\
          watermark = {{ max_out_of_orderness = \"{}\", idle_timeout = \"30s\" }}\n\n\
          [transforms.win]\ntype = \"window\"\ninputs = [\"ev\"]\ngroup_by = [{}]\nwindow = {}\n\
-         allowed_lateness = \"{}\"\nlate_events = \"late_ev\"\naggregates = {{ {} }}\n\n\
+         allowed_lateness = \"{}\"\nlate_events = \"late_ev\"\naggregates = {{ {} }}\n{}\n\
          [sinks.out]\ntype = \"file\"\ninputs = [\"win\"]\npath = {}\n\n\
          [sinks.late]\ntype = \"file\"\ninputs = [\"late_ev\"]\npath = {}\n\n\
          [dead_letter]\npath = {}\n",
@@ -133,6 +146,11 @@ pub fn job_toml(job: &Job, rt: Rt, input: &str, dir: &Path, tag: &str) -> String
         job.window.toml(),
         dur(job.lateness_ms),
         aggs.join(", "),
+        if rt.hot_keys.is_empty() {
+            String::new()
+        } else {
+            format!("hot_keys = {}\n", rt.hot_keys)
+        },
         p("out"),
         p("late"),
         p("dead"),

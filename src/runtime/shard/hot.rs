@@ -34,6 +34,9 @@ pub struct PhaseOne {
     flush_seen: i64,
     /// Messages of a hand-off, routed once it is complete (reused).
     out: Vec<Event>,
+    /// `seen_max` of the last event routed in the current chunk: a hand-off applies at its
+    /// watermark (the chunk's running maximum may already include the event that is due).
+    pub stamp: i64,
 }
 
 impl PhaseOne {
@@ -73,6 +76,7 @@ impl PhaseOne {
             max_buffered,
             flush_seen: WM_MAX,
             out: Vec::new(),
+            stamp: crate::time::WM_MIN,
         })
     }
 
@@ -148,11 +152,12 @@ impl Shard {
             return true;
         };
         // The exact watermark here: the receiver's (which covers the chunk's start) moved on by
-        // what this chunk has shown so far.
+        // the events routed so far (every one is held since the last chunk end, so `stamp` is
+        // this chunk's).
         let time = self.tracker.peek_time(cur.part);
-        let wm = self.wm.max(time.before(cur.seen_max));
+        let wm = self.wm.max(time.before(h.stamp));
         let mut head = Event::EMPTY;
-        head.seen_max = cur.seen_max;
+        head.seen_max = h.stamp;
         head.part = cur.part;
         let mut out = std::mem::take(&mut h.out);
         for (op, phase) in h.ops.iter_mut().enumerate() {

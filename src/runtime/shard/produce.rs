@@ -436,6 +436,7 @@ impl Shard {
     #[inline(always)]
     fn route(&mut self, ev: &Event) {
         if let Some(h) = self.hot.as_mut() {
+            h.stamp = ev.seen_max;
             let ooo = self.setup.tracker_init[ev.part as usize].0;
             if h.take(ev, ooo) {
                 return;
