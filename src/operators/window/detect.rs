@@ -13,7 +13,9 @@
 
 use crate::event::{Event, INLINE_KEY_BYTES};
 
-/// One event in this many is counted: enough for shares of a few percent, cheap per event.
+/// About one event in this many is counted (at random gaps of 1 to 2·SAMPLE - 1, so a periodic
+/// key pattern cannot alias with the sampling): enough for shares of a few percent, cheap per
+/// event.
 const SAMPLE: u32 = 4;
 /// Counted events between refreshes of the hot set; counts halve at each.
 const PERIOD: u64 = 1024;
@@ -32,6 +34,8 @@ pub struct Detector {
     counters: Vec<Counter>,
     capacity: usize,
     tick: u32,
+    /// xorshift state for the sampling gaps.
+    rng: u64,
     /// Counted events since the last refresh, and the decayed total the shares are of.
     fresh: u64,
     total: u64,
@@ -53,6 +57,7 @@ impl Detector {
             counters: Vec::with_capacity(capacity),
             capacity,
             tick: 0,
+            rng: 0x9E37_79B9_7F4A_7C15,
             fresh: 0,
             total: 0,
             hot: Vec::new(),
@@ -64,11 +69,14 @@ impl Detector {
     /// Counts one read event (one in [`SAMPLE`]).
     #[inline]
     pub fn observe(&mut self, ev: &Event) {
-        self.tick += 1;
-        if self.tick < SAMPLE {
+        if self.tick > 0 {
+            self.tick -= 1;
             return;
         }
-        self.tick = 0;
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.tick = (self.rng % (2 * SAMPLE as u64 - 1)) as u32;
         self.fresh += 1;
         self.total += 1;
         if let Some(c) = self.counters.iter_mut().find(|c| c.hash == ev.hash) {
