@@ -179,7 +179,7 @@ impl Live {
                 .map(|(i, s)| (format!("{{shard=\"{i}\"}}"), f(s)))
                 .collect()
         };
-        let counters: [Counter; 12] = [
+        let counters: [Counter; 14] = [
             (
                 "sluice_events_in_total",
                 "Records read and parsed by the shard.",
@@ -189,6 +189,16 @@ impl Live {
                 "sluice_events_processed_total",
                 "Events the shard's operators processed.",
                 &|s| s.stats.events_processed as f64,
+            ),
+            (
+                "sluice_events_combined_total",
+                "Events of hot keys the shard combined where it read them (phase one of hot_keys).",
+                &|s| s.stats.events_combined as f64,
+            ),
+            (
+                "sluice_partials_merged_total",
+                "Partial aggregates the shard merged as the keys' owner (phase two of hot_keys).",
+                &|s| s.stats.partials_merged as f64,
             ),
             (
                 "sluice_busy_seconds_total",
@@ -476,6 +486,34 @@ impl Live {
             keys.push((label.clone(), k as f64));
             joins.push((label, b as f64));
         }
+        let mut hot: Vec<(String, f64)> = Vec::new();
+        for (shard, s) in snaps.iter().enumerate() {
+            for (op, key, share) in &s.stats.hot_keys {
+                let name = self.op_names.get(*op).map_or("", String::as_str);
+                hot.push((
+                    format!(
+                        "{{operator=\"{}\",shard=\"{shard}\",key=\"{}\"}}",
+                        escape_label(name),
+                        escape_label(key)
+                    ),
+                    *share,
+                ));
+            }
+        }
+        family(
+            "sluice_hot_key_share",
+            "gauge",
+            "Keys hot_keys = auto combines on a shard now, with their share of its recent events.",
+            &hot,
+        );
+        let loads: Vec<crate::metrics::ShardStats> =
+            snaps.iter().map(|s| s.stats.clone()).collect();
+        family(
+            "sluice_load_max_over_avg",
+            "gauge",
+            "The busiest shard's aggregation work (events processed + combined + partials merged) over the mean, since the start.",
+            &[(String::new(), crate::metrics::load_balance(&loads))],
+        );
         family(
             "sluice_join_rows",
             "gauge",
@@ -601,6 +639,10 @@ mod tests {
         live.partition_names = vec!["data/a.ndjson".into()];
         let mut stats = ShardStats {
             events_in: 42,
+            events_processed: 10,
+            events_combined: 30,
+            partials_merged: 2,
+            hot_keys: vec![(0, "\"ad-0\"".into(), 0.8)],
             ..ShardStats::default()
         };
         stats.dead_by_reason[dead_reason_class("invalid JSON: expected a value")] = 2;
@@ -635,6 +677,18 @@ mod tests {
         let text = live.render();
         let n = check_exposition(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert!(n > 30, "{text}");
+        assert!(
+            text.contains(
+                "sluice_hot_key_share{operator=\"w\",shard=\"1\",key=\"\\\"ad-0\\\"\"} 0.8"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_events_combined_total{shard=\"1\"} 30"),
+            "{text}"
+        );
+        // Shard 1 did all 42 units of work, shard 0 none: twice the mean.
+        assert!(text.contains("sluice_load_max_over_avg 2\n"), "{text}");
         assert!(
             text.contains("sluice_events_in_total{shard=\"1\"} 42\n"),
             "{text}"

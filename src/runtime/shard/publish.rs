@@ -25,6 +25,9 @@ impl Shard {
         stats.late_to_side_output += self.emitter.late_to_side;
         stats.records_filtered += self.emitter.results_filtered;
         stats.joins = self.ops.iter().map(|o| o.join_stats()).collect();
+        if let Some(h) = &self.hot {
+            stats.hot_keys = h.hot_keys();
+        }
         for op in &self.ops {
             let s = op.stats();
             stats.fired += s.fired;
