@@ -1,5 +1,6 @@
 //! Property: any arrival order within the out-of-orderness bound gives the same final window
-//! values as the same events sorted by time, and both equal the reference model's.
+//! values as the same events sorted by time, and both equal the reference model's — with
+//! `hot_keys` off, salt or auto alike.
 
 mod common;
 
@@ -78,6 +79,7 @@ proptest! {
         chunk in 0usize..CHUNKS.len(),
         ring in 0usize..RINGS.len(),
         rounds in 1usize..6,
+        hot in 0usize..3,
     ) {
         let sorted_events = {
             let mut e = in_bound_events(seed, n);
@@ -99,7 +101,12 @@ proptest! {
         prop_assert_eq!(final_rows(&m.rows), final_rows(&m_sorted.rows), "model: order changed results");
 
         let dir = tempfile::tempdir().expect("tempdir");
-        let v = rt(shards, RINGS[ring], CHUNKS[chunk]);
+        // Two-phase aggregation must not change results either (sessions cannot take it).
+        let v = match (hot, kind) {
+            (_, 3) | (0, _) => rt(shards, RINGS[ring], CHUNKS[chunk]),
+            (1, _) => rt(shards, RINGS[ring], CHUNKS[chunk]).hot("{ mode = \"salt\" }"),
+            _ => rt(shards, RINGS[ring], CHUNKS[chunk]).hot("{ mode = \"auto\", threshold = 0.1 }"),
+        };
         let f1 = input_file(dir.path(), "shuffled.ndjson", &shuffled_text);
         let f2 = input_file(dir.path(), "sorted.ndjson", &sorted_text);
         let a = run_job(dir.path(), &job, v, &f1.to_string_lossy());

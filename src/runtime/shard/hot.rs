@@ -47,6 +47,10 @@ impl PhaseOne {
         id: usize,
         shards: usize,
     ) -> Option<PhaseOne> {
+        if shards < 2 {
+            // One shard owns every key: there is no load to spread, only work to add.
+            return None;
+        }
         let mut max_buffered = 0;
         let ops: Vec<Option<OpPhase>> = plan
             .windows

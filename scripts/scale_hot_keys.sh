@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Hot keys from 1 to many shards (for a machine with more cores than this VM): the job of
+# scripts/bench_hot_keys.sh (one ad with 80% of the clicks; count, sum, count_distinct per ad per
+# minute) with hot_keys off, salt and auto on every shard count of SHARDS_LIST, one run each.
+# Prints events/s and load max/avg per run and checks that every run wrote the same results.
+# Needs only a built binary (no cargo): BIN=path/to/sluice.
+#
+# Usage: BIN=target/release/sluice SHARDS_LIST="1 2 4 8 16" EVENTS=40000000 scripts/scale_hot_keys.sh
+set -euo pipefail
+
+BIN="${BIN:-target/release/sluice}"
+EVENTS="${EVENTS:-40000000}"
+LIST="${SHARDS_LIST:-1 2 4 8 16}"
+WORK="${WORK:-target/scale-hot-keys}"
+STATS="${STATS:-$WORK}"
+mkdir -p "$WORK" "$STATS"
+DATA="$WORK/hot_clicks.ndjson"
+[[ -f "$DATA" ]] || "$BIN" loadgen clicks --events "$EVENTS" --keys 100000 --celebrity-share 0.8 --out "$DATA"
+
+echo "machine: $(nproc) cores; $EVENTS events, 80% on one key"
+printf '%-5s %7s %12s %13s\n' mode shards "M events/s" "load max/avg"
+for s in $LIST; do
+    for mode in off salt auto; do
+        name="$mode-$s"
+        cat > "$WORK/$name.toml" <<TOML
+[runtime]
+shards = $s
+
+[sources.clicks]
+type = "file"
+path = "$DATA"
+format = "json"
+event_time = { field = "ts", unit = "ms" }
+watermark = { max_out_of_orderness = "5s" }
+
+[transforms.clicks_per_minute]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = { type = "tumbling", size = "1m" }
+aggregates = { clicks = "count()", spend = "sum(bid)", users = "count_distinct(user_id)" }
+hot_keys = { mode = "$mode" }
+
+[sinks.counts]
+type = "file"
+inputs = ["clicks_per_minute"]
+path = "$WORK/out-$name.ndjson"
+TOML
+        "$BIN" run --config "$WORK/$name.toml" --stats "$STATS/$name.json" 2>/dev/null
+        field() { grep -o "\"$1\": *[0-9.e+-]*" "$STATS/$name.json" | sed 's/.*: *//'; }
+        awk -v m="$mode" -v s="$s" -v e="$(field events_per_second)" -v l="$(field load_max_over_avg)" \
+            'BEGIN { printf "%-5s %7s %12.2f %13.3f\n", m, s, e / 1e6, l }'
+        sort "$WORK/out-$name.ndjson" > "$WORK/sorted-$name.ndjson"
+        rm -f "$WORK/out-$name.ndjson"
+    done
+done
+first=$(ls "$WORK"/sorted-*.ndjson | head -1)
+for f in "$WORK"/sorted-*.ndjson; do
+    cmp -s "$first" "$f" || { echo "results of $f differ from $first" >&2; exit 1; }
+done
+echo "results: identical in every run"
