@@ -442,9 +442,9 @@ pub struct HotKeysConfig {
     /// `salt`: how many shards combine a salted key's events before its owner merges them
     /// (every shard when unset; at most the shard count takes effect).
     pub salt: Option<u32>,
-    /// `auto`: a key is hot while it is more than this share of a shard's recent events.
-    #[serde(default = "defaults::hot_key_threshold")]
-    pub threshold: f64,
+    /// `auto`: a key is hot while it is more than this share of a shard's recent events (default:
+    /// `defaults::hot_key_threshold`, which depends on the shard count).
+    pub threshold: Option<f64>,
     /// Events a shard holds back in phase one before it must hand them on (bounds its memory).
     #[serde(default = "defaults::hot_key_max_buffered")]
     pub max_buffered: usize,
@@ -455,7 +455,7 @@ impl Default for HotKeysConfig {
         HotKeysConfig {
             mode: HotKeyMode::Off,
             salt: None,
-            threshold: defaults::hot_key_threshold(),
+            threshold: None,
             max_buffered: defaults::hot_key_max_buffered(),
         }
     }

@@ -279,3 +279,13 @@ fn generator_defaults_match_the_click_model() {
     assert_eq!(g.late_by.as_millis(), model.late_by_ms);
     assert_eq!(g.count, model.count);
 }
+
+#[test]
+fn hot_key_threshold_default_follows_the_shard_count() {
+    use super::defaults::hot_key_threshold;
+    // A quarter of a shard's average load on top of its own, and never above 5%.
+    assert_eq!(hot_key_threshold(1), 0.05);
+    assert_eq!(hot_key_threshold(5), 0.05);
+    assert_eq!(hot_key_threshold(10), 0.025);
+    assert_eq!(hot_key_threshold(16), 0.015625);
+}

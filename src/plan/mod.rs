@@ -235,9 +235,10 @@ pub enum HotKeyPlanMode {
     Salt {
         salt: Option<usize>,
     },
-    /// Keys above `threshold` of a shard's recent events are combined.
+    /// Keys above `threshold` of a shard's recent events are combined (default: by shard count,
+    /// `config::defaults::hot_key_threshold`, known only at run time).
     Auto {
-        threshold: f64,
+        threshold: Option<f64>,
     },
 }
 

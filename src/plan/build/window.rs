@@ -183,13 +183,16 @@ impl Builder<'_> {
                 "must be at least 1 (the number of shards that combine a salted key)".into(),
             );
         }
-        if !(h.threshold > 0.0 && h.threshold <= 1.0) {
+        if let Some(t) = h.threshold.filter(|t| !(*t > 0.0 && *t <= 1.0)) {
             self.err(
                 key("threshold"),
-                format!(
-                    "{} is not a share of events: expected a number in (0, 1], e.g. 0.05",
-                    h.threshold
-                ),
+                format!("{t} is not a share of events: expected a number in (0, 1], e.g. 0.05"),
+            );
+        }
+        if h.mode != HotKeyMode::Auto && h.threshold.is_some() {
+            self.err(
+                key("threshold"),
+                "`threshold` applies to mode = \"auto\" only".into(),
             );
         }
         if h.max_buffered < 256 {

@@ -65,7 +65,11 @@ impl PhaseOne {
                         }
                         None
                     }
-                    HotKeyPlanMode::Auto { threshold } => Some(Detector::new(threshold)),
+                    HotKeyPlanMode::Auto { threshold } => {
+                        Some(Detector::new(threshold.unwrap_or_else(|| {
+                            crate::config::defaults::hot_key_threshold(shards)
+                        })))
+                    }
                 };
                 max_buffered = max_buffered.max(w.hot_keys.max_buffered);
                 Some(OpPhase {
