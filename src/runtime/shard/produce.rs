@@ -296,6 +296,9 @@ impl Shard {
     fn memory_run(&mut self, events: &[Event], budget: usize) -> usize {
         /// Events ahead of the one routed whose lines are pulled in from memory.
         const AHEAD: usize = 32;
+        if self.hot.is_some() {
+            return self.memory_run_hot(events, budget);
+        }
         let cur = self.cur.as_mut().expect("a current chunk");
         let (start, part) = (cur.next as usize, cur.part);
         let end = (cur.end as usize).min(start + budget);
@@ -313,22 +316,42 @@ impl Shard {
             ev.len = 0;
             seen = seen.max(ev.ts);
             i += 1;
-            if let Some(h) = self.hot.as_ref() {
-                // Phase one: every event may be held, and a hand-off may be due before it.
-                if h.due(ev.seen_max) {
-                    i -= 1;
-                    seen = ev.seen_max;
-                    break;
-                }
-                self.route(&ev);
-                if !self.pending.is_empty() {
-                    break;
-                }
-                continue;
-            }
             let d = self.shard_of(ev.hash);
             if !self.pending.is_empty() || !self.deliver(d, &ev) {
                 self.pending.push_back((d, ev));
+                break;
+            }
+        }
+        let cur = self.cur.as_mut().expect("a current chunk");
+        cur.next = i as u64;
+        cur.seen_max = seen;
+        self.stats.events_in += (i - start) as u64;
+        i - start
+    }
+
+    /// `memory_run` with phase one of `hot_keys`: every event goes through `route` (it may be
+    /// held), and the run stops before an event a hand-off is due ahead of. Kept apart so the
+    /// plain loop stays as tight as it was.
+    fn memory_run_hot(&mut self, events: &[Event], budget: usize) -> usize {
+        let cur = self.cur.as_mut().expect("a current chunk");
+        let (start, part) = (cur.next as usize, cur.part);
+        let end = (cur.end as usize).min(start + budget);
+        let mut seen = cur.seen_max;
+        let mut i = start;
+        while i < end {
+            if self.hot.as_ref().is_some_and(|h| h.due(seen)) {
+                break;
+            }
+            let mut ev = events[i];
+            ev.tag = Tag::Data;
+            ev.seen_max = seen;
+            ev.part = part;
+            ev.pos = i as u64;
+            ev.len = 0;
+            seen = seen.max(ev.ts);
+            i += 1;
+            self.route(&ev);
+            if !self.pending.is_empty() {
                 break;
             }
         }

@@ -94,19 +94,7 @@ impl Shard {
                 self.stats.events_processed += 1;
             }
             Tag::Barrier => self.take_checkpoint(ev.pos),
-            Tag::Partial => {
-                self.partial.0 = *ev;
-                self.partial.1.clear();
-                if unpack_partial(ev, ev.len as usize, &mut self.partial.1) {
-                    self.apply_partial();
-                }
-            }
-            Tag::PartialMore => {
-                let total = self.partial.0.len as usize;
-                if unpack_partial(ev, total, &mut self.partial.1) {
-                    self.apply_partial();
-                }
-            }
+            Tag::Partial | Tag::PartialMore => self.receive_partial(ev),
             Tag::ChunkEnd => {
                 if ev.len & CHUNK_PAD == 0 {
                     let wm = self.tracker.chunk_end(
@@ -139,6 +127,21 @@ impl Shard {
                     self.emit_marks.clear();
                 }
             }
+        }
+    }
+
+    /// Collects a partial aggregate's messages; merges it once complete. Out of line: only
+    /// `hot_keys` windows send these, and the common receive path stays small.
+    #[cold]
+    #[inline(never)]
+    fn receive_partial(&mut self, ev: &Event) {
+        if ev.tag == Tag::Partial {
+            self.partial.0 = *ev;
+            self.partial.1.clear();
+        }
+        let total = self.partial.0.len as usize;
+        if unpack_partial(ev, total, &mut self.partial.1) {
+            self.apply_partial();
         }
     }
 
