@@ -213,6 +213,39 @@ fn a_bounded_job_over_four_partitions_equals_the_reference_model_exactly_once() 
         assert_rows_match(&job(), &got, &want.rows, &format!("{shards} shards"));
         assert_eq!(got.len(), want.rows.len(), "each result once");
     }
+    // Two-phase aggregation over Kafka: each shard combines what it reads of its partitions;
+    // the same rows, and work really moved off the owners.
+    for (shards, mode, hot) in [
+        (2, "salt", "{ mode = \"salt\" }"),
+        (3, "auto", "{ mode = \"auto\", threshold = 0.02 }"),
+    ] {
+        let output = topic("counts-hot", 2);
+        let cfg = config(d, &format!("hot{shards}"), &input, &output, shards, "");
+        let text = std::fs::read_to_string(&cfg).unwrap().replace(
+            "aggregates = {",
+            &format!("hot_keys = {hot}\naggregates = {{"),
+        );
+        std::fs::write(&cfg, text).unwrap();
+        let stats = d.join(format!("hot{shards}.stats.json"));
+        let r = sluice(
+            d,
+            &["run", "--config", &cfg, "--stats", &stats.to_string_lossy()],
+            MIN * 2,
+        );
+        assert!(r.success, "{}", r.stderr);
+        let got = read_committed(&output);
+        assert_rows_match(&job(), &got, &want.rows, &format!("hot_keys {mode}"));
+        assert_eq!(got.len(), want.rows.len(), "each result once");
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        let combined: u64 = s["per_shard"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["events_combined"].as_u64().unwrap())
+            .sum();
+        assert!(combined > 10_000, "{mode}: {combined} events combined");
+    }
     // At least once, without checkpoints: the same records.
     let output = topic("counts-alo", 2);
     let cfg = config(d, "alo", &input, &output, 2, "");
