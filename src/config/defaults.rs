@@ -160,6 +160,6 @@ pub fn hot_key_threshold(shards: usize) -> f64 {
 
 /// 16384 held events (2 MiB of 128-byte events) per shard: more than a 1 MiB chunk's worth of
 /// lines, so phase one hands on at chunk ends, not mid-chunk.
-pub fn hot_key_max_buffered() -> usize {
+pub const fn hot_key_max_buffered() -> usize {
     16384
 }

@@ -223,7 +223,7 @@ pub struct HotKeysPlan {
 impl HotKeysPlan {
     pub const OFF: HotKeysPlan = HotKeysPlan {
         mode: HotKeyPlanMode::Off,
-        max_buffered: 16384,
+        max_buffered: crate::config::defaults::hot_key_max_buffered(),
     };
 }
 
