@@ -176,11 +176,6 @@ impl Combiner {
         }
         self.last = 0;
     }
-
-    /// Approximate bytes held (for the state metric).
-    pub fn bytes(&self) -> usize {
-        self.panes.iter().map(|t| t.1.bytes()).sum()
-    }
 }
 
 #[cfg(test)]

@@ -308,12 +308,7 @@ impl Shard {
             let ahead = events.as_ptr().wrapping_add(i + AHEAD);
             crate::state::prefetch::prefetch(ahead);
             crate::state::prefetch::prefetch(ahead.cast::<u8>().wrapping_add(64));
-            let mut ev = events[i];
-            ev.tag = Tag::Data;
-            ev.seen_max = seen;
-            ev.part = part;
-            ev.pos = i as u64;
-            ev.len = 0;
+            let ev = memory_event(events, i, seen, part);
             seen = seen.max(ev.ts);
             i += 1;
             let d = self.shard_of(ev.hash);
@@ -322,11 +317,18 @@ impl Shard {
                 break;
             }
         }
+        self.memory_run_end(start, i, seen)
+    }
+
+    /// Records how far a memory run got: the chunk's next index and running maximum, and the events
+    /// read (`start..end`); returns their count.
+    #[inline(always)]
+    fn memory_run_end(&mut self, start: usize, end: usize, seen: i64) -> usize {
         let cur = self.cur.as_mut().expect("a current chunk");
-        cur.next = i as u64;
+        cur.next = end as u64;
         cur.seen_max = seen;
-        self.stats.events_in += (i - start) as u64;
-        i - start
+        self.stats.events_in += (end - start) as u64;
+        end - start
     }
 
     /// `memory_run` with phase one of `hot_keys`: every event goes through `route` (it may be
@@ -342,12 +344,7 @@ impl Shard {
             if self.hot.as_ref().is_some_and(|h| h.due(seen)) {
                 break;
             }
-            let mut ev = events[i];
-            ev.tag = Tag::Data;
-            ev.seen_max = seen;
-            ev.part = part;
-            ev.pos = i as u64;
-            ev.len = 0;
+            let ev = memory_event(events, i, seen, part);
             seen = seen.max(ev.ts);
             i += 1;
             self.route(&ev);
@@ -355,11 +352,7 @@ impl Shard {
                 break;
             }
         }
-        let cur = self.cur.as_mut().expect("a current chunk");
-        cur.next = i as u64;
-        cur.seen_max = seen;
-        self.stats.events_in += (i - start) as u64;
-        i - start
+        self.memory_run_end(start, i, seen)
     }
 
     /// Makes the next generated event; false at the end of the chunk.
@@ -497,6 +490,19 @@ impl Shard {
         }
         true
     }
+}
+
+/// Event `i` of an in-memory partition as routed: a data event of partition `part` at position
+/// `i`, stamped with the chunk's running maximum before it.
+#[inline(always)]
+fn memory_event(events: &[Event], i: usize, seen: i64, part: u16) -> Event {
+    let mut ev = events[i];
+    ev.tag = Tag::Data;
+    ev.seen_max = seen;
+    ev.part = part;
+    ev.pos = i as u64;
+    ev.len = 0;
+    ev
 }
 
 /// Where a dead letter came from.

@@ -85,11 +85,7 @@ impl Shard {
     fn receive(&mut self, ev: &Event) {
         match ev.tag {
             Tag::Data => {
-                let wm = self.tracker.before_event(ev.part, ev.seen_max);
-                if wm > self.wm {
-                    self.advance(wm);
-                }
-                self.emitter.op = ev.op as usize;
+                self.arrive(ev);
                 self.ops[ev.op as usize].on_event(ev, self.wm, &mut self.emitter);
                 self.stats.events_processed += 1;
             }
@@ -130,6 +126,17 @@ impl Shard {
         }
     }
 
+    /// Moves the watermark to the one `ev` (data or a partial aggregate) arrives at, and points
+    /// the emitter at its operator.
+    #[inline(always)]
+    fn arrive(&mut self, ev: &Event) {
+        let wm = self.tracker.before_event(ev.part, ev.seen_max);
+        if wm > self.wm {
+            self.advance(wm);
+        }
+        self.emitter.op = ev.op as usize;
+    }
+
     /// Collects a partial aggregate's messages; merges it once complete. Out of line: only
     /// `hot_keys` windows send these, and the common receive path stays small.
     #[cold]
@@ -149,11 +156,7 @@ impl Shard {
     /// made sure no window of its pane fires or expires between its events and that point).
     fn apply_partial(&mut self) {
         let head = self.partial.0;
-        let wm = self.tracker.before_event(head.part, head.seen_max);
-        if wm > self.wm {
-            self.advance(wm);
-        }
-        self.emitter.op = head.op as usize;
+        self.arrive(&head);
         if let Err(e) = self.ops[head.op as usize].on_partial(&head, &self.partial.1, self.wm) {
             self.failure = Some(format!("partial aggregate: {e}"));
         }
