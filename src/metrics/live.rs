@@ -429,35 +429,31 @@ impl Live {
             "Late events written to a late side output.",
             &late_side,
         );
-        let mut q = Vec::new();
-        for (i, s) in snaps.iter().enumerate() {
-            for (k, quantile) in ["0.5", "0.9", "0.99", "0.999"].iter().enumerate() {
-                q.push((
-                    format!("{{shard=\"{i}\",quantile=\"{quantile}\"}}"),
-                    s.latency_us[k] as f64 / 1e6,
-                ));
+        // Per shard, the p50/p90/p99/p999 a shard published, in seconds (`per_second`: counts
+        // per second).
+        let quantiles = |f: &dyn Fn(&ShardSnapshot) -> [u64; 4], per_second: f64| {
+            let mut q = Vec::new();
+            for (i, s) in snaps.iter().enumerate() {
+                for (v, quantile) in f(s).iter().zip(["0.5", "0.9", "0.99", "0.999"]) {
+                    q.push((
+                        format!("{{shard=\"{i}\",quantile=\"{quantile}\"}}"),
+                        *v as f64 / per_second,
+                    ));
+                }
             }
-        }
+            q
+        };
         family(
             "sluice_ingest_to_emit_latency_seconds",
             "summary",
             "Time from reading a chunk to emitting the results it completed.",
-            &q,
+            &quantiles(&|s| s.latency_us, 1e6),
         );
-        let mut q = Vec::new();
-        for (i, s) in snaps.iter().enumerate() {
-            for (k, quantile) in ["0.5", "0.9", "0.99", "0.999"].iter().enumerate() {
-                q.push((
-                    format!("{{shard=\"{i}\",quantile=\"{quantile}\"}}"),
-                    s.event_latency_ms[k] as f64 / 1e3,
-                ));
-            }
-        }
         family(
             "sluice_event_to_emit_latency_seconds",
             "summary",
             "Wall clock at emission minus the event time the results were complete at (the watermark that fired them, within one watermark step of their window end).",
-            &q,
+            &quantiles(&|s| s.event_latency_ms, 1e3),
         );
         let mut joins: Vec<(String, f64)> = Vec::new();
         let mut held: Vec<(String, f64)> = Vec::new();
