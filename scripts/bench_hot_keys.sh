@@ -25,37 +25,12 @@ if [[ ! -f "$DATA" || "$(wc -l < "$DATA")" -ne "$EVENTS" ]]; then
         --celebrity-share "$SHARE" --out "$DATA"
 fi
 
-write_config() { # name shards hot_keys
-    cat > "$DIR/$1.toml" <<TOML
-[runtime]
-shards = $2
-
-[sources.clicks]
-type = "file"
-path = "$DATA"
-format = "json"
-event_time = { field = "ts", unit = "ms" }
-watermark = { max_out_of_orderness = "5s" }
-
-[transforms.clicks_per_minute]
-type = "window"
-inputs = ["clicks"]
-group_by = ["ad_id"]
-window = { type = "tumbling", size = "1m" }
-aggregates = { clicks = "count()", spend = "sum(bid)", users = "count_distinct(user_id)" }
-hot_keys = $3
-
-[sinks.counts]
-type = "file"
-inputs = ["clicks_per_minute"]
-path = "$DIR/out-$1.ndjson"
-TOML
-}
+source scripts/lib/hot_keys_job.sh
 NAMES=()
 for s in 1 "$SHARDS"; do
-    write_config "off-$s" "$s" '{ mode = "off" }'
-    write_config "salt-$s" "$s" '{ mode = "salt" }'
-    write_config "auto-$s" "$s" '{ mode = "auto" }'
+    hot_keys_job "off-$s" "$s" off "$DATA" "$DIR"
+    hot_keys_job "salt-$s" "$s" salt "$DATA" "$DIR"
+    hot_keys_job "auto-$s" "$s" auto "$DATA" "$DIR"
     NAMES+=("off-$s" "salt-$s" "auto-$s")
 done
 

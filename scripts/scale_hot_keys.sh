@@ -14,6 +14,7 @@ LIST="${SHARDS_LIST:-1 2 4 8 16}"
 WORK="${WORK:-target/scale-hot-keys}"
 STATS="${STATS:-$WORK}"
 mkdir -p "$WORK" "$STATS"
+source "$(dirname "$0")/lib/hot_keys_job.sh"
 DATA="$WORK/hot_clicks.ndjson"
 [[ -f "$DATA" ]] || "$BIN" loadgen clicks --events "$EVENTS" --keys 100000 --celebrity-share 0.8 --out "$DATA"
 
@@ -23,30 +24,7 @@ for s in $LIST; do
   for run in $(seq 1 "${RUNS:-1}"); do
     for mode in off salt auto; do
         name="$mode-$s"
-        cat > "$WORK/$name.toml" <<TOML
-[runtime]
-shards = $s
-
-[sources.clicks]
-type = "file"
-path = "$DATA"
-format = "json"
-event_time = { field = "ts", unit = "ms" }
-watermark = { max_out_of_orderness = "5s" }
-
-[transforms.clicks_per_minute]
-type = "window"
-inputs = ["clicks"]
-group_by = ["ad_id"]
-window = { type = "tumbling", size = "1m" }
-aggregates = { clicks = "count()", spend = "sum(bid)", users = "count_distinct(user_id)" }
-hot_keys = { mode = "$mode" }
-
-[sinks.counts]
-type = "file"
-inputs = ["clicks_per_minute"]
-path = "$WORK/out-$name.ndjson"
-TOML
+        hot_keys_job "$name" "$s" "$mode" "$DATA" "$WORK"
         "$BIN" run --config "$WORK/$name.toml" --stats "$STATS/$name.json" 2>/dev/null
         field() { grep -o "\"$1\": *[0-9.e+-]*" "$STATS/$name.json" | sed 's/.*: *//'; }
         # Idle: the shards' mean share of the run spent with nothing to do (waits included).
