@@ -108,15 +108,19 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Validate { config } => {
             let plan = crate::plan::load(&config)?;
+            let count = |what: &str| plan.nodes.iter().filter(|n| n.kind.what() == what).count();
+            let joins = count("interval join") + count("temporal join");
             println!(
-                "{}: ok ({} sources, {} filters/selects, {} windows, {} joins, {} sinks, {} shards)",
+                "{}: ok ({} sources, {} filters/selects, {} windows, {} joins, {} dedupes, {} sinks, {} shards, {} depths)",
                 config.display(),
                 plan.sources.len(),
-                plan.stages.len(),
-                plan.windows.len(),
-                plan.joins.len(),
+                plan.steps.len(),
+                count("window"),
+                joins,
+                count("dedupe"),
                 plan.sinks.len(),
-                plan.runtime.shards
+                plan.runtime.shards,
+                plan.depths()
             );
             Ok(())
         }

@@ -1,132 +1,175 @@
-//! The event as it travels between shards: a fixed-size, `Copy` record of the fields a pipeline uses.
+//! The event as it travels between shards: a fixed-size, `Copy` header, optionally followed in the
+//! ring by payload slots.
 //!
-//! Sources parse only what the plan needs (event time, group-by key, aggregate inputs) into an
-//! [`Event`]; the raw record stays in its source and can be recalled by (`part`, `pos`, `len`) for the
-//! rare paths that need it (late side output). An `Event` owns no heap memory, so moving it through a
-//! ring is a plain copy and the hot path never allocates.
+//! Sources and operators extract only what the consuming operator needs (event time, key, value
+//! slots) into an [`Event`]; the common case (a short key, at most [`INLINE_VALUES`] compact values,
+//! no row) fits the 128-byte header alone, so moving it through a ring is one plain copy and the hot
+//! path never allocates. Anything larger travels *by value* in payload slots right behind the
+//! header (`extra` bytes, [`payload_slots`] of them): a key longer than [`INLINE_KEY_BYTES`], values
+//! past the inline slots or too wide for one word, the record's row for operators that output whole
+//! records (joins, dedupe), or an opaque blob (partial aggregates). [`Rec`] is the view operators
+//! read: header plus parsed payload.
+//!
+//! Layout of the payload (sections present as `flags` say, in this order):
+//! ```text
+//! KEY_OUT: u32 key length, key bytes
+//! WIDE:    u16 count, count x (u16 slot, u8 kind, 16 value bytes)
+//! ROW:     u32 row length, row bytes
+//! BLOB:    every remaining byte
+//! ```
+//! Every field of [`Event`] is an integer or a byte array and the struct has no padding, so any
+//! 128 bytes are a valid `Event`: payload slots are events whose bytes are just bytes.
+//!
+//! Ordering tag: `(seen_max, fired?, pos, sub)` orders the records a derived stream carries within
+//! a chunk (see `runtime::shard::merge`): `seen_max` is the position in the chunk (the chunk's
+//! running maximum event time before the record's cause), [`FIRED`] marks output of a watermark
+//! step (ordered before data at the same position), `pos` and `sub` break ties without depending
+//! on which shard sent the record.
 
-/// Bytes of group-by key an event carries inline. A longer key is rejected to the dead-letter output.
-pub const INLINE_KEY_BYTES: usize = 54;
-/// Aggregate input values an event carries (distinct fields across a window's aggregates).
-pub const MAX_VALUE_SLOTS: usize = 4;
+use rust_decimal::Decimal;
 
-/// Kind of a value slot, 2 bits each in [`Event::kinds`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum SlotKind {
-    /// Field absent or JSON `null`: ignored by every aggregate except `count()`.
-    Null = 0,
-    /// `bits` is an `i64`.
-    Int = 1,
-    /// `bits` is an `f64` (`f64::to_bits`).
-    Float = 2,
-    /// `bits` is a 64-bit hash of the value's canonical bytes (input of `count_distinct`).
-    Hash = 3,
-}
+/// Bytes of key an event carries in its header; longer keys travel in the payload.
+pub const INLINE_KEY_BYTES: usize = 39;
+/// Value slots an event carries in its header; more travel in the payload.
+pub const INLINE_VALUES: usize = 4;
+/// Bytes one ring slot holds.
+pub const SLOT_BYTES: usize = 128;
 
-/// One value slot as aggregates see it.
+/// One value as aggregates see it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
+    /// Field absent or JSON `null`: ignored by every aggregate except `count()`.
     Null,
     Int(i64),
+    /// A number no exact decimal holds (an exponent too large or too small).
     Float(f64),
+    /// A 64-bit hash of the value's canonical bytes (input of `count_distinct`).
     Hash(u64),
+    /// A number with a fraction, exactly as written (28 significant digits).
+    Dec(Decimal),
 }
 
-/// What a ring message is. Data carries an event; the others are control messages in-band with data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Tag {
-    Data = 0,
+/// Slot kinds, 4 bits per inline slot in [`Event::kinds`].
+mod kind {
+    pub const NULL: u8 = 0;
+    pub const INT: u8 = 1;
+    pub const FLOAT: u8 = 2;
+    pub const HASH: u8 = 3;
+    /// A decimal packed into one word (see `pack_dec`).
+    pub const DEC: u8 = 4;
+    /// The value is in the payload's WIDE section under the same slot index.
+    pub const WIDE: u8 = 5;
+    /// A full 16-byte decimal (WIDE section only).
+    pub const DEC_WIDE: u8 = 6;
+}
+
+/// A decimal in one word when its mantissa fits 59 bits: scale in the top 5 bits.
+fn pack_dec(d: Decimal) -> Option<u64> {
+    let m = d.mantissa();
+    const LIM: i128 = 1 << 58;
+    if !(-LIM..LIM).contains(&m) {
+        return None;
+    }
+    Some((u64::from(d.scale()) << 59) | ((m as i64 as u64) & ((1 << 59) - 1)))
+}
+
+fn unpack_dec(w: u64) -> Decimal {
+    let scale = (w >> 59) as u32;
+    // Sign-extend the 59-bit mantissa.
+    let m = ((w << 5) as i64) >> 5;
+    Decimal::try_from_i128_with_scale(i128::from(m), scale.min(28)).unwrap_or_default()
+}
+
+fn wide_bytes(v: Value) -> (u8, [u8; 16]) {
+    let mut b = [0u8; 16];
+    let k = match v {
+        Value::Null => kind::NULL,
+        Value::Int(i) => {
+            b[..8].copy_from_slice(&i.to_le_bytes());
+            kind::INT
+        }
+        Value::Float(f) => {
+            b[..8].copy_from_slice(&f.to_bits().to_le_bytes());
+            kind::FLOAT
+        }
+        Value::Hash(h) => {
+            b[..8].copy_from_slice(&h.to_le_bytes());
+            kind::HASH
+        }
+        Value::Dec(d) => {
+            b = d.serialize();
+            kind::DEC_WIDE
+        }
+    };
+    (k, b)
+}
+
+fn from_wide(k: u8, b: &[u8]) -> Value {
+    let word = || {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[..8]);
+        u64::from_le_bytes(w)
+    };
+    match k {
+        kind::INT => Value::Int(word() as i64),
+        kind::FLOAT => Value::Float(f64::from_bits(word())),
+        kind::HASH => Value::Hash(word()),
+        kind::DEC_WIDE => {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(&b[..16]);
+            Value::Dec(Decimal::deserialize(a))
+        }
+        _ => Value::Null,
+    }
+}
+
+/// What a ring message is. Data carries an event; the others are control messages in-band with
+/// data. A byte, not an enum, so that any bytes are a valid [`Event`] (payload slots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Tag(pub u8);
+
+impl Tag {
+    pub const DATA: Tag = Tag(0);
     /// End of one chunk's events for this receiver: `ts` = largest event time in the whole chunk
     /// (i64::MIN if it had none), `pos` = chunk sequence number, `len` = flags (see `CHUNK_*`),
     /// `seen_max` = ingestion time of the chunk (ns since the runtime's epoch), `part` = partition.
-    ChunkEnd = 1,
-    /// Checkpoint barrier: `pos` = checkpoint id. Shard 0 sends it to every shard ahead of the first
-    /// event of one of its chunks, so every receiver meets it at the same chunk boundary: state
-    /// then covers exactly the chunks before it.
-    Barrier = 2,
-    /// Phase two of a combined (salted) window aggregate: the partial accumulators of one key and
-    /// pane, combined where they were read. `ts` = pane start, `seen_max` = the chunk's running
-    /// maximum where it was sent (it applies at that watermark), `len` = payload bytes in all;
-    /// the first [`PARTIAL_HEAD_BYTES`] are in `vals` and `pos`, the rest follow in `PartialMore`
-    /// messages right behind it (see [`pack_partial`]).
-    Partial = 3,
-    /// The next [`PARTIAL_MORE_BYTES`] of a `Partial`'s payload, in `vals`, `pos` and `key`.
-    PartialMore = 4,
+    /// On the rings of a derived depth it says the sender has sent everything of that chunk.
+    pub const CHUNK_END: Tag = Tag(1);
+    /// Checkpoint barrier: `pos` = checkpoint id. Shard 0 sends it to every shard ahead of the
+    /// first event of one of its chunks, so every receiver meets it at the same chunk boundary:
+    /// state then covers exactly the chunks before it.
+    pub const BARRIER: Tag = Tag(2);
+    /// Phase two of a combined (two-phase) aggregate: the partial accumulators of one key and
+    /// pane in the BLOB payload, combined where they were read. `ts` = pane start, `seen_max` =
+    /// the chunk's running maximum where it was sent (it applies at that watermark).
+    pub const PARTIAL: Tag = Tag(3);
 }
 
-/// Payload bytes a `Partial` message carries itself.
-pub const PARTIAL_HEAD_BYTES: usize = 8 * MAX_VALUE_SLOTS + 8;
-/// Payload bytes each `PartialMore` message carries.
-pub const PARTIAL_MORE_BYTES: usize = PARTIAL_HEAD_BYTES + INLINE_KEY_BYTES;
+/// `flags`: output of a watermark step, not of a record's arrival (orders before data at the
+/// same position).
+pub const FIRED: u8 = 1;
+/// `flags`: the key is in the payload (`key_len` is 0 in the header).
+pub const KEY_OUT: u8 = 2;
+/// `flags`: the payload has a WIDE section.
+pub const WIDE: u8 = 4;
+/// `flags`: the payload has a ROW section (the record itself, by value).
+pub const ROW: u8 = 8;
+/// `flags`: the payload ends with a BLOB section.
+pub const BLOB: u8 = 16;
+/// `flags`: a key field was missing or null. Joins and dedupe never match such a key (SQL NULL).
+pub const NULL_KEY: u8 = 32;
+/// `flags`: this record retracts an earlier one of its stream (the previous result of a window
+/// that re-fires): consumers that aggregate subtract it.
+pub const RETRACT: u8 = 64;
 
-/// Messages a partial with `bytes` of payload takes.
-pub fn partial_messages(bytes: usize) -> usize {
-    1 + bytes
-        .saturating_sub(PARTIAL_HEAD_BYTES)
-        .div_ceil(PARTIAL_MORE_BYTES)
-}
-
-/// Copies up to `PARTIAL_HEAD_BYTES` of `from` into `vals` and `pos`; returns how many.
-fn put_words(ev: &mut Event, from: &[u8]) -> usize {
-    let mut b = [0u8; PARTIAL_HEAD_BYTES];
-    let n = from.len().min(PARTIAL_HEAD_BYTES);
-    b[..n].copy_from_slice(&from[..n]);
-    for (i, w) in ev.vals.iter_mut().enumerate() {
-        *w = u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or_default());
-    }
-    ev.pos = u64::from_le_bytes(b[8 * MAX_VALUE_SLOTS..].try_into().unwrap_or_default());
-    n
-}
-
-fn get_words(ev: &Event, n: usize, into: &mut Vec<u8>) {
-    let mut b = [0u8; PARTIAL_HEAD_BYTES];
-    for (i, w) in ev.vals.iter().enumerate() {
-        b[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
-    }
-    b[8 * MAX_VALUE_SLOTS..].copy_from_slice(&ev.pos.to_le_bytes());
-    into.extend_from_slice(&b[..n]);
-}
-
-/// Cuts a partial's `payload` into messages: `head` (tag, key, pane, op, part, seen_max already
-/// set) first, then `PartialMore`s, each handed to `send` in order.
-pub fn pack_partial(head: &Event, payload: &[u8], mut send: impl FnMut(&Event)) {
-    let mut ev = *head;
-    ev.tag = Tag::Partial;
-    ev.len = payload.len() as u32;
-    let mut at = put_words(&mut ev, payload);
-    send(&ev);
-    ev.tag = Tag::PartialMore;
-    while at < payload.len() {
-        at += put_words(&mut ev, &payload[at..]);
-        let n = (payload.len() - at).min(INLINE_KEY_BYTES);
-        ev.key = [0; INLINE_KEY_BYTES];
-        ev.key[..n].copy_from_slice(&payload[at..at + n]);
-        at += n;
-        send(&ev);
-    }
-}
-
-/// Appends a partial message's share of the payload to `into` (cleared by the caller at each
-/// `Partial`); true once the payload (`head.len` bytes) is complete.
-pub fn unpack_partial(ev: &Event, total: usize, into: &mut Vec<u8>) -> bool {
-    let left = total.saturating_sub(into.len());
-    get_words(ev, left.min(PARTIAL_HEAD_BYTES), into);
-    if ev.tag == Tag::PartialMore {
-        let left = total.saturating_sub(into.len());
-        into.extend_from_slice(&ev.key[..left.min(INLINE_KEY_BYTES)]);
-    }
-    into.len() >= total
-}
-
-/// Flag in a `ChunkEnd`'s `len`: this was the partition's last chunk.
+/// Flag in a `CHUNK_END`'s `len`: this was the partition's last chunk.
 pub const CHUNK_LAST: u32 = 1;
-/// Flag in a `ChunkEnd`'s `len`: the partition had no data for its idle timeout.
+/// Flag in a `CHUNK_END`'s `len`: the partition had no data for its idle timeout.
 pub const CHUNK_IDLE: u32 = 2;
-/// Flag in a `ChunkEnd`'s `len`: an empty padding slot of the chunk order, of no partition.
+/// Flag in a `CHUNK_END`'s `len`: an empty padding slot of the chunk order, of no partition.
 pub const CHUNK_PAD: u32 = 4;
-/// Flag in a `ChunkEnd`'s `len`: `hash` holds the partition's next Kafka offset after this chunk.
+/// Flag in a `CHUNK_END`'s `len`: `hash` holds the partition's next Kafka offset after this chunk.
 pub const CHUNK_OFFSET: u32 = 8;
 
 #[derive(Clone, Copy, Debug)]
@@ -135,30 +178,66 @@ pub struct Event {
     /// Event time, epoch ms.
     pub ts: i64,
     /// Largest event time among the earlier events of the same chunk (i64::MIN if none): with the
-    /// chunk-end markers before it, this gives the exact watermark at this event's arrival.
+    /// chunk-end markers before it, this gives the exact watermark at this event's arrival. For a
+    /// derived record: the position of its cause (see the module doc).
     pub seen_max: i64,
     /// Hash of the key bytes; picks the key group and indexes state.
     pub hash: u64,
-    /// Source position of the raw record (byte offset in a file, index for the generator).
+    /// Source position of the raw record (byte offset in a file, index for the generator, Kafka
+    /// offset); the ordering tag's origin for derived records.
     pub pos: u64,
-    /// Aggregate inputs; see `kinds`.
-    pub vals: [u64; MAX_VALUE_SLOTS],
-    /// Length of the raw record at `pos`.
+    /// Tie-break of the ordering tag for derived records (0 for source records).
+    pub sub: u64,
+    /// Inline value slots; see `kinds`.
+    pub vals: [u64; INLINE_VALUES],
+    /// Length of the raw record at `pos` in its source (0 when it cannot be read back).
     pub len: u32,
-    /// Global partition index (across all sources).
+    /// Payload bytes in the slots right behind this header.
+    pub extra: u32,
+    /// Global partition index (across all sources) of the record's origin.
     pub part: u16,
+    /// The operator input port this event is keyed for (`plan::Plan::ports`).
+    pub port: u16,
     pub tag: Tag,
-    /// Which window operator this event is keyed for.
-    pub op: u8,
-    /// 2 bits per slot, slot i at bits 2i..2i+2; see [`SlotKind`].
-    pub kinds: u8,
+    /// See `FIRED`, `KEY_OUT`, `WIDE`, `ROW`, `BLOB`, `NULL_KEY`, `RETRACT`.
+    pub flags: u8,
+    /// 4 bits per inline slot, slot i at bits 4i..4i+4.
+    pub kinds: u16,
     pub key_len: u8,
-    /// Group-by values: each field's raw JSON token, fields separated by a 0 byte (which JSON never
-    /// contains unescaped).
+    /// Key values: each field's canonical JSON token, fields separated by a 0 byte (which JSON
+    /// never contains unescaped); zero-padded.
     pub key: [u8; INLINE_KEY_BYTES],
 }
 
-const _: () = assert!(std::mem::size_of::<Event>() == 128);
+const _: () = assert!(std::mem::size_of::<Event>() == SLOT_BYTES);
+
+/// Ring slots the payload of `extra` bytes takes behind its header.
+#[inline]
+pub fn payload_slots(extra: u32) -> usize {
+    (extra as usize).div_ceil(SLOT_BYTES)
+}
+
+/// The bytes of `slots` (payload slots read back from a ring).
+#[inline]
+pub fn slot_bytes(slots: &[Event]) -> &[u8] {
+    // SAFETY: `Event` is `repr(C)` with no padding (the size assertion above and the field layout:
+    // 5 x u64, 4 x u64, 2 x u32, 2 x u16, 2 x u8, u16, u8, 39 x u8 = 128 bytes), and all of its
+    // fields are initialised integers or byte arrays, so its memory is `size_of` initialised
+    // bytes; the slice borrows `slots` for its lifetime.
+    unsafe { std::slice::from_raw_parts(slots.as_ptr().cast::<u8>(), std::mem::size_of_val(slots)) }
+}
+
+/// One payload slot holding `bytes` (at most [`SLOT_BYTES`]), zero-padded.
+#[inline]
+pub fn slot_of(bytes: &[u8]) -> Event {
+    let mut b = [0u8; SLOT_BYTES];
+    let n = bytes.len().min(SLOT_BYTES);
+    b[..n].copy_from_slice(&bytes[..n]);
+    // SAFETY: every field of `Event` is an integer or a byte array (`Tag` is a transparent `u8`)
+    // and the struct has no padding, so every 128-byte pattern is a valid `Event`; transmuting
+    // by value copies into a properly aligned `Event`.
+    unsafe { std::mem::transmute::<[u8; SLOT_BYTES], Event>(b) }
+}
 
 impl Event {
     pub const EMPTY: Event = Event {
@@ -166,23 +245,27 @@ impl Event {
         seen_max: i64::MIN,
         hash: 0,
         pos: 0,
-        vals: [0; MAX_VALUE_SLOTS],
+        sub: 0,
+        vals: [0; INLINE_VALUES],
         len: 0,
+        extra: 0,
         part: 0,
-        tag: Tag::Data,
-        op: 0,
+        port: 0,
+        tag: Tag::DATA,
+        flags: 0,
         kinds: 0,
         key_len: 0,
         key: [0; INLINE_KEY_BYTES],
     };
 
+    /// The inline key (empty when the key is in the payload: see [`Rec::key`]).
     #[inline]
     pub fn key(&self) -> &[u8] {
-        &self.key[..self.key_len as usize]
+        &self.key[..(self.key_len as usize).min(INLINE_KEY_BYTES)]
     }
 
-    /// Sets the key; returns false (and leaves the event unchanged) if it is longer than
-    /// [`INLINE_KEY_BYTES`].
+    /// Sets an inline key; returns false (and leaves the event unchanged) if it is longer than
+    /// [`INLINE_KEY_BYTES`] (then it must go in the payload).
     #[inline]
     pub fn set_key(&mut self, key: &[u8]) -> bool {
         if key.len() > INLINE_KEY_BYTES {
@@ -192,30 +275,61 @@ impl Event {
         // Zero padding lets state tables compare keys a word at a time (see `state::acc_table`).
         self.key[key.len()..].fill(0);
         self.key_len = key.len() as u8;
+        self.flags &= !KEY_OUT;
         true
     }
 
+    /// Whether this header is followed by payload slots.
+    #[inline]
+    pub fn has_payload(&self) -> bool {
+        self.extra != 0
+    }
+
+    /// Inline slot `slot`'s value; [`Value::Null`] for a wide slot (read it through [`Rec`]).
     #[inline]
     pub fn value(&self, slot: usize) -> Value {
         let bits = self.vals[slot];
-        match (self.kinds >> (2 * slot)) & 3 {
-            1 => Value::Int(bits as i64),
-            2 => Value::Float(f64::from_bits(bits)),
-            3 => Value::Hash(bits),
+        match ((self.kinds >> (4 * slot)) & 15) as u8 {
+            kind::INT => Value::Int(bits as i64),
+            kind::FLOAT => Value::Float(f64::from_bits(bits)),
+            kind::HASH => Value::Hash(bits),
+            kind::DEC => Value::Dec(unpack_dec(bits)),
             _ => Value::Null,
         }
     }
 
+    /// Sets inline slot `slot`; false when the value does not fit one word (a decimal with a
+    /// mantissa over 59 bits), which then must go in the payload's WIDE section.
     #[inline]
-    pub fn set_value(&mut self, slot: usize, v: Value) {
-        let (kind, bits) = match v {
-            Value::Null => (SlotKind::Null, 0),
-            Value::Int(i) => (SlotKind::Int, i as u64),
-            Value::Float(f) => (SlotKind::Float, f.to_bits()),
-            Value::Hash(h) => (SlotKind::Hash, h),
+    pub fn set_value(&mut self, slot: usize, v: Value) -> bool {
+        let (k, bits) = match v {
+            Value::Null => (kind::NULL, 0),
+            Value::Int(i) => (kind::INT, i as u64),
+            Value::Float(f) => (kind::FLOAT, f.to_bits()),
+            Value::Hash(h) => (kind::HASH, h),
+            Value::Dec(d) => match pack_dec(d) {
+                Some(w) => (kind::DEC, w),
+                None => {
+                    self.set_kind(slot, kind::WIDE);
+                    self.vals[slot] = 0;
+                    return false;
+                }
+            },
         };
         self.vals[slot] = bits;
-        self.kinds = (self.kinds & !(3 << (2 * slot))) | ((kind as u8) << (2 * slot));
+        self.set_kind(slot, k);
+        true
+    }
+
+    #[inline]
+    fn set_kind(&mut self, slot: usize, k: u8) {
+        self.kinds = (self.kinds & !(15 << (4 * slot))) | (u16::from(k) << (4 * slot));
+    }
+
+    /// True when an inline slot's value lives in the payload.
+    #[inline]
+    fn is_wide(&self, slot: usize) -> bool {
+        ((self.kinds >> (4 * slot)) & 15) as u8 == kind::WIDE
     }
 }
 
@@ -226,9 +340,182 @@ pub fn hash_key(key: &[u8]) -> u64 {
     foldhash::fast::FixedState::with_seed(0x5eed_5107).hash_one(key)
 }
 
+/// Builds an event's payload from its parts and sets the header's `extra` and flags. Reused:
+/// the buffer is cleared, never shrunk, so steady state allocates nothing.
+#[derive(Default)]
+pub struct PayloadBuf {
+    pub bytes: Vec<u8>,
+    wide: Vec<(u16, Value)>,
+}
+
+impl PayloadBuf {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.wide.clear();
+    }
+
+    /// Sets `ev`'s key, inline when it fits, else noted for the payload (written by `finish`).
+    pub fn set_key(&mut self, ev: &mut Event, key: &[u8]) {
+        if !ev.set_key(key) {
+            ev.key_len = 0;
+            ev.key.fill(0);
+            ev.flags |= KEY_OUT;
+            self.bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            self.bytes.extend_from_slice(key);
+        }
+    }
+
+    /// Sets value slot `slot` of `ev`: inline when it is an inline slot and fits, else wide.
+    pub fn set_value(&mut self, ev: &mut Event, slot: usize, v: Value) {
+        if slot < INLINE_VALUES {
+            if ev.set_value(slot, v) {
+                return;
+            }
+        }
+        self.wide.push((slot as u16, v));
+    }
+
+    /// Appends the WIDE section (if any value went there), then `row` and `blob`, and sets
+    /// `ev.extra` and its flags. Call once per event, after the key and values.
+    pub fn finish(&mut self, ev: &mut Event, row: Option<&[u8]>, blob: Option<&[u8]>) {
+        if !self.wide.is_empty() {
+            ev.flags |= WIDE;
+            self.bytes
+                .extend_from_slice(&(self.wide.len() as u16).to_le_bytes());
+            for &(slot, v) in &self.wide {
+                let (k, b) = wide_bytes(v);
+                self.bytes.extend_from_slice(&slot.to_le_bytes());
+                self.bytes.push(k);
+                self.bytes.extend_from_slice(&b);
+            }
+        } else {
+            ev.flags &= !WIDE;
+        }
+        if let Some(row) = row {
+            ev.flags |= ROW;
+            self.bytes.extend_from_slice(&(row.len() as u32).to_le_bytes());
+            self.bytes.extend_from_slice(row);
+        } else {
+            ev.flags &= !ROW;
+        }
+        if let Some(blob) = blob {
+            ev.flags |= BLOB;
+            self.bytes.extend_from_slice(blob);
+        } else {
+            ev.flags &= !BLOB;
+        }
+        ev.extra = self.bytes.len() as u32;
+    }
+
+    /// The payload as ring slots, in order, to push right behind the header.
+    pub fn slots(&self) -> impl Iterator<Item = Event> + '_ {
+        self.bytes.chunks(SLOT_BYTES).map(slot_of)
+    }
+}
+
+/// A payload that does not parse (a bug in a sender, or a damaged snapshot): never a panic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed event payload: {0}")]
+pub struct PayloadError(pub &'static str);
+
+/// An event as operators read it: the header and its parsed payload.
+#[derive(Clone, Copy, Debug)]
+pub struct Rec<'a> {
+    pub ev: &'a Event,
+    key: &'a [u8],
+    wide: &'a [u8],
+    row: Option<&'a [u8]>,
+    blob: &'a [u8],
+}
+
+fn take<'a>(b: &mut &'a [u8], n: usize, what: &'static str) -> Result<&'a [u8], PayloadError> {
+    if b.len() < n {
+        return Err(PayloadError(what));
+    }
+    let (h, t) = b.split_at(n);
+    *b = t;
+    Ok(h)
+}
+
+fn take_u32(b: &mut &[u8], what: &'static str) -> Result<usize, PayloadError> {
+    let h = take(b, 4, what)?;
+    Ok(u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize)
+}
+
+impl<'a> Rec<'a> {
+    /// An event without payload.
+    #[inline]
+    pub fn of(ev: &'a Event) -> Rec<'a> {
+        Rec {
+            ev,
+            key: ev.key(),
+            wide: &[],
+            row: None,
+            blob: &[],
+        }
+    }
+
+    /// An event with its payload bytes (`ev.extra` of them, or more: slot padding is ignored).
+    pub fn parse(ev: &'a Event, payload: &'a [u8]) -> Result<Rec<'a>, PayloadError> {
+        let mut b = payload
+            .get(..ev.extra as usize)
+            .ok_or(PayloadError("shorter than its header says"))?;
+        let mut r = Rec::of(ev);
+        if ev.flags & KEY_OUT != 0 {
+            let n = take_u32(&mut b, "key length")?;
+            r.key = take(&mut b, n, "key")?;
+        }
+        if ev.flags & WIDE != 0 {
+            let h = take(&mut b, 2, "wide count")?;
+            let n = usize::from(u16::from_le_bytes([h[0], h[1]]));
+            r.wide = take(&mut b, n * 19, "wide values")?;
+        }
+        if ev.flags & ROW != 0 {
+            let n = take_u32(&mut b, "row length")?;
+            r.row = Some(take(&mut b, n, "row")?);
+        }
+        if ev.flags & BLOB != 0 {
+            r.blob = b;
+        }
+        Ok(r)
+    }
+
+    /// The key bytes, inline or from the payload.
+    #[inline]
+    pub fn key(&self) -> &'a [u8] {
+        self.key
+    }
+
+    /// Value slot `slot`, inline or wide.
+    pub fn value(&self, slot: usize) -> Value {
+        if slot < INLINE_VALUES && !self.ev.is_wide(slot) {
+            return self.ev.value(slot);
+        }
+        for w in self.wide.chunks_exact(19) {
+            if usize::from(u16::from_le_bytes([w[0], w[1]])) == slot {
+                return from_wide(w[2], &w[3..]);
+            }
+        }
+        Value::Null
+    }
+
+    /// The record itself, when the sender put it in.
+    #[inline]
+    pub fn row(&self) -> Option<&'a [u8]> {
+        self.row
+    }
+
+    /// The opaque payload (partial aggregates).
+    #[inline]
+    pub fn blob(&self) -> &'a [u8] {
+        self.blob
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::str::FromStr;
 
     #[test]
     fn value_slots_round_trip_without_disturbing_neighbours() {
@@ -236,13 +523,38 @@ mod tests {
         e.set_value(0, Value::Int(-5));
         e.set_value(1, Value::Float(2.5));
         e.set_value(2, Value::Hash(77));
+        let d = Decimal::from_str("-1234.5678").unwrap();
+        assert!(e.set_value(3, Value::Dec(d)));
         assert_eq!(e.value(0), Value::Int(-5));
         assert_eq!(e.value(1), Value::Float(2.5));
         assert_eq!(e.value(2), Value::Hash(77));
-        assert_eq!(e.value(3), Value::Null);
+        assert_eq!(e.value(3), Value::Dec(d));
         e.set_value(1, Value::Null);
         assert_eq!(e.value(0), Value::Int(-5));
         assert_eq!(e.value(1), Value::Null);
+        assert_eq!(e.value(3), Value::Dec(d), "scale and sign survive packing");
+    }
+
+    #[test]
+    fn decimals_pack_exactly_or_go_wide() {
+        for s in ["0.0001", "-0.5", "1.2345", "99999999999999.9999", "0.000000000000000000000000001"] {
+            let d = Decimal::from_str(s).unwrap();
+            let w = pack_dec(d).expect(s);
+            assert_eq!(unpack_dec(w), d, "{s}");
+            assert_eq!(unpack_dec(w).to_string(), d.to_string(), "{s}: scale kept");
+        }
+        let big = Decimal::from_str("123456789012345678901234.5678").unwrap();
+        assert!(pack_dec(big).is_none());
+        let mut e = Event::EMPTY;
+        let mut p = PayloadBuf::default();
+        p.set_value(&mut e, 0, Value::Dec(big));
+        p.set_value(&mut e, 6, Value::Int(7));
+        p.finish(&mut e, None, None);
+        let bytes = p.bytes.clone();
+        let r = Rec::parse(&e, &bytes).unwrap();
+        assert_eq!(r.value(0), Value::Dec(big));
+        assert_eq!(r.value(6), Value::Int(7));
+        assert_eq!(r.value(5), Value::Null);
     }
 
     #[test]
@@ -260,30 +572,44 @@ mod tests {
     }
 
     #[test]
-    fn a_partial_payload_survives_any_length_in_messages() {
-        let mut head = Event::EMPTY;
-        assert!(head.set_key(b"\"hot\""));
-        head.ts = 60_000;
-        for len in [0, 1, 39, 40, 41, 133, 134, 135, 1000, 4200] {
-            let payload: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
-            let mut msgs = Vec::new();
-            pack_partial(&head, &payload, |e| msgs.push(*e));
-            assert_eq!(msgs.len(), partial_messages(len), "len {len}");
-            assert_eq!(msgs[0].tag, Tag::Partial);
-            assert_eq!(msgs[0].key(), b"\"hot\"", "the head keeps its key");
-            assert_eq!(msgs[0].ts, 60_000);
-            assert!(msgs[1..].iter().all(|m| m.tag == Tag::PartialMore));
-            let mut got = Vec::new();
-            for (i, m) in msgs.iter().enumerate() {
-                let done = unpack_partial(m, msgs[0].len as usize, &mut got);
-                assert_eq!(done, i + 1 == msgs.len(), "len {len} message {i}");
-            }
-            assert_eq!(got, payload, "len {len}");
+    fn long_keys_rows_and_blobs_travel_in_payload_slots() {
+        for (klen, rlen, blen) in [(0, 0, 0), (200, 0, 0), (5, 61, 0), (300, 1000, 7), (0, 0, 129)] {
+            let key: Vec<u8> = (0..klen).map(|i| b'a' + (i % 26) as u8).collect();
+            let row: Vec<u8> = (0..rlen).map(|i| (i * 7) as u8).collect();
+            let blob: Vec<u8> = (0..blen).map(|i| (i * 3 + 1) as u8).collect();
+            let mut e = Event::EMPTY;
+            let mut p = PayloadBuf::default();
+            p.set_key(&mut e, &key);
+            p.finish(
+                &mut e,
+                (rlen > 0).then_some(&row[..]),
+                (blen > 0).then_some(&blob[..]),
+            );
+            let slots: Vec<Event> = p.slots().collect();
+            assert_eq!(slots.len(), payload_slots(e.extra));
+            let bytes = slot_bytes(&slots);
+            let r = Rec::parse(&e, bytes).unwrap();
+            assert_eq!(r.key(), &key[..], "key {klen}");
+            assert_eq!(r.row().unwrap_or(&[]), &row[..]);
+            assert_eq!(r.blob(), &blob[..]);
         }
     }
 
     #[test]
-    fn overlong_key_is_refused() {
+    fn a_damaged_payload_is_an_error_not_a_panic() {
+        let mut e = Event::EMPTY;
+        e.flags = KEY_OUT | ROW | WIDE;
+        for extra in [0u32, 3, 4, 9, 40] {
+            e.extra = extra;
+            let junk = vec![0xffu8; extra as usize];
+            assert!(Rec::parse(&e, &junk).is_err(), "extra {extra}");
+        }
+        e.extra = 10;
+        assert!(Rec::parse(&e, &[0u8; 4]).is_err(), "payload shorter than extra");
+    }
+
+    #[test]
+    fn overlong_inline_key_is_refused() {
         let mut e = Event::EMPTY;
         assert!(e.set_key(&[b'x'; INLINE_KEY_BYTES]));
         assert!(!e.set_key(&[b'x'; INLINE_KEY_BYTES + 1]));

@@ -386,6 +386,41 @@ pub enum TemporalJoinKind {
 }
 
 impl TransformConfig {
+    /// Every stream name this transform reads, with the key that names it: (`inputs`, Some(2),
+    /// name) for `inputs[2]`, (`left`, None, name) for `left`.
+    pub fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        fn list<'a>(v: &'a [String]) -> Vec<(&'static str, Option<usize>, &'a str)> {
+            v.iter()
+                .enumerate()
+                .map(|(i, n)| ("inputs", Some(i), n.as_str()))
+                .collect()
+        }
+        match self {
+            TransformConfig::Window(w) => list(&w.inputs),
+            TransformConfig::Filter(f) => list(&f.inputs),
+            TransformConfig::Select(s) => list(&s.inputs),
+            TransformConfig::Dedupe(d) => list(&d.inputs),
+            TransformConfig::IntervalJoin(j) => {
+                vec![("left", None, j.left.as_str()), ("right", None, j.right.as_str())]
+            }
+            TransformConfig::TemporalJoin(j) => vec![
+                ("input", None, j.input.as_str()),
+                ("table", None, j.table.as_str()),
+            ],
+        }
+    }
+
+    /// The name of its late side output, if it has one.
+    pub fn late_events(&self) -> Option<&str> {
+        match self {
+            TransformConfig::Window(w) => w.late_events.as_deref(),
+            TransformConfig::Dedupe(d) => d.late_events.as_deref(),
+            TransformConfig::IntervalJoin(j) => j.late_events.as_deref(),
+            TransformConfig::TemporalJoin(j) => j.late_events.as_deref(),
+            TransformConfig::Filter(_) | TransformConfig::Select(_) => None,
+        }
+    }
+
     pub fn inputs(&self) -> &[String] {
         match self {
             TransformConfig::Window(w) => &w.inputs,

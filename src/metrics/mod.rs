@@ -40,8 +40,8 @@ pub struct ShardStats {
     pub backpressured: Duration,
     pub idle: Duration,
     pub open_windows: u64,
-    /// Per operator (by id): what a join or dedupe holds; empty for windows.
-    pub joins: Vec<Option<crate::operators::JoinStats>>,
+    /// Per operator (by node id): what it holds and has done, at exit.
+    pub operators: Vec<OperatorReport>,
     /// Snapshots this shard wrote for checkpoints, and the time it spent writing them (time the
     /// shard did not process events).
     pub checkpoints: u64,
@@ -79,13 +79,73 @@ impl ShardStats {
         self.backpressured += o.backpressured;
         self.idle += o.idle;
         self.open_windows += o.open_windows;
-        if self.joins.len() < o.joins.len() {
-            self.joins.resize(o.joins.len(), None);
+        if self.operators.len() < o.operators.len() {
+            self.operators
+                .resize(o.operators.len(), OperatorReport::default());
         }
-        for (mine, theirs) in self.joins.iter_mut().zip(&o.joins) {
-            if let Some(t) = theirs {
-                mine.get_or_insert_with(Default::default).add(t);
-            }
+        for (mine, theirs) in self.operators.iter_mut().zip(&o.operators) {
+            mine.add(theirs);
+        }
+    }
+}
+
+/// What a join (or dedupe) holds, per side (0 left or input, 1 right or table): rows buffered now
+/// and at most, rows dropped by cleanup once no match was possible, rows late on arrival.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct JoinStats {
+    pub buffered: [u64; 2],
+    pub peak: [u64; 2],
+    pub cleaned: [u64; 2],
+    pub late: [u64; 2],
+    /// Approximate bytes of state held now (rows, timers and key index).
+    pub state_bytes: u64,
+    /// Rows whose key was missing or null: they never match (an inner join drops them, an outer
+    /// join emits them unmatched, a dedupe passes them).
+    pub null_keys: u64,
+}
+
+impl JoinStats {
+    pub fn add(&mut self, o: &JoinStats) {
+        for i in 0..2 {
+            self.buffered[i] += o.buffered[i];
+            self.peak[i] += o.peak[i];
+            self.cleaned[i] += o.cleaned[i];
+            self.late[i] += o.late[i];
+        }
+        self.state_bytes += o.state_bytes;
+        self.null_keys += o.null_keys;
+    }
+}
+
+/// What one operator holds and has done on one shard (summed over shards where merged). Every
+/// operator fills it through one hook (`Operator::report`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
+pub struct OperatorReport {
+    /// Records emitted when the watermark passed (or, for joins, when a match was found).
+    pub fired: u64,
+    /// Window results emitted again for events within the allowed lateness.
+    pub refired: u64,
+    pub late_dropped: u64,
+    /// Windows (or sessions) still open; for joins and dedupe, rows waiting for the watermark.
+    pub open: u64,
+    /// Keys (window rows per key and window) or rows (joins, dedupe) held now.
+    pub keys: u64,
+    /// Approximate bytes of state held now.
+    pub state_bytes: u64,
+    /// Joins and dedupe: rows per side.
+    pub rows: Option<JoinStats>,
+}
+
+impl OperatorReport {
+    pub fn add(&mut self, o: &OperatorReport) {
+        self.fired += o.fired;
+        self.refired += o.refired;
+        self.late_dropped += o.late_dropped;
+        self.open += o.open;
+        self.keys += o.keys;
+        self.state_bytes += o.state_bytes;
+        if let Some(r) = &o.rows {
+            self.rows.get_or_insert_with(Default::default).add(r);
         }
     }
 }
@@ -186,7 +246,7 @@ pub struct HotKeySummary {
 pub struct JoinSummary {
     pub name: String,
     #[serde(flatten)]
-    pub stats: crate::operators::JoinStats,
+    pub stats: JoinStats,
 }
 
 /// Checkpoint figures for the run summary (and the metrics endpoint later). Kept by the checkpoint
@@ -287,11 +347,11 @@ impl RunSummary {
         }
         self.joins = names
             .iter()
-            .zip(&total.joins)
-            .filter_map(|(n, s)| {
+            .zip(&total.operators)
+            .filter_map(|(n, r)| {
                 Some(JoinSummary {
                     name: n.clone(),
-                    stats: (*s)?,
+                    stats: r.rows?,
                 })
             })
             .collect();

@@ -1,112 +1,91 @@
 //! Operators: per-shard, single-threaded event processors driven by the runtime.
 //!
-//! An operator sees events already routed to the shard that owns their key, together with the exact
-//! event-time watermark (see `time`). It owns all state for its keys and never sees threads, rings,
-//! sources or sinks: results leave through an [`Emitter`]. The runtime knows operators only through
-//! the [`Operator`] trait, never a window by name.
+//! An operator sees events already routed to the shard that owns their key, together with the
+//! exact event-time watermark of its own inputs (see `time`). It owns all state for its keys and
+//! never sees threads, rings, sources or sinks: results leave through an [`Emitter`], as records
+//! (JSON lines) with their event time and what caused them. The runtime knows operators only
+//! through the [`Operator`] trait and builds them through [`build`], the one place that maps a
+//! plan's node kinds to operator folders.
 
 pub mod dedupe;
+pub mod detect;
 pub mod interval_join;
-pub mod record;
 pub mod rows;
+pub mod steps;
 pub mod temporal_join;
 pub mod window;
 
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::Event;
+use crate::event::{Event, Rec};
+use crate::metrics::OperatorReport;
+use crate::plan::{NodeKind, NodePlan};
 use crate::time::ChunkTime;
 
-/// Where an operator's output goes. Called per emitted result, never per input event.
+/// One output record of an operator.
+#[derive(Clone, Copy, Debug)]
+pub struct Output<'a> {
+    /// One complete JSON object followed by `\n`.
+    pub line: &'a [u8],
+    /// Its event time (a window result: `window_end - 1`; an interval-join pair: the later row's;
+    /// a temporal-join row and a dedupe row: their input's).
+    pub ts: i64,
+    /// The event whose arrival produced it; `None` when a watermark step did (a window firing, a
+    /// dedupe or temporal join deciding waiting rows, an outer join's unmatched row leaving).
+    pub cause: Option<&'a Event>,
+    /// The hash of the state's key it comes from: records fired by one step are ordered by it.
+    pub key: u64,
+    /// It withdraws an earlier output of this operator (the previous value of a window that
+    /// re-fires), sent right before the new value.
+    pub retract: bool,
+}
+
+/// Where an operator's output goes. Called per emitted record, never per input event.
 pub trait Emitter {
-    /// One result line (a complete JSON object followed by `\n`).
-    fn result(&mut self, line: &[u8]);
-    /// An event too late for every window it belongs to: goes to the late side output, if any.
-    fn late(&mut self, event: &Event);
-    /// Appends the raw record at (`part`, `pos`, `len`) of the input, as read from its source
-    /// (operators that output whole records keep only where they are).
-    fn recall(&mut self, _part: u16, _pos: u64, _len: u32, _out: &mut Vec<u8>) {}
-}
-
-/// Counters an operator keeps; plain integers owned by the shard.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct OperatorStats {
-    /// Result lines emitted when the watermark passed a window's end.
-    pub fired: u64,
-    /// Result lines emitted again because an event arrived within the allowed lateness.
-    pub refired: u64,
-    /// Events dropped from every window for lateness (each also goes to the late output if configured).
-    pub late_dropped: u64,
-}
-
-impl OperatorStats {
-    /// Appends the counters to an operator's checkpoint state.
-    pub fn encode(&self, e: &mut Enc) {
-        for n in [self.fired, self.refired, self.late_dropped] {
-            e.u64(n);
-        }
-    }
-
-    /// Adds counters written by `encode` (a restore may read several snapshots, one per old shard).
-    pub fn add_decoded(&mut self, d: &mut Dec) -> Result<(), String> {
-        self.fired += d.u64("stats")?;
-        self.refired += d.u64("stats")?;
-        self.late_dropped += d.u64("stats")?;
-        Ok(())
+    fn emit(&mut self, out: Output<'_>);
+    /// An input record too late for the operator (already counted by it): goes to the late side
+    /// output, if any, as the record it was.
+    fn late(&mut self, rec: &Rec<'_>);
+    /// Whether anything consumes retractions (a window downstream): otherwise an operator need not
+    /// render them.
+    fn wants_retractions(&self) -> bool {
+        false
     }
 }
 
-/// What a join (or dedupe) holds, per side (0 left or input, 1 right or table): rows buffered now
-/// and at most, rows dropped by cleanup once no match was possible, rows late on arrival.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct JoinStats {
-    pub buffered: [u64; 2],
-    pub peak: [u64; 2],
-    pub cleaned: [u64; 2],
-    pub late: [u64; 2],
-    /// Approximate bytes of state held now (rows, timers and key index).
-    pub state_bytes: u64,
-}
-
-impl JoinStats {
-    pub fn add(&mut self, o: &JoinStats) {
-        for i in 0..2 {
-            self.buffered[i] += o.buffered[i];
-            self.peak[i] += o.peak[i];
-            self.cleaned[i] += o.cleaned[i];
-            self.late[i] += o.late[i];
-        }
-        self.state_bytes += o.state_bytes;
-    }
+/// What an operator is built with on one shard.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildCtx {
+    /// The id of the node's first port: an event's side is `event.port - first_port`.
+    pub first_port: u16,
 }
 
 pub trait Operator: Send {
-    /// Processes one event. `wm` is the operator watermark at its arrival; `on_watermark(wm)` has
-    /// already been called with it.
-    fn on_event(&mut self, event: &Event, wm: i64, out: &mut dyn Emitter);
+    /// Processes one event. `wm` is the operator's watermark at its arrival; `on_watermark(wm)`
+    /// has already been called with it where anything was due.
+    fn on_event(&mut self, e: &Rec<'_>, wm: i64, out: &mut dyn Emitter);
 
-    /// Processes a leading part of a run of events of one chunk, in order, and returns how many
-    /// (at least one). The watermark at the arrival of each event `e` is `time.before(e.seen_max)`
-    /// (never decreasing along the run), and at the first event it is below `next_action()`. The
-    /// operator must stop before the first event whose watermark reaches its `next_action()` as it
-    /// stands after the events before it (processing may create new timers), so the runtime can
-    /// call `on_watermark` there. Must give exactly what `on_event` per event gives; an operator
-    /// overrides it to work through the run faster (prefetching later events' state, hoisting
-    /// per-event checks).
+    /// Processes a leading part of a run of payload-free events of one chunk, in order, and returns
+    /// how many (at least one). The watermark at the arrival of each event `e` is
+    /// `time.before(e.seen_max)` (never decreasing along the run), and at the first event it is
+    /// below `next_action()`. The operator must stop before the first event whose watermark
+    /// reaches its `next_action()` as it stands after the events before it (processing may create
+    /// new timers), so the runtime can call `on_watermark` there. Must give exactly what
+    /// `on_event` per event gives; an operator overrides it to work through the run faster.
     fn on_run(&mut self, events: &[Event], time: &ChunkTime, out: &mut dyn Emitter) -> usize {
         for (i, e) in events.iter().enumerate() {
             let wm = time.before(e.seen_max);
             if i > 0 && wm >= self.next_action() {
                 return i;
             }
-            self.on_event(e, wm, out);
+            self.on_event(&Rec::of(e), wm, out);
         }
         events.len()
     }
 
-    /// Phase two of a combined aggregate: merges the partial accumulators `payload` (encoded by
-    /// `window::combine`) of key and pane `head`, at watermark `wm`, at which every window of the
-    /// pane is still open. Only windows with `hot_keys` receive them.
-    fn on_partial(&mut self, _head: &Event, _payload: &[u8], _wm: i64) -> Result<(), String> {
+    /// Phase two of a two-phase operator (see `runtime::shard::hot`): merges a partial result
+    /// combined where its events were read (`rec.blob()`), at watermark `wm`. Only operators that
+    /// offer a combiner receive these.
+    fn on_partial(&mut self, _rec: &Rec<'_>, _wm: i64) -> Result<(), String> {
         Err("this operator does not take partial aggregates".into())
     }
 
@@ -126,21 +105,84 @@ pub trait Operator: Send {
     fn next_action(&self) -> i64 {
         i64::MIN
     }
-    /// Windows (or sessions) still holding state.
-    fn open_windows(&self) -> usize {
-        0
+    /// Adds what it holds and has done to `r`: read every publish (0.1 s), so it must be cheap.
+    fn report(&self, r: &mut OperatorReport);
+}
+
+/// Phase one of a two-phase operator (`hot_keys`): what the shard that reads a hot key's events
+/// keeps of them until it hands them on as partial results to the key's owner, who merges them
+/// (`Operator::on_partial`). Offered by operators whose results merge in any grouping.
+pub trait Combine: Send {
+    /// Folds `ev` into its partial; returns where (a table and a row, for [`Combine::combined`])
+    /// and the pane start when this is the first event of its pane since the last hand-off.
+    fn add(&mut self, ev: &Event) -> (u32, u32, Option<i64>);
+    /// The first watermark above `floor` at which anything changes for pane `p` (a window of it
+    /// fires, stops taking late events, or is cleaned up).
+    fn next_change_above(&self, p: i64, floor: i64) -> i64;
+    /// Sends every partial whose windows are all open at `wm` (as `PARTIAL` messages built on
+    /// `head`); returns the events they combine.
+    fn hand_off(
+        &mut self,
+        wm: i64,
+        head: &Event,
+        send: &mut dyn FnMut(&Event, &crate::event::PayloadBuf),
+    ) -> u64;
+    /// Whether the events held at (table, row) went in a partial at the last hand-off.
+    fn combined(&self, table: u32, row: u32) -> bool;
+    /// Forgets everything since the last hand-off.
+    fn clear(&mut self);
+}
+
+/// The phase one node `node` offers, with its `hot_keys` settings, if it has any.
+pub fn combiner(node: &NodePlan) -> Option<(Box<dyn Combine>, crate::plan::HotKeysPlan)> {
+    match &node.kind {
+        NodeKind::Window(w) if w.hot_keys.mode != crate::plan::HotKeyPlanMode::Off => {
+            Some((window::combiner(w)?, w.hot_keys))
+        }
+        _ => None,
     }
-    fn stats(&self) -> OperatorStats {
-        OperatorStats::default()
+}
+
+/// Builds node `node`'s operator for one shard: the one place that names every operator kind.
+pub fn build(node: &NodePlan, ctx: BuildCtx) -> Box<dyn Operator> {
+    match &node.kind {
+        NodeKind::Window(w) => window::build(w),
+        NodeKind::TemporalJoin(j) => Box::new(temporal_join::TemporalJoin::new(j, ctx)),
+        NodeKind::IntervalJoin(j) => Box::new(interval_join::IntervalJoin::new(j, ctx)),
+        NodeKind::Dedupe(d) => Box::new(dedupe::Dedupe::new(d)),
     }
-    /// Rows a join or dedupe holds (None for windows).
-    fn join_stats(&self) -> Option<JoinStats> {
-        None
+}
+
+/// Counters every operator keeps, in its checkpoint state so a restored run's totals go on.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counters {
+    /// Records emitted when the watermark passed (window results, rows that passed or joined).
+    pub fired: u64,
+    /// Results emitted again because an event arrived within the allowed lateness.
+    pub refired: u64,
+    /// Input records dropped for lateness (each also goes to the late output if configured).
+    pub late_dropped: u64,
+}
+
+impl Counters {
+    /// Appends the counters to an operator's checkpoint state.
+    pub fn encode(&self, e: &mut Enc) {
+        for n in [self.fired, self.refired, self.late_dropped] {
+            e.u64(n);
+        }
     }
-    /// (keys or rows held, approximate bytes of state): for the metrics endpoint, read every
-    /// publish (0.1 s), so it must be cheap. Joins and dedupe report their buffered rows.
-    fn state_size(&self) -> (u64, u64) {
-        self.join_stats()
-            .map_or((0, 0), |j| (j.buffered[0] + j.buffered[1], j.state_bytes))
+
+    /// Adds counters written by `encode` (a restore may read several snapshots, one per old shard).
+    pub fn add_decoded(&mut self, d: &mut Dec) -> Result<(), String> {
+        self.fired += d.u64("stats")?;
+        self.refired += d.u64("stats")?;
+        self.late_dropped += d.u64("stats")?;
+        Ok(())
+    }
+
+    pub fn report(&self, r: &mut OperatorReport) {
+        r.fired += self.fired;
+        r.refired += self.refired;
+        r.late_dropped += self.late_dropped;
     }
 }

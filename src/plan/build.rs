@@ -2,26 +2,25 @@
 //! reported at once, each with file, line, column and key.
 //!
 //! What must stay true of a plan that comes out of here (the runtime relies on it without
-//! re-checking): every window reads only sources (directly or through filters and selects), every
-//! filter and select reads only sources or other filters and selects (no cycles) and its
-//! expressions compile, every sink reads only window results, late side outputs or records of a
-//! filter or select, names are unique across all streams and components, window shapes are
-//! well-formed, each window needs at most [`MAX_VALUE_SLOTS`] value fields, there are at most
-//! [`MAX_WINDOWS`] windows, and runtime sizes are in range. Sources, windows and sinks are sorted
-//! by name so that ids are deterministic. Nothing here touches files, threads or rings.
+//! re-checking): every input names a stream (a source, a transform's output or a `late_events`
+//! side output) and the transforms form no cycle; nodes are in topological order and each node's
+//! depth is 1 + the deepest node it reads (0 when it reads only sources); filters' and selects'
+//! expressions compile; every field path a consumer names exists where the upstream's fields are
+//! known; names are unique across all streams and components; window shapes are well-formed;
+//! there are at most [`MAX_NODES`] nodes and [`MAX_PORTS`] ports; nothing consumes an updating
+//! stream it cannot handle; runtime sizes are in range. Nothing here touches files, threads or
+//! rings.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
-use super::{CheckpointPlan, Plan, RuntimePlan, SourceId, SourcePlan, StageId, WindowPlan};
-use crate::config::{
-    self, suggest, Config, ConfigError, KeyPath, Location, SourceText, TransformConfig,
-};
-#[cfg(doc)]
-use crate::event::MAX_VALUE_SLOTS;
+use super::{CheckpointPlan, NodePlan, Plan, PortPlan, RuntimePlan, SourcePlan};
+use crate::config::{self, Config, ConfigError, KeyPath, Location, SourceText, TransformConfig};
 
-/// Window operator ids travel in a `u8` on every event.
-pub const MAX_WINDOWS: usize = 255;
+/// Node ids travel in snapshot section names and metrics labels only; a bound keeps plans sane.
+pub const MAX_NODES: usize = 255;
+/// Port ids travel in a `u16` on every event.
+pub const MAX_PORTS: usize = u16::MAX as usize;
 /// Fields a `generator` source's events carry.
 pub const GENERATOR_FIELDS: [&str; 4] = ["ad_id", "user_id", "ts", "bid"];
 /// Output fields every window result has besides its group-by fields and aggregates.
@@ -80,56 +79,41 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
     };
     let runtime = b.runtime(config);
     b.unique_names(config);
-    let streams = Streams::new(config);
     let sources: Vec<SourcePlan> = config
         .sources
         .iter()
         .map(|(name, s)| b.source(name, s))
         .collect();
-    let cyclic = b.cycles(config, &streams);
-    let window_count = windows_of(config).count()
-        + joins_of(config).count()
-        + interval_joins_of(config).count()
-        + dedupes_of(config).count();
-    if window_count > MAX_WINDOWS {
-        let n = window_count;
+    let names = graph::Names::new(config);
+    let order = b.order(config, &names);
+    let mut g = graph::Graph::new(config, &names);
+    for name in &order {
+        match &config.transforms[name.as_str()] {
+            TransformConfig::Filter(_) | TransformConfig::Select(_) => b.step(name, config, &mut g),
+            TransformConfig::Window(w) => b.window(name, w, &mut g),
+            TransformConfig::TemporalJoin(j) => b.temporal_join(name, j, &mut g),
+            TransformConfig::IntervalJoin(j) => b.interval_join(name, j, &mut g),
+            TransformConfig::Dedupe(d) => b.dedupe(name, d, &mut g),
+        }
+    }
+    if g.nodes.len() > MAX_NODES {
+        let n = g.nodes.len();
         b.err(
             KeyPath::new(["transforms"]),
-            format!(
-                "{n} windows and joins, but at most {MAX_WINDOWS} are supported (operator ids are one byte)"
-            ),
+            format!("{n} windows, joins and dedupes, but at most {MAX_NODES} are supported"),
         );
     }
-    let stages = b.stages(config, &streams);
-    let joins: Vec<_> = joins_of(config)
-        .map(|(name, j)| b.join(name, j, &streams))
-        .collect();
-    let interval_joins: Vec<_> = interval_joins_of(config)
-        .map(|(name, j)| b.interval_join(name, j, &streams))
-        .collect();
-    let dedupes: Vec<_> = dedupes_of(config)
-        .map(|(name, d)| b.dedupe(name, d, &streams))
-        .collect();
-    let windows = windows_of(config)
-        .map(|(name, w)| b.window(name, w, config, &streams, &cyclic, &stages))
-        .collect();
-    b.kafka_limits(&sources, &joins, &interval_joins, &dedupes);
-
-    let sinks = b.sinks(config, &streams, &stages);
+    if g.ports.len() > MAX_PORTS {
+        let n = g.ports.len();
+        b.err(
+            KeyPath::new(["transforms"]),
+            format!("{n} operator inputs, but at most {MAX_PORTS} are supported"),
+        );
+    }
+    b.kafka_limits(&sources);
+    let sinks = b.sinks(config, &mut g);
     let checkpoint = b.checkpoint(config);
-    let api = config.api.as_ref().and_then(|a| match a.address.parse() {
-        Ok(addr) => Some(addr),
-        Err(_) => {
-            b.err(
-                KeyPath::new(["api", "address"]),
-                format!(
-                    "`{}` is not a socket address: expected host:port, e.g. \"127.0.0.1:9464\"",
-                    a.address
-                ),
-            );
-            None
-        }
-    });
+    let api = b.api(config);
     for (kind, count) in [
         ("sources", config.sources.len()),
         ("transforms", config.transforms.len()),
@@ -143,14 +127,13 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
         }
     }
     if b.errors.is_empty() {
+        let (nodes, ports, steps) = g.finish();
         return Ok(Plan {
             runtime,
             sources,
-            windows,
-            stages: stages.into_iter().map(|s| s.plan).collect(),
-            joins,
-            interval_joins,
-            dedupes,
+            nodes,
+            ports,
+            steps,
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
             checkpoint,
@@ -162,159 +145,13 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
     Err(PlanErrors(b.errors))
 }
 
-impl WindowPlan {
-    /// The distinct aggregate input fields in order of first use: value slot `i` of an event keyed
-    /// for this window holds field `i`. At most [`MAX_VALUE_SLOTS`] (checked by [`build`]).
-    pub fn value_fields(&self) -> Vec<&str> {
-        let mut fields: Vec<&str> = Vec::new();
-        for f in self.aggregates.iter().filter_map(|a| a.field.as_deref()) {
-            if !fields.contains(&f) {
-                fields.push(f);
-            }
-        }
-        fields
-    }
-}
-
-/// The window transforms, in name order: a window's id is its position here.
-fn windows_of(
-    config: &Config,
-) -> impl Iterator<Item = (&String, &config::WindowTransformConfig)> + '_ {
-    config.transforms.iter().filter_map(|(n, t)| match t {
-        TransformConfig::Window(w) => Some((n, w)),
-        _ => None,
-    })
-}
-
-/// The filters and selects, in name order: a stage's id is its position here.
-fn stages_of(config: &Config) -> impl Iterator<Item = (&String, &TransformConfig)> + '_ {
-    config
-        .transforms
-        .iter()
-        .filter(|(_, t)| matches!(t, TransformConfig::Filter(_) | TransformConfig::Select(_)))
-}
-
-/// The interval joins, in name order: after the windows and the temporal joins.
-fn interval_joins_of(
-    config: &Config,
-) -> impl Iterator<Item = (&String, &config::IntervalJoinConfig)> + '_ {
-    config.transforms.iter().filter_map(|(n, t)| match t {
-        TransformConfig::IntervalJoin(j) => Some((n, j)),
-        _ => None,
-    })
-}
-
-/// The dedupes, in name order: after the interval joins.
-fn dedupes_of(config: &Config) -> impl Iterator<Item = (&String, &config::DedupeConfig)> + '_ {
-    config.transforms.iter().filter_map(|(n, t)| match t {
-        TransformConfig::Dedupe(d) => Some((n, d)),
-        _ => None,
-    })
-}
-
-/// The temporal joins, in name order: join `j`'s operator id is the window count + `j`.
-fn joins_of(config: &Config) -> impl Iterator<Item = (&String, &config::TemporalJoinConfig)> + '_ {
-    config.transforms.iter().filter_map(|(n, t)| match t {
-        TransformConfig::TemporalJoin(j) => Some((n, j)),
-        _ => None,
-    })
-}
-
-/// What a name refers to when used as an input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stream {
-    Source(SourceId),
-    Window(usize),
-    Late(usize),
-    /// A filter or select.
-    Stage(StageId),
-    Sink,
-}
-
-/// Every name an input could mention. A duplicated name resolves to its first meaning (the
-/// duplicate itself is reported by `unique_names`).
-struct Streams<'c> {
-    by_name: HashMap<&'c str, Stream>,
-}
-
-impl<'c> Streams<'c> {
-    fn new(config: &'c Config) -> Streams<'c> {
-        let mut by_name = HashMap::new();
-        for (id, name) in config.sources.keys().enumerate() {
-            by_name.entry(name.as_str()).or_insert(Stream::Source(id));
-        }
-        for (op, (name, w)) in windows_of(config).enumerate() {
-            by_name.entry(name.as_str()).or_insert(Stream::Window(op));
-            if let Some(late) = &w.late_events {
-                by_name.entry(late.as_str()).or_insert(Stream::Late(op));
-            }
-        }
-        for (id, (name, _)) in stages_of(config).enumerate() {
-            by_name.entry(name.as_str()).or_insert(Stream::Stage(id));
-        }
-        let windows = windows_of(config).count();
-        for (j, (name, tj)) in joins_of(config).enumerate() {
-            by_name
-                .entry(name.as_str())
-                .or_insert(Stream::Window(windows + j));
-            if let Some(late) = &tj.late_events {
-                by_name
-                    .entry(late.as_str())
-                    .or_insert(Stream::Late(windows + j));
-            }
-        }
-        let first = windows + joins_of(config).count();
-        for (j, (name, ij)) in interval_joins_of(config).enumerate() {
-            by_name
-                .entry(name.as_str())
-                .or_insert(Stream::Window(first + j));
-            if let Some(late) = &ij.late_events {
-                by_name
-                    .entry(late.as_str())
-                    .or_insert(Stream::Late(first + j));
-            }
-        }
-        let first = first + interval_joins_of(config).count();
-        for (j, (name, dd)) in dedupes_of(config).enumerate() {
-            by_name
-                .entry(name.as_str())
-                .or_insert(Stream::Window(first + j));
-            if let Some(late) = &dd.late_events {
-                by_name
-                    .entry(late.as_str())
-                    .or_insert(Stream::Late(first + j));
-            }
-        }
-        for name in config.sinks.keys() {
-            by_name.entry(name.as_str()).or_insert(Stream::Sink);
-        }
-        Streams { by_name }
-    }
-
-    fn get(&self, name: &str) -> Option<Stream> {
-        self.by_name.get(name).copied()
-    }
-
-    /// "; did you mean `x`?" among the names of kinds `want` accepts.
-    fn hint(&self, wrong: &str, want: impl Fn(Stream) -> bool) -> String {
-        let mut names: Vec<&str> = self
-            .by_name
-            .iter()
-            .filter(|(_, s)| want(**s))
-            .map(|(n, _)| *n)
-            .collect();
-        names.sort_unstable();
-        suggest::hint(wrong, names)
-    }
-}
-
-struct Builder<'s> {
+pub(super) struct Builder<'s> {
     src: &'s SourceText,
     errors: Vec<PlanError>,
 }
 
 impl Builder<'_> {
-    fn err(&mut self, key: KeyPath, message: String) {
+    pub(super) fn err(&mut self, key: KeyPath, message: String) {
         self.errors.push(PlanError {
             at: self.src.locate(&key),
             key: key.to_string(),
@@ -341,6 +178,23 @@ impl Builder<'_> {
                 .clone()
                 .unwrap_or_else(|| c.dir.join("savepoints")),
         })
+    }
+
+    fn api(&mut self, config: &Config) -> Option<std::net::SocketAddr> {
+        let a = config.api.as_ref()?;
+        match a.address.parse() {
+            Ok(addr) => Some(addr),
+            Err(_) => {
+                self.err(
+                    KeyPath::new(["api", "address"]),
+                    format!(
+                        "`{}` is not a socket address: expected host:port, e.g. \"127.0.0.1:9464\"",
+                        a.address
+                    ),
+                );
+                None
+            }
+        }
     }
 
     fn runtime(&mut self, config: &Config) -> RuntimePlan {
@@ -405,17 +259,8 @@ impl Builder<'_> {
                 .keys()
                 .map(|n| (n.as_str(), KeyPath::new(["sinks", n]))),
         );
-        let join_lates =
-            interval_joins_of(config).filter_map(|(n, j)| Some((n, j.late_events.as_ref()?)));
-        let dedupe_lates =
-            dedupes_of(config).filter_map(|(n, d)| Some((n, d.late_events.as_ref()?)));
-        let temporal_lates =
-            joins_of(config).filter_map(|(n, j)| Some((n, j.late_events.as_ref()?)));
-        for (name, late) in join_lates.chain(dedupe_lates).chain(temporal_lates) {
-            claims.push((late, KeyPath::new(["transforms", name, "late_events"])));
-        }
-        for (name, w) in windows_of(config) {
-            if let Some(late) = &w.late_events {
+        for (name, t) in &config.transforms {
+            if let Some(late) = t.late_events() {
                 claims.push((late, KeyPath::new(["transforms", name, "late_events"])));
             }
         }
@@ -431,96 +276,21 @@ impl Builder<'_> {
             }
         }
     }
+}
 
-    /// Reports each cycle among windows once (at its first member by name) and returns the
-    /// ops that lie on one, whose inputs then need no further complaint. (Cycles among filters and
-    /// selects are found where their inputs are resolved.)
-    fn cycles(&mut self, config: &Config, streams: &Streams<'_>) -> BTreeSet<usize> {
-        let names: Vec<&str> = windows_of(config).map(|(n, _)| n.as_str()).collect();
-        // reads[u] = (input index, op it reads) for each input of window u naming a transform
-        // output or a late side output.
-        let reads: Vec<Vec<(usize, usize)>> = windows_of(config)
-            .map(|(_, w)| {
-                w.inputs
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, input)| match streams.get(input) {
-                        Some(Stream::Window(v) | Stream::Late(v)) => Some((i, v)),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect();
-        let reach: Vec<Vec<bool>> = (0..names.len()).map(|u| reachable(&reads, u)).collect();
-        let mut cyclic = BTreeSet::new();
-        for u in 0..names.len() {
-            if !reach[u][u] || cyclic.contains(&u) {
-                continue;
-            }
-            let path = cycle_path(&reads, &reach, u);
-            cyclic.extend((0..names.len()).filter(|&v| reach[u][v] && reach[v][u]));
-            let shown: Vec<&str> = path.iter().map(|&(_, v)| names[v]).collect();
-            let first_input = path.first().map_or(0, |&(i, _)| i);
-            let msg = format!(
-                "transforms form a cycle: {} -> {} (each reads the next); a pipeline must be acyclic",
-                names[u],
-                shown.join(" -> ")
-            );
-            self.err(
-                KeyPath::new(["transforms", names[u], "inputs"]).index(first_input),
-                msg,
-            );
-        }
-        cyclic
+/// Ports and node drafts are assembled into the plan's lists here.
+impl graph::Graph<'_> {
+    fn finish(self) -> (Vec<NodePlan>, Vec<PortPlan>, Vec<super::StepPlan>) {
+        (self.nodes, self.ports, self.steps)
     }
 }
 
-/// `reach[v]`: can window `from` reach window `v` by following inputs (one step or more)?
-fn reachable(reads: &[Vec<(usize, usize)>], from: usize) -> Vec<bool> {
-    let mut seen = vec![false; reads.len()];
-    let mut stack: Vec<usize> = reads[from].iter().map(|&(_, v)| v).collect();
-    while let Some(v) = stack.pop() {
-        if !std::mem::replace(&mut seen[v], true) {
-            stack.extend(reads[v].iter().map(|&(_, w)| w));
-        }
-    }
-    seen
-}
-
-/// A shortest cycle from `u` back to `u`: the (input index, op read) steps, ending at `u`.
-fn cycle_path(reads: &[Vec<(usize, usize)>], reach: &[Vec<bool>], u: usize) -> Vec<(usize, usize)> {
-    // Breadth-first from u, staying inside u's strongly connected component.
-    let mut parent: Vec<Option<(usize, usize)>> = vec![None; reads.len()];
-    let mut queue = std::collections::VecDeque::from([u]);
-    let mut end = None;
-    'search: while let Some(v) = queue.pop_front() {
-        for &(i, w) in &reads[v] {
-            if w == u {
-                end = Some((v, i));
-                break 'search;
-            }
-            if parent[w].is_none() && w != u && reach[w][u] {
-                parent[w] = Some((v, i));
-                queue.push_back(w);
-            }
-        }
-    }
-    let mut path = Vec::new();
-    if let Some((mut v, i)) = end {
-        path.push((i, u));
-        while v != u {
-            let Some((p, pi)) = parent[v] else { break };
-            path.push((pi, v));
-            v = p;
-        }
-    }
-    path.reverse();
-    path
-}
-
+mod graph;
 mod io;
 mod join;
-mod stage;
+mod order;
+mod schema;
+mod step;
 #[cfg(test)]
 mod tests;
 mod window;

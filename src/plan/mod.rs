@@ -1,35 +1,43 @@
 //! The validated execution plan: what the runtime runs, and nothing it could refuse.
 //!
 //! A `Plan` is built from a parsed [`crate::config::Config`] by [`build()`], which checks the whole
-//! graph (every input names a stream, no cycles, aggregates name known functions and fields) and
-//! reports every problem at once. The plan never touches threads, rings or the files a source reads:
-//! a glob stays a pattern here and is expanded when the runtime opens the source.
+//! graph (every input names a stream, no cycles, aggregates name known functions and fields that
+//! the upstream operators produce) and reports every problem at once. The plan never touches
+//! threads, rings or the files a source reads: a glob stays a pattern here and is expanded when the
+//! runtime opens the source.
+//!
+//! The graph: stateful operators are [`NodePlan`]s in one list, in topological order; each has
+//! typed input [`PortPlan`]s (a window's `inputs`, a join's `left` and `right`, ...) that say what
+//! their events are keyed on and carry, and which streams feed them. A stream is a source, a
+//! node's output or a node's late side output, read through a chain of stateless steps (filters
+//! and selects): an [`Edge`]. Sinks read edges too.
 
 mod build;
 pub use build::{build, load, LoadError, PlanError, PlanErrors};
 
+use crate::expr::FieldPath;
 use std::path::PathBuf;
 
 /// Index into [`Plan::sources`].
 pub type SourceId = usize;
-/// Index into [`Plan::windows`].
-pub type OpId = usize;
-/// Index into [`Plan::stages`].
-pub type StageId = usize;
+/// Index into [`Plan::nodes`].
+pub type NodeId = usize;
+/// Index into [`Plan::steps`].
+pub type StepId = usize;
+/// Index into [`Plan::ports`]; every event carries the port it is keyed for.
+pub type PortId = usize;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Plan {
     pub runtime: RuntimePlan,
     pub sources: Vec<SourcePlan>,
-    pub windows: Vec<WindowPlan>,
+    /// Stateful operators in topological order (a node reads only sources and earlier nodes);
+    /// ties by name, so ids are deterministic.
+    pub nodes: Vec<NodePlan>,
+    /// Every node's input ports, node by node.
+    pub ports: Vec<PortPlan>,
     /// Filters and selects, by name.
-    pub stages: Vec<StagePlan>,
-    /// Temporal joins, by name; operator id = `windows.len()` + index.
-    pub joins: Vec<JoinPlan>,
-    /// Interval joins, by name; operator id = `windows.len() + joins.len()` + index.
-    pub interval_joins: Vec<IntervalJoinPlan>,
-    /// Dedupes, by name; operator ids after the interval joins.
-    pub dedupes: Vec<DedupePlan>,
+    pub steps: Vec<StepPlan>,
     pub sinks: Vec<SinkPlan>,
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
@@ -38,6 +46,109 @@ pub struct Plan {
     pub api: Option<std::net::SocketAddr>,
 }
 
+/// A stream anything can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StreamRef {
+    Source(SourceId),
+    /// The output of a node.
+    Node(NodeId),
+    /// The late side output of a node (`late_events`).
+    Late(NodeId),
+}
+
+/// A stream read through stateless steps, in order (none: the stream as it is).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Edge {
+    pub from: StreamRef,
+    pub steps: Vec<StepId>,
+}
+
+/// One stateful operator.
+#[derive(Debug, Clone)]
+pub struct NodePlan {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Its ports are `Plan::ports[ports.clone()]`, in the order of the kind (left before right,
+    /// input before table).
+    pub ports: std::ops::Range<PortId>,
+    pub late_events: Option<String>,
+    /// 0 when every input is a source (through steps); else 1 + the deepest node it reads.
+    pub depth: usize,
+    /// How far behind its input watermark it may emit records: the watermark it passes on is
+    /// held back by this, so its output is never late downstream (outer joins' unmatched rows).
+    pub hold_ms: i64,
+    /// It emits updates of earlier results (a window with allowed lateness re-fires): each update
+    /// reaches consumers as a retraction of the previous result followed by the new one.
+    pub updates: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    Window(WindowPlan),
+    TemporalJoin(TemporalJoinPlan),
+    IntervalJoin(IntervalJoinPlan),
+    Dedupe(DedupePlan),
+}
+
+impl NodeKind {
+    /// What the node's state layout depends on. Two configs whose nodes have the same name and
+    /// signature can share state (lateness, inputs and output names may differ); anything else
+    /// cannot, and a restore says so.
+    pub fn state_signature(&self) -> String {
+        match self {
+            NodeKind::Window(w) => w.state_signature(),
+            NodeKind::TemporalJoin(j) => format!(
+                "TemporalJoin on {:?} table on {:?} (rows by value)",
+                j.on_input.as_str(),
+                j.on_table.as_str()
+            ),
+            NodeKind::IntervalJoin(j) => format!(
+                "IntervalJoin on {:?} (rows by value)",
+                j.on.iter().map(FieldPath::as_str).collect::<Vec<_>>()
+            ),
+            NodeKind::Dedupe(d) => format!(
+                "Dedupe key {:?} (rows by value)",
+                d.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
+            ),
+        }
+    }
+
+    /// The kind as a user writes it in messages.
+    pub fn what(&self) -> &'static str {
+        match self {
+            NodeKind::Window(_) => "window",
+            NodeKind::TemporalJoin(_) => "temporal join",
+            NodeKind::IntervalJoin(_) => "interval join",
+            NodeKind::Dedupe(_) => "dedupe",
+        }
+    }
+}
+
+/// How a port's value slots are read from a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotUse {
+    /// A JSON number (or null) for sum/min/max/avg.
+    Number,
+    /// Any JSON value, hashed, for count_distinct.
+    Hash,
+}
+
+/// One input of a node: which streams feed it and what their records become as its events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortPlan {
+    pub node: NodeId,
+    /// Position among the node's ports (0: left, input or a window's inputs; 1: right or table).
+    pub side: usize,
+    /// The config key naming its streams (`inputs`, `left`, `right`, `input`, `table`).
+    pub name: &'static str,
+    /// Key fields, in order; every record is keyed (and routed) on them.
+    pub key: Vec<FieldPath>,
+    /// Value slots: slot `i` holds `values[i]`.
+    pub values: Vec<(FieldPath, SlotUse)>,
+    /// Events carry the record itself (joins and dedupe output whole records).
+    pub row: bool,
+    pub inputs: Vec<Edge>,
+}
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckpointPlan {
     pub dir: PathBuf,
@@ -193,23 +304,40 @@ pub struct AggPlan {
     pub name: String,
     pub func: AggFunc,
     /// Input field; `None` only for `count()`.
-    pub field: Option<String>,
+    pub field: Option<FieldPath>,
+    /// The value slot of the window's events that holds `field`.
+    pub slot: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowPlan {
-    pub name: String,
-    /// Sources read directly.
-    pub inputs: Vec<SourceId>,
-    /// Sources read through filters and selects.
-    pub via: Vec<InputPath>,
-    pub group_by: Vec<String>,
+    /// Key fields as written (`user.country`); each names its output field.
+    pub group_by: Vec<FieldPath>,
     pub window: WindowKind,
     pub allowed_lateness_ms: i64,
-    /// Name of the late side output stream, if configured.
-    pub late_events: Option<String>,
     pub aggregates: Vec<AggPlan>,
     pub hot_keys: HotKeysPlan,
+}
+
+impl WindowPlan {
+    /// What this window's state layout depends on: its kind and sizes, its key and its aggregate
+    /// functions with their inputs, in order.
+    pub fn state_signature(&self) -> String {
+        let aggs: Vec<String> = self
+            .aggregates
+            .iter()
+            .map(|a| {
+                let f = a.field.as_ref().map_or("", FieldPath::as_str);
+                format!("{:?}({f})", a.func)
+            })
+            .collect();
+        let keys: Vec<&str> = self.group_by.iter().map(FieldPath::as_str).collect();
+        format!(
+            "{:?} group_by {keys:?} aggregates [{}]",
+            self.window,
+            aggs.join(", ")
+        )
+    }
 }
 
 /// Where a window's phase one runs (see `operators::window::combine`).
@@ -242,79 +370,43 @@ pub enum HotKeyPlanMode {
     },
 }
 
-/// An event-time temporal join of two sources, keyed on one field each.
+/// An event-time temporal join: each input record joins the table version valid at its time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JoinPlan {
-    pub name: String,
-    pub input: SourceId,
-    pub table: SourceId,
-    pub on_input: String,
-    pub on_table: String,
+pub struct TemporalJoinPlan {
+    pub on_input: FieldPath,
+    pub on_table: FieldPath,
     /// `left`: input records with no version get `"table":null`.
     pub left: bool,
 }
 
-impl JoinPlan {
-    /// What the join's state layout depends on (see [`WindowPlan::state_signature`]).
-    pub fn state_signature(&self) -> String {
-        format!(
-            "TemporalJoin input {} on {:?} table {} on {:?}",
-            self.input, self.on_input, self.table, self.on_table
-        )
-    }
-}
-
-/// Event-time deduplication of one or more sources on key fields.
+/// Event-time deduplication on key fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DedupePlan {
-    pub name: String,
-    pub inputs: Vec<SourceId>,
-    pub key: Vec<String>,
+    pub key: Vec<FieldPath>,
     pub horizon_ms: i64,
-    pub late_events: Option<String>,
 }
 
-impl DedupePlan {
-    pub fn state_signature(&self) -> String {
-        format!("Dedupe key {:?}", self.key)
-    }
-}
-
-/// An event-time interval join of two sources on equal fields.
+/// An event-time interval join of two streams on equal fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IntervalJoinPlan {
-    pub name: String,
-    pub left: SourceId,
-    pub right: SourceId,
-    pub on: Vec<String>,
+    pub on: Vec<FieldPath>,
     pub lower_ms: i64,
     pub upper_ms: i64,
     /// Emit unmatched rows of (left, right).
     pub outer: [bool; 2],
-    pub late_events: Option<String>,
 }
 
-impl IntervalJoinPlan {
-    pub fn state_signature(&self) -> String {
-        format!(
-            "IntervalJoin left {} right {} on {:?}",
-            self.left, self.right, self.on
-        )
-    }
-}
-
-/// A record transform, applied on the shard that reads the record, before it is keyed: `filter`
-/// keeps the records its condition holds for, `select` reshapes them. Stateless, so it needs no
-/// routing and no state in checkpoints. Expressions are kept as text (checked by `build`) and
-/// compiled where they run.
+/// A stateless step on an edge, applied where a record is read or emitted, before it is keyed:
+/// `filter` keeps the records its condition holds for, `select` reshapes them. Expressions are
+/// kept as text (checked by `build`) and compiled where they run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StagePlan {
+pub struct StepPlan {
     pub name: String,
-    pub kind: StageKind,
+    pub kind: StepKind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum StageKind {
+pub enum StepKind {
     Filter {
         condition: String,
     },
@@ -322,21 +414,6 @@ pub enum StageKind {
     Select {
         fields: Vec<(String, String)>,
     },
-}
-
-/// How records reach a consumer: read from `source`, then through the stages of `chain` in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputPath {
-    pub source: SourceId,
-    pub chain: Vec<StageId>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamRef {
-    /// The results of window `OpId`.
-    Window(OpId),
-    /// The late side output of window `OpId`.
-    Late(OpId),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -361,49 +438,27 @@ pub struct KafkaSinkPlan {
 pub struct SinkPlan {
     pub name: String,
     pub kind: SinkKind,
-    pub inputs: Vec<StreamRef>,
-    /// Records of filters and selects this sink writes, one line each.
-    pub records: Vec<InputPath>,
-    /// Window results passed through filters and selects: (window, chain of stages).
-    pub results_via: Vec<(OpId, Vec<StageId>)>,
+    /// The streams it writes, one line per record.
+    pub inputs: Vec<Edge>,
 }
 
 impl Plan {
-    /// Every operator as (name, state signature), in operator-id order: windows, temporal joins,
-    /// interval joins, dedupes. The one place that order is written down for the runtime.
+    /// Every node as (name, state signature), in node order: the one place checkpoints learn which
+    /// state belongs to which operator.
     pub fn operators(&self) -> Vec<(String, String)> {
-        let windows = self.windows.iter().map(|w| (&w.name, w.state_signature()));
-        let joins = self.joins.iter().map(|j| (&j.name, j.state_signature()));
-        let intervals = self
-            .interval_joins
+        self.nodes
             .iter()
-            .map(|j| (&j.name, j.state_signature()));
-        let dedupes = self.dedupes.iter().map(|d| (&d.name, d.state_signature()));
-        windows
-            .chain(joins)
-            .chain(intervals)
-            .chain(dedupes)
-            .map(|(n, s)| (n.clone(), s))
+            .map(|n| (n.name.clone(), n.kind.state_signature()))
             .collect()
     }
-}
 
-impl WindowPlan {
-    /// What this window's state layout depends on: its kind and sizes, its key and its aggregate
-    /// functions with their inputs, in order. Two configs whose windows have the same name and
-    /// signature can share state (lateness, inputs and output names may differ); anything else
-    /// cannot, and a restore says so.
-    pub fn state_signature(&self) -> String {
-        let aggs: Vec<String> = self
-            .aggregates
-            .iter()
-            .map(|a| format!("{:?}({})", a.func, a.field.as_deref().unwrap_or("")))
-            .collect();
-        format!(
-            "{:?} group_by {:?} aggregates [{}]",
-            self.window,
-            self.group_by,
-            aggs.join(", ")
-        )
+    /// The ports of node `id`.
+    pub fn ports_of(&self, id: NodeId) -> &[PortPlan] {
+        &self.ports[self.nodes[id].ports.clone()]
+    }
+
+    /// The deepest node's depth plus one: how many levels of exchange a chunk goes through.
+    pub fn depths(&self) -> usize {
+        self.nodes.iter().map(|n| n.depth + 1).max().unwrap_or(0)
     }
 }

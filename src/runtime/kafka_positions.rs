@@ -94,7 +94,7 @@ pub fn reader(
         reader
             .add(kp, &mine)
             .map_err(|message| RuntimeError::Setup {
-                window: format!("(source {})", src.name),
+                what: format!("source `{}`", src.name),
                 message,
             })?;
     }

@@ -168,31 +168,46 @@ impl<T: Copy + Send> Consumer<T> {
     /// end of the slot array; the rest follows in the next call). Consume them with `advance_by`.
     #[inline]
     pub fn readable(&mut self, max: usize) -> &[T] {
-        let avail = self.available();
-        let at = self.head & self.ring.mask;
-        let n = avail.min(max).min(self.ring.slots.len() - at);
-        // SAFETY: slots `at .. at + n` are the ring positions `head .. head + n`, all inside
-        // `[head, tail)` as published (Release) and observed (Acquire): initialised, and the producer
-        // does not reuse them before we release. `n` stops at the end of the array, so the range is
-        // contiguous; `UnsafeCell<MaybeUninit<T>>` has the layout of `T`.
+        self.readable_from(0, max)
+    }
+
+    /// Like `readable`, but from the value `skip` places after the next one (for a message whose
+    /// tail wraps around the end of the slot array). Empty when fewer than `skip + 1` are ready.
+    #[inline]
+    pub fn readable_from(&mut self, skip: usize, max: usize) -> &[T] {
+        let mut avail = self.tail_cache.wrapping_sub(self.head);
+        if avail <= skip {
+            self.tail_cache = self.ring.tail.load(Ordering::Acquire);
+            avail = self.tail_cache.wrapping_sub(self.head);
+        }
+        if avail <= skip {
+            return &[];
+        }
+        let at = self.head.wrapping_add(skip) & self.ring.mask;
+        let n = (avail - skip).min(max).min(self.ring.slots.len() - at);
+        // SAFETY: slots `at .. at + n` are the ring positions `head + skip .. head + skip + n`, all
+        // inside `[head, tail)` as published (Release) and observed (Acquire): initialised, and the
+        // producer does not reuse them before we release. `n` stops at the end of the array, so
+        // the range is contiguous; `UnsafeCell<MaybeUninit<T>>` has the layout of `T`.
         unsafe {
             let first = self.ring.slots.as_ptr().add(at) as *const T;
             std::slice::from_raw_parts(first, n)
         }
     }
 
-    /// Consumes the first `n` values of the last `readable` slice (publication is deferred to `release`).
+    /// Consumes the next `n` values (publication is deferred to `release`). Never past what has
+    /// been seen published: a larger `n` consumes only those, so no unwritten slot is ever read.
     #[inline]
     pub fn advance_by(&mut self, n: usize) {
-        debug_assert!(n <= self.tail_cache.wrapping_sub(self.head));
+        let n = n.min(self.tail_cache.wrapping_sub(self.head));
         self.head = self.head.wrapping_add(n);
     }
 
-    /// Consumes the value returned by the last `peek` (publication is deferred to `release`).
+    /// Consumes the value returned by the last `peek` (publication is deferred to `release`); a
+    /// no-op when nothing was seen published.
     #[inline]
     pub fn advance(&mut self) {
-        debug_assert!(self.tail_cache != self.head);
-        self.head = self.head.wrapping_add(1);
+        self.advance_by(1);
     }
 
     /// Pops one value (not published until `release`).

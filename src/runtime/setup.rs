@@ -1,5 +1,6 @@
-//! What every shard shares read-only for a run: partitions, the chunk schedule, routes from operators
-//! to sinks, and the stop coordinator. Built once before any thread starts; never mutated after,
+//! What every shard shares read-only for a run: partitions, the chunk schedule, the graph's
+//! topology (who reads what, which inputs each node's watermark follows), and the stop
+//! coordinator. Built once before any thread starts; never mutated after,
 //! except the stop coordinator's atomics (touched once per loop iteration, never per event).
 
 use super::checkpointing::{Ckpt, Resume};
@@ -8,13 +9,6 @@ use crate::sources::Partition;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Sink indices each operator's results and late events go to.
-#[derive(Debug, Default)]
-pub struct Routes {
-    pub results: Vec<Vec<usize>>,
-    pub late: Vec<Vec<usize>>,
-}
 
 /// Agreement on where to stop after SIGINT/SIGTERM: each shard proposes the first chunk it has not
 /// started; once all have, the maximum is the end for everyone.
@@ -49,10 +43,10 @@ pub struct ShardSetup {
     pub idle_ms: Vec<i64>,
     /// The job reads Kafka: positions are offsets (a resumed run numbers chunks from 0 again).
     pub kafka_job: bool,
-    pub routes: Arc<Routes>,
+    pub topo: Arc<super::topology::Topology>,
     pub stop: StopCoord,
     pub epoch: Instant,
-    /// Window names by operator index (they name operator state in checkpoints).
+    /// Node names by node id (they name operator state in checkpoints).
     pub op_names: Vec<String>,
     pub ckpt: Option<Arc<Ckpt>>,
     /// Live metrics for the `[api]` endpoint; shards publish into it every 100 ms.

@@ -9,7 +9,7 @@ pub mod file;
 pub mod generator;
 pub mod json;
 pub mod kafka;
-pub mod record;
+pub mod bind;
 
 use crate::plan::{GeneratorPlan, Plan, SourceKind};
 use generator::model::ClickModel;

@@ -17,12 +17,17 @@
 //! pay for the longest possible one; a row's width is rounded so it never straddles more lines than
 //! it must (a count and a sum over keys of up to 15 bytes: exactly one line). Rows are never
 //! removed one by one; a pane's table is cleared whole when the watermark retires it, keeping its
-//! capacity for the next pane.
+//! capacity for the next pane. A key longer than an event carries inline ([`INLINE_KEY_BYTES`]) is
+//! kept beside the rows (`long`) and its row holds its index there, marked by the length byte
+//! [`LONG`]: such keys are slower, never refused.
 
 use super::prefetch::prefetch;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, INLINE_KEY_BYTES};
+use crate::event::{Event, Rec, INLINE_KEY_BYTES};
 use crate::operators::window::aggregate::{AggLayout, Sketches};
+
+/// The length byte of a row whose key is in `AccTable::long` (its first key word is the index).
+const LONG: u8 = 255;
 
 /// Prefetch distances of [`AccTable::add_run`], in events: the slot first, the row once the slot
 /// is (likely) cached.
@@ -90,15 +95,32 @@ fn stride_for(n: usize) -> usize {
 /// One row as [`AccTable::rows`] yields it.
 pub struct Row<'a> {
     pub hash: u64,
-    pub key: [u8; INLINE_KEY_BYTES],
+    /// The key zero-padded, when it is inline (`len` bytes).
+    pub inline: [u8; INLINE_KEY_BYTES],
     pub len: u8,
+    /// The key, when it is longer than an inline one.
+    pub long: Option<&'a [u8]>,
     pub accs: &'a [u64],
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
     pub fn key(&self) -> &[u8] {
-        &self.key[..self.len as usize]
+        match self.long {
+            Some(k) => k,
+            None => &self.inline[..(self.len as usize).min(INLINE_KEY_BYTES)],
+        }
     }
+}
+
+/// `key` zero-padded into an inline key, if it fits.
+#[inline]
+pub fn inline_key(key: &[u8]) -> Option<[u8; INLINE_KEY_BYTES]> {
+    if key.len() > INLINE_KEY_BYTES {
+        return None;
+    }
+    let mut k = [0u8; INLINE_KEY_BYTES];
+    k[..key.len()].copy_from_slice(key);
+    Some(k)
 }
 
 pub struct AccTable {
@@ -114,6 +136,8 @@ pub struct AccTable {
     /// Words per row (`1 + kw + aw`, rounded by `stride_for`).
     stride: usize,
     sketches: Sketches,
+    /// Keys longer than [`INLINE_KEY_BYTES`], by the index their row holds.
+    long: Vec<Box<[u8]>>,
 }
 
 #[inline(always)]
@@ -138,6 +162,7 @@ impl AccTable {
             aw,
             stride,
             sketches: Sketches::default(),
+            long: Vec::new(),
         }
     }
 
@@ -178,6 +203,7 @@ impl AccTable {
         self.lines[..used].fill(EMPTY_LINE);
         self.len = 0;
         self.sketches.clear();
+        self.long.clear();
     }
 
     #[inline(always)]
@@ -268,6 +294,76 @@ impl AccTable {
         }
     }
 
+    /// The row of `key` (any length), if present.
+    pub fn find_key(&self, hash: u64, key: &[u8]) -> Option<usize> {
+        match inline_key(key) {
+            Some(k) => self.find(hash, &k, key.len() as u8),
+            None => self.find_long(hash, key),
+        }
+    }
+
+    /// The row of `key` (any length), created (empty accumulators) on first sight.
+    pub fn upsert_key(&mut self, hash: u64, key: &[u8]) -> usize {
+        match inline_key(key) {
+            Some(k) => self.upsert(hash, &k, key.len() as u8),
+            None => match self.find_long(hash, key) {
+                Some(r) => r,
+                None => self.insert_long(hash, key),
+            },
+        }
+    }
+
+    fn long_of(&self, r: usize) -> Option<&[u8]> {
+        let w = &self.words()[r * self.stride..];
+        if (w[self.kw] >> 56) as u8 != LONG {
+            return None;
+        }
+        let idx = (w[1] & ((1 << 56) - 1)) as usize;
+        self.long.get(idx).map(|k| &k[..])
+    }
+
+    #[cold]
+    fn find_long(&self, hash: u64, key: &[u8]) -> Option<usize> {
+        let t = tag(hash);
+        let mut i = self.home(hash);
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            if s >> 32 == t {
+                let r = (s & 0xffff_ffff) as usize - 1;
+                if self.words()[r * self.stride] == hash && self.long_of(r) == Some(key) {
+                    return Some(r);
+                }
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    #[cold]
+    fn insert_long(&mut self, hash: u64, key: &[u8]) -> usize {
+        let idx = self.long.len() as u64;
+        self.long.push(Box::from(key));
+        let mut word = [0u8; INLINE_KEY_BYTES];
+        word[..8].copy_from_slice(&idx.to_le_bytes());
+        // One key word holds the index; the length byte marks it.
+        let r = self.insert(hash, &word, 7);
+        let at = r * self.stride + self.kw;
+        let w = self.words_mut();
+        w[at] = (w[at] & !(0xff << 56)) | (u64::from(LONG) << 56);
+        r
+    }
+
+    /// Adds one event read with its payload (a long key, wide values) to its key's accumulators.
+    pub fn add_rec(&mut self, rec: &Rec<'_>, layout: &AggLayout) -> usize {
+        let r = self.upsert_key(rec.ev.hash, rec.key());
+        let at = r * self.stride + 1 + self.kw;
+        let accs = &mut flat_mut(&mut self.lines)[at..at + self.aw];
+        layout.update(accs, rec, &mut self.sketches);
+        r
+    }
+
     /// Accumulators of row `r`.
     #[inline]
     pub fn accs(&self, r: usize) -> &[u64] {
@@ -291,17 +387,16 @@ impl AccTable {
         r
     }
 
-    /// Merges `accs` (with its sketches `from`) into the accumulators of `key[..len]`.
+    /// Merges `accs` (with its sketches `from`) into the accumulators of `key`.
     pub fn merge_into(
         &mut self,
         hash: u64,
-        key: &[u8; INLINE_KEY_BYTES],
-        len: u8,
+        key: &[u8],
         accs: &[u64],
         from: &Sketches,
         layout: &AggLayout,
     ) {
-        let r = self.upsert(hash, key, len);
+        let r = self.upsert_key(hash, key);
         let at = r * self.stride + 1 + self.kw;
         let into = &mut flat_mut(&mut self.lines)[at..at + self.aw];
         layout.merge(into, &mut self.sketches, accs, from);
@@ -312,7 +407,8 @@ impl AccTable {
     /// at a barrier is a memcpy; with them, row by row (tag 0: count, then per row hash, key and
     /// accumulators with their sketches).
     pub fn encode(&self, layout: &AggLayout, e: &mut Enc) {
-        if !layout.has_sketches() {
+        // Long keys' rows hold an index into this table's side store: not portable as words.
+        if !layout.has_sketches() && self.long.is_empty() {
             e.u8(1);
             e.u64(self.len as u64);
             e.u64(self.kw as u64);
@@ -346,21 +442,18 @@ impl AccTable {
         for _ in 0..rows {
             let hash = d.u64("row hash")?;
             let k = d.bytes("row key")?;
-            if k.len() > INLINE_KEY_BYTES {
-                return Err(format!("a {}-byte key", k.len()));
-            }
-            let mut key = [0u8; INLINE_KEY_BYTES];
-            key[..k.len()].copy_from_slice(k);
-            let len = k.len() as u8;
             if !keep(hash) {
                 scratch.clear();
                 layout.decode(d, &mut accs, &mut scratch)?;
                 continue;
             }
-            if self.find(hash, &key, len).is_some() {
+            if self.find_key(hash, k).is_some() {
                 return Err("a key appears twice".into());
             }
-            let r = self.insert(hash, &key, len);
+            let r = match inline_key(k) {
+                Some(key) => self.insert(hash, &key, k.len() as u8),
+                None => self.insert_long(hash, k),
+            };
             let at = r * self.stride + 1 + self.kw;
             let into = &mut flat_mut(&mut self.lines)[at..at + self.aw];
             layout.decode(d, into, &mut self.sketches)?;
@@ -518,18 +611,22 @@ impl AccTable {
         (0..self.len).map(move |r| {
             let w = &self.words()[r * self.stride..];
             let len = (w[self.kw] >> 56) as u8;
+            let long = self.long_of(r);
             let mut key = [0u8; INLINE_KEY_BYTES];
-            for i in 0..self.kw {
-                let b = w[1 + i].to_le_bytes();
-                let s = 8 * i;
-                let n = (INLINE_KEY_BYTES.saturating_sub(s)).min(8);
-                key[s..s + n].copy_from_slice(&b[..n]);
+            if long.is_none() {
+                for i in 0..self.kw {
+                    let b = w[1 + i].to_le_bytes();
+                    let s = 8 * i;
+                    let n = (INLINE_KEY_BYTES.saturating_sub(s)).min(8);
+                    key[s..s + n].copy_from_slice(&b[..n]);
+                }
+                key[(len as usize).min(INLINE_KEY_BYTES)..].fill(0); // the length byte is not key
             }
-            key[len as usize..].fill(0); // the length byte is not key
             Row {
                 hash: w[0],
-                key,
+                inline: key,
                 len,
+                long,
                 accs: self.accs(r),
             }
         })

@@ -186,6 +186,52 @@ impl WatermarkTracker {
         self.current()
     }
 
+    /// The watermark, between chunks, of a node whose watermark follows the partitions `deps`
+    /// names (`deps[p]`: how far it is held back behind partition `p`; `None`: not an input).
+    pub fn watermark_of(&self, deps: &[Option<i64>]) -> i64 {
+        self.parts
+            .iter()
+            .zip(deps)
+            .filter_map(|(p, d)| {
+                let h = (*d)?;
+                p.holds()
+                    .then(|| Self::contribution(p, p.max).saturating_sub(h))
+            })
+            .min()
+            .unwrap_or(WM_MAX)
+    }
+
+    /// The watermark function of such a node for data events of `part`'s current chunk (the
+    /// chunk's own partition holds it back while the chunk has data, idle or not before).
+    pub fn chunk_time_of(&self, part: u16, deps: &[Option<i64>]) -> ChunkTime {
+        let mut others = WM_MAX;
+        for (i, (p, d)) in self.parts.iter().zip(deps).enumerate() {
+            if let (Some(h), true) = (d, i != part as usize && p.holds()) {
+                others = others.min(Self::contribution(p, p.max).saturating_sub(*h));
+            }
+        }
+        match (deps.get(part as usize).copied().flatten(), self.parts.get(part as usize)) {
+            (Some(h), Some(p)) => ChunkTime {
+                others,
+                max: p.max,
+                ooo: p.ooo.saturating_add(h),
+            },
+            // Not an input: constant over the chunk.
+            _ => ChunkTime {
+                others,
+                max: WM_MAX,
+                ooo: 0,
+            },
+        }
+    }
+
+    /// Copies `other`'s state (the same partitions) without allocating.
+    pub fn copy_from(&mut self, other: &WatermarkTracker) {
+        self.parts.clone_from(&other.parts);
+        self.cur = None;
+        self.others = other.others;
+    }
+
     /// Appends every partition's progress (for a checkpoint taken between chunks).
     pub fn encode(&self, e: &mut crate::checkpoint::codec::Enc) {
         e.u64(self.parts.len() as u64);
@@ -228,6 +274,27 @@ impl WatermarkTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_follows_only_the_partitions_it_reads_less_its_holds() {
+        let mut t = WatermarkTracker::new(&[(0, true), (10, true), (0, true)]);
+        t.chunk_end(0, 1000, false, false);
+        t.chunk_end(1, 500, false, false);
+        // Partition 2 has no data yet: it holds back any node that reads it.
+        assert_eq!(t.watermark_of(&[Some(0), Some(0), None]), 490);
+        assert_eq!(t.watermark_of(&[Some(0), None, None]), 1000, "an unrelated input does not hold it");
+        assert_eq!(t.watermark_of(&[Some(100), None, None]), 900, "held back by an outer join");
+        assert_eq!(t.watermark_of(&[None, None, Some(0)]), WM_MIN);
+        assert_eq!(t.watermark_of(&[None, None, None]), WM_MAX, "no input: nothing holds it");
+        let ct = t.chunk_time_of(0, &[Some(0), Some(0), None]);
+        assert_eq!(ct.before(2000), 490);
+        let ct = t.chunk_time_of(0, &[Some(5), None, None]);
+        assert_eq!(ct.before(2000), 1995);
+        let ct = t.chunk_time_of(2, &[Some(0), Some(0), None]);
+        assert_eq!(ct.before(123), 490, "a chunk of a partition it does not read: constant");
+        t.chunk_end(2, WM_MIN, false, true);
+        assert_eq!(t.watermark_of(&[None, Some(0), Some(0)]), 490, "idle: skipped");
+    }
 
     #[test]
     fn single_partition_watermark_is_running_max_minus_bound() {

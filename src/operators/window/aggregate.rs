@@ -30,7 +30,7 @@ use std::cmp::Ordering;
 
 use super::distinct::Distinct;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Value, MAX_VALUE_SLOTS};
+use crate::event::{Event, Rec, Value};
 use crate::plan::{AggFunc, AggPlan};
 use crate::text::{write_i64, write_u64};
 
@@ -104,6 +104,8 @@ mod sum {
         match v {
             Value::Int(i) => add_int(w, i128::from(i)),
             Value::Float(f) => add_float(w, f),
+            // Exact decimal sums come with the decimal aggregates; until then, as a float.
+            Value::Dec(d) => add_float(w, rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(f64::NAN)),
             Value::Null | Value::Hash(_) => return,
         }
         w[3] += 1;
@@ -216,7 +218,31 @@ fn to_num(v: Value) -> Option<Num> {
     match v {
         Value::Int(i) => Some(Num::Int(i)),
         Value::Float(f) if !f.is_nan() => Some(Num::Float(f)),
+        Value::Dec(d) => rust_decimal::prelude::ToPrimitive::to_f64(&d).map(Num::Float),
         _ => None,
+    }
+}
+
+/// Where an aggregate reads its inputs: an event's inline slots, or an event with its payload.
+pub trait Values {
+    fn value(&self, slot: usize) -> Value;
+}
+
+impl Values for Event {
+    #[inline(always)]
+    fn value(&self, slot: usize) -> Value {
+        if slot < crate::event::INLINE_VALUES {
+            Event::value(self, slot)
+        } else {
+            Value::Null
+        }
+    }
+}
+
+impl Values for Rec<'_> {
+    #[inline]
+    fn value(&self, slot: usize) -> Value {
+        Rec::value(self, slot)
     }
 }
 
@@ -302,19 +328,13 @@ impl AggLayout {
     /// `slots[i]` is the event value slot aggregate `i` reads (`None` for `count()`).
     ///
     /// # Panics
-    /// If `slots` is not as long as `aggs` or names a slot past [`MAX_VALUE_SLOTS`]: the plan
-    /// builder guarantees both, so either is a bug, not bad input.
-    pub fn new(aggs: &[AggPlan], slots: &[Option<usize>]) -> AggLayout {
-        assert_eq!(aggs.len(), slots.len(), "one value slot per aggregate");
+    /// The plan builder gives every aggregate with a field its slot.
+    pub fn new(aggs: &[AggPlan]) -> AggLayout {
         let mut at = 0;
         let specs = aggs
             .iter()
-            .zip(slots)
-            .map(|(a, &slot)| {
-                assert!(
-                    slot.is_none_or(|s| s < MAX_VALUE_SLOTS),
-                    "slot {slot:?} out of range"
-                );
+            .map(|a| {
+                let slot = a.slot;
                 let mut prefix = vec![b','];
                 write_json_str(&mut prefix, &a.name);
                 prefix.push(b':');
@@ -347,7 +367,7 @@ impl AggLayout {
 
     /// Updates the set `accs` (exactly `words()` long) from one event's value slots.
     #[inline(always)]
-    pub fn update(&self, accs: &mut [u64], event: &Event, sketches: &mut Sketches) {
+    pub fn update<V: Values + ?Sized>(&self, accs: &mut [u64], event: &V, sketches: &mut Sketches) {
         for spec in &self.specs {
             let w = &mut accs[spec.at..spec.at + words_of(spec.func)];
             let v = match spec.slot {
@@ -374,6 +394,8 @@ impl AggLayout {
                         Value::Hash(h) => h,
                         Value::Int(i) => mix64(i as u64),
                         Value::Float(f) => mix64(f.to_bits()),
+                        // The canonical text, as for any other value a record carries.
+                        Value::Dec(d) => crate::event::hash_key(d.normalize().to_string().as_bytes()),
                         Value::Null => continue,
                     };
                     sketches.get_or_new(&mut w[0]).insert(h);

@@ -27,7 +27,7 @@
 use super::aggregate::AggLayout;
 use super::panes::Geometry;
 use crate::checkpoint::codec::Enc;
-use crate::event::{pack_partial, partial_messages, Event};
+use crate::event::{payload_slots, Event, PayloadBuf, Tag};
 use crate::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
 use crate::state::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::time::WM_MAX;
@@ -45,11 +45,12 @@ pub struct Combiner {
     spare: Vec<(i64, AccTable, Vec<bool>)>,
     last: usize,
     enc: Enc,
+    payload: PayloadBuf,
 }
 
 impl Combiner {
     /// Phase one for a pane window; `None` for sessions, which cannot be combined.
-    pub fn new(plan: &WindowPlan, slots: &[Option<usize>]) -> Option<Combiner> {
+    pub fn new(plan: &WindowPlan) -> Option<Combiner> {
         if matches!(plan.window, WindowKind::Session { .. }) {
             return None;
         }
@@ -58,18 +59,18 @@ impl Combiner {
             name: String::new(),
             func: AggFunc::Count,
             field: None,
+            slot: None,
         });
-        let mut counted_slots = slots.to_vec();
-        counted_slots.push(None);
         Some(Combiner {
             geo: Geometry::new(plan.window),
             lateness: plan.allowed_lateness_ms,
-            layout: AggLayout::new(&plan.aggregates, slots),
-            counted: AggLayout::new(&aggs, &counted_slots),
+            layout: AggLayout::new(&plan.aggregates),
+            counted: AggLayout::new(&aggs),
             panes: Vec::new(),
             spare: Vec::new(),
             last: 0,
             enc: Enc::default(),
+            payload: PayloadBuf::default(),
         })
     }
 
@@ -119,15 +120,22 @@ impl Combiner {
         next
     }
 
-    /// The hand-off at watermark `wm`: sends (through `send`, as `Partial` messages built on
-    /// `head`, which carries the op, partition and `seen_max`) every (key, pane) whose windows are
-    /// all open at `wm` and that holds more events than its partial takes messages. Returns the
-    /// events so combined; the others' held events must go on raw (see [`Combiner::combined`]).
-    pub fn hand_off(&mut self, wm: i64, head: &Event, mut send: impl FnMut(&Event)) -> u64 {
+    /// The hand-off at watermark `wm`: sends (through `send`, as `PARTIAL` messages built on
+    /// `head`, which carries the port, partition and `seen_max`, with the accumulators as their
+    /// payload) every (key, pane) whose windows are all open at `wm` and that holds more events
+    /// than its partial takes ring slots. Returns the events so combined; the others' held events
+    /// must go on raw (see [`Combiner::combined`]).
+    pub fn hand_off(
+        &mut self,
+        wm: i64,
+        head: &Event,
+        mut send: impl FnMut(&Event, &PayloadBuf),
+    ) -> u64 {
         let mut combined = 0;
         let words = self.layout.words();
         let pane_len = self.geo.pane();
         let mut h = *head;
+        h.tag = Tag::PARTIAL;
         for (p, table, sent) in &mut self.panes {
             sent.clear();
             sent.resize(table.len(), false);
@@ -143,13 +151,15 @@ impl Combiner {
                 self.enc.bytes.clear();
                 self.layout
                     .encode(&row.accs[..words], table.sketches(), &mut self.enc);
-                if n as usize <= partial_messages(self.enc.bytes.len()) {
-                    continue; // as many messages as its events: no gain
+                if n as usize <= 1 + payload_slots(self.enc.bytes.len() as u32 + 4) {
+                    continue; // as many ring slots as its events: no gain
                 }
                 h.hash = row.hash;
-                h.key = row.key;
-                h.key_len = row.len;
-                pack_partial(&h, &self.enc.bytes, &mut send);
+                h.flags = 0;
+                self.payload.clear();
+                self.payload.set_key(&mut h, row.key());
+                self.payload.finish(&mut h, None, Some(&self.enc.bytes));
+                send(&h, &self.payload);
                 sent[r] = true;
                 combined += n;
             }
@@ -175,6 +185,29 @@ impl Combiner {
             self.spare.push(t);
         }
         self.last = 0;
+    }
+}
+
+impl crate::operators::Combine for Combiner {
+    fn add(&mut self, ev: &Event) -> (u32, u32, Option<i64>) {
+        Combiner::add(self, ev)
+    }
+    fn next_change_above(&self, p: i64, floor: i64) -> i64 {
+        Combiner::next_change_above(self, p, floor)
+    }
+    fn hand_off(
+        &mut self,
+        wm: i64,
+        head: &Event,
+        send: &mut dyn FnMut(&Event, &PayloadBuf),
+    ) -> u64 {
+        Combiner::hand_off(self, wm, head, send)
+    }
+    fn combined(&self, table: u32, row: u32) -> bool {
+        Combiner::combined(self, table, row)
+    }
+    fn clear(&mut self) {
+        Combiner::clear(self)
     }
 }
 

@@ -67,7 +67,7 @@ fn ev(key: &str, ts: i64, i: u64) -> Event {
 fn partials(msgs: &[Event]) -> Vec<(Event, Vec<u8>)> {
     let mut out: Vec<(Event, Vec<u8>)> = Vec::new();
     for m in msgs {
-        if m.tag == Tag::Partial {
+        if m.tag == Tag::PARTIAL {
             out.push((*m, Vec::new()));
         }
         let (head, buf) = out.last_mut().expect("a head first");

@@ -14,7 +14,6 @@
 
 pub mod aggregate;
 pub mod combine;
-pub mod detect;
 pub mod distinct;
 mod format;
 pub mod panes;
@@ -26,10 +25,16 @@ use aggregate::AggLayout;
 
 pub use format::LineFormat;
 
-/// Builds the operator for one window transform. `slots[i]` is the event value slot aggregate `i` reads.
-pub fn build(plan: &WindowPlan, slots: &[Option<usize>]) -> Box<dyn Operator> {
-    let layout = AggLayout::new(&plan.aggregates, slots);
-    let format = LineFormat::new(&plan.group_by);
+/// Phase one of a pane window with `hot_keys` (see [`combine`]); `None` for session windows.
+pub fn combiner(plan: &WindowPlan) -> Option<Box<dyn crate::operators::Combine>> {
+    combine::Combiner::new(plan).map(|c| Box::new(c) as Box<dyn crate::operators::Combine>)
+}
+
+/// Builds the operator for one window transform.
+pub fn build(plan: &WindowPlan) -> Box<dyn Operator> {
+    let layout = AggLayout::new(&plan.aggregates);
+    let names: Vec<String> = plan.group_by.iter().map(|p| p.as_str().to_string()).collect();
+    let format = LineFormat::new(&names);
     match plan.window {
         WindowKind::Session { gap_ms } => Box::new(session::SessionWindows::new(
             gap_ms,

@@ -3,14 +3,17 @@
 //! A pane is the largest time slice every window is a whole number of: the size for tumbling, the
 //! slide for sliding, the step for cumulative windows. An event updates exactly one pane; firing a
 //! window merges its panes (one pane: no merge). A pane is dropped once the last window containing it
-//! is past `end - 1 + allowed_lateness`, which bounds state by the watermark.
+//! is past `end - 1 + allowed_lateness`, which bounds state by the watermark. A result carries the
+//! window's last millisecond (`end - 1`) as its event time; a re-fire is preceded by a retraction of
+//! the previous result when a consumer aggregates it further.
 
 use super::aggregate::{AggLayout, Sketches};
 use super::align;
 use super::format::LineFormat;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, INLINE_KEY_BYTES};
-use crate::operators::{Emitter, Operator, OperatorStats};
+use crate::event::{Event, Rec};
+use crate::metrics::OperatorReport;
+use crate::operators::{Counters, Emitter, Operator, Output};
 use crate::plan::WindowKind;
 use crate::state::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::time::{ChunkTime, WM_MAX, WM_MIN};
@@ -104,9 +107,9 @@ impl Pane {
         }
     }
 
-    fn get(&self, hash: u64, key: &[u8; INLINE_KEY_BYTES], len: u8) -> Option<(&[u64], &Sketches)> {
+    fn get(&self, hash: u64, key: &[u8]) -> Option<(&[u64], &Sketches)> {
         self.table
-            .find(hash, key, len)
+            .find_key(hash, key)
             .map(|r| (self.table.accs(r), self.table.sketches()))
     }
 }
@@ -125,7 +128,7 @@ pub struct PaneWindows {
     fired_upto: i64,
     next_action: i64,
     line: Vec<u8>,
-    stats: OperatorStats,
+    stats: Counters,
     /// A partial aggregate being merged (phase two), decoded here.
     partial: (Vec<u64>, Sketches),
 }
@@ -143,16 +146,20 @@ impl PaneWindows {
             fired_upto: WM_MIN,
             next_action: WM_MAX,
             line: Vec::with_capacity(256),
-            stats: OperatorStats::default(),
+            stats: Counters::default(),
             partial: (Vec::new(), Sketches::default()),
         }
     }
 
-    /// Adds `ev` to the pane starting at `p` (created if needed).
+    /// Adds `rec` to the pane starting at `p` (created if needed).
     #[inline(always)]
-    fn add(&mut self, p: i64, ev: &Event) {
+    fn add(&mut self, p: i64, rec: &Rec<'_>) {
         let idx = self.pane_index(p);
-        self.panes[idx].table.add(ev, &self.layout);
+        if rec.ev.has_payload() {
+            self.panes[idx].table.add_rec(rec, &self.layout);
+        } else {
+            self.panes[idx].table.add(rec.ev, &self.layout);
+        }
     }
 
     /// How many of `evs` come before the first whose watermark may reach `next_action` (a new pane
@@ -233,27 +240,20 @@ impl PaneWindows {
     }
 
     /// Writes the result of window `[s, e)` for one key (merging its panes) into `self.line`.
-    fn write_key_result(
-        &mut self,
-        hash: u64,
-        key: &[u8; INLINE_KEY_BYTES],
-        len: u8,
-        s: i64,
-        e: i64,
-    ) {
+    fn write_key_result(&mut self, hash: u64, key: &[u8], s: i64, e: i64) {
         let mut merged: Option<(Vec<u64>, Sketches)> = None;
         let mut single: Option<usize> = None;
         for (i, p) in self.panes.iter().enumerate() {
             if p.start < s || p.start >= e {
                 continue;
             }
-            let Some((accs, sketches)) = p.get(hash, key, len) else {
+            let Some((accs, sketches)) = p.get(hash, key) else {
                 continue;
             };
             match (&mut merged, single) {
                 (None, None) => single = Some(i),
                 (None, Some(first)) => {
-                    if let Some((a, sk)) = self.panes[first].get(hash, key, len) {
+                    if let Some((a, sk)) = self.panes[first].get(hash, key) {
                         let mut m = (a.to_vec(), sk.clone());
                         self.layout.merge(&mut m.0, &mut m.1, accs, sketches);
                         merged = Some(m);
@@ -264,14 +264,14 @@ impl PaneWindows {
         }
         let (accs, sketches): (&[u64], &Sketches) = match (&merged, single) {
             (Some((m, sk)), _) => (m, sk),
-            (None, Some(i)) => match self.panes[i].get(hash, key, len) {
+            (None, Some(i)) => match self.panes[i].get(hash, key) {
                 Some(a) => a,
                 None => return,
             },
             (None, None) => return,
         };
         self.format.write(
-            &key[..len as usize],
+            key,
             (s, e),
             &self.layout,
             accs,
@@ -299,7 +299,7 @@ impl PaneWindows {
                         t.sketches(),
                         &mut self.line,
                     );
-                    out.result(&self.line);
+                    out.emit(fired(&self.line, e, row.hash));
                     self.stats.fired += 1;
                 }
             }
@@ -308,14 +308,7 @@ impl PaneWindows {
                 for &i in many {
                     let t = &self.panes[i].table;
                     for row in t.rows() {
-                        merged.merge_into(
-                            row.hash,
-                            &row.key,
-                            row.len,
-                            row.accs,
-                            t.sketches(),
-                            &self.layout,
-                        );
+                        merged.merge_into(row.hash, row.key(), row.accs, t.sketches(), &self.layout);
                     }
                 }
                 for row in merged.rows() {
@@ -328,7 +321,7 @@ impl PaneWindows {
                         merged.sketches(),
                         &mut self.line,
                     );
-                    out.result(&self.line);
+                    out.emit(fired(&self.line, e, row.hash));
                     self.stats.fired += 1;
                 }
             }
@@ -336,16 +329,28 @@ impl PaneWindows {
     }
 }
 
+/// A result fired by the watermark: window `[.., end)`, state key `key`.
+fn fired(line: &[u8], end: i64, key: u64) -> Output<'_> {
+    Output {
+        line,
+        ts: end - 1,
+        cause: None,
+        key,
+        retract: false,
+    }
+}
+
 impl Operator for PaneWindows {
     #[inline]
-    fn on_event(&mut self, ev: &Event, wm: i64, out: &mut dyn Emitter) {
+    fn on_event(&mut self, rec: &Rec<'_>, wm: i64, out: &mut dyn Emitter) {
+        let ev = rec.ev;
         // The runtime skips `on_watermark` below `next_action`, where nothing is due; a pane created
         // now must still count windows up to `wm` as fired.
         self.fired_upto = self.fired_upto.max(wm);
         let p = self.pane_start(ev.ts);
         if self.on_time(p, wm) {
             // The common case, without the per-window classification.
-            self.add(p, ev);
+            self.add(p, rec);
             return;
         }
         let lateness = self.lateness;
@@ -364,15 +369,38 @@ impl Operator for PaneWindows {
         });
         if !accepted {
             self.stats.late_dropped += 1;
-            out.late(ev);
+            out.late(rec);
             return;
         }
-        self.add(p, ev);
+        if out.wants_retractions() {
+            // The previous value of each re-fired window goes first, so a consumer that sums
+            // these results can take it back.
+            for &(s, e) in &refire {
+                self.line.clear();
+                self.write_key_result(ev.hash, rec.key(), s, e);
+                if !self.line.is_empty() {
+                    out.emit(Output {
+                        line: &self.line,
+                        ts: e - 1,
+                        cause: Some(ev),
+                        key: ev.hash,
+                        retract: true,
+                    });
+                }
+            }
+        }
+        self.add(p, rec);
         for (s, e) in refire {
             self.line.clear();
-            self.write_key_result(ev.hash, &ev.key, ev.key_len, s, e);
+            self.write_key_result(ev.hash, rec.key(), s, e);
             if !self.line.is_empty() {
-                out.result(&self.line);
+                out.emit(Output {
+                    line: &self.line,
+                    ts: e - 1,
+                    cause: Some(ev),
+                    key: ev.hash,
+                    retract: false,
+                });
                 self.stats.refired += 1;
             }
         }
@@ -390,7 +418,7 @@ impl Operator for PaneWindows {
             let e = &evs[i];
             let p = self.pane_start(e.ts);
             if !self.on_time(p, hi) {
-                self.on_event(e, time.before(e.seen_max), out);
+                self.on_event(&Rec::of(e), time.before(e.seen_max), out);
                 i += 1;
             } else {
                 // A pane created here must count windows up to this event's watermark as fired.
@@ -460,7 +488,8 @@ impl Operator for PaneWindows {
         self.next_action
     }
 
-    fn on_partial(&mut self, head: &Event, payload: &[u8], wm: i64) -> Result<(), String> {
+    fn on_partial(&mut self, rec: &Rec<'_>, wm: i64) -> Result<(), String> {
+        let (head, payload) = (rec.ev, rec.blob());
         self.fired_upto = self.fired_upto.max(wm);
         let p = align(head.ts, self.geo.pane);
         if !self.on_time(p, wm) {
@@ -480,14 +509,9 @@ impl Operator for PaneWindows {
         }
         let idx = self.pane_index(p);
         let (accs, sketches) = &self.partial;
-        self.panes[idx].table.merge_into(
-            head.hash,
-            &head.key,
-            head.key_len,
-            accs,
-            sketches,
-            &self.layout,
-        );
+        self.panes[idx]
+            .table
+            .merge_into(head.hash, rec.key(), accs, sketches, &self.layout);
         Ok(())
     }
 
@@ -531,17 +555,12 @@ impl Operator for PaneWindows {
         Ok(())
     }
 
-    fn open_windows(&self) -> usize {
-        self.panes.len()
-    }
-
-    fn state_size(&self) -> (u64, u64) {
-        self.panes.iter().fold((0, 0), |(k, b), p| {
-            (k + p.table.len() as u64, b + p.table.bytes() as u64)
-        })
-    }
-
-    fn stats(&self) -> OperatorStats {
-        self.stats
+    fn report(&self, r: &mut OperatorReport) {
+        self.stats.report(r);
+        r.open += self.panes.len() as u64;
+        for p in &self.panes {
+            r.keys += p.table.len() as u64;
+            r.state_bytes += p.table.bytes() as u64;
+        }
     }
 }

@@ -9,8 +9,9 @@
 use super::aggregate::{AggLayout, Sketches};
 use super::format::LineFormat;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, INLINE_KEY_BYTES};
-use crate::operators::{Emitter, Operator, OperatorStats};
+use crate::event::{Event, Rec};
+use crate::metrics::OperatorReport;
+use crate::operators::{Counters, Emitter, Operator, Output};
 use crate::time::WM_MAX;
 use hashbrown::HashTable;
 use std::cmp::Reverse;
@@ -27,14 +28,13 @@ struct Session {
 
 struct KeyState {
     hash: u64,
-    key_len: u8,
-    key: [u8; INLINE_KEY_BYTES],
+    key: Box<[u8]>,
     sessions: Vec<Session>,
 }
 
 impl KeyState {
     fn key(&self) -> &[u8] {
-        &self.key[..self.key_len as usize]
+        &self.key
     }
 }
 
@@ -56,7 +56,7 @@ pub struct SessionWindows {
     timers: BinaryHeap<Reverse<(i64, TimerKind, u32, i64)>>,
     sessions: usize,
     line: Vec<u8>,
-    stats: OperatorStats,
+    stats: Counters,
 }
 
 impl SessionWindows {
@@ -72,7 +72,7 @@ impl SessionWindows {
             timers: BinaryHeap::new(),
             sessions: 0,
             line: Vec::with_capacity(256),
-            stats: OperatorStats::default(),
+            stats: Counters::default(),
         }
     }
 
@@ -84,13 +84,11 @@ impl SessionWindows {
         }) {
             return i;
         }
-        let mut state = KeyState {
+        let state = KeyState {
             hash,
-            key_len: key.len() as u8,
-            key: [0; INLINE_KEY_BYTES],
+            key: Box::from(key),
             sessions: Vec::new(),
         };
-        state.key[..key.len()].copy_from_slice(key);
         let i = match self.free.pop() {
             Some(i) => {
                 self.keys[i as usize] = state;
@@ -107,7 +105,8 @@ impl SessionWindows {
         i
     }
 
-    fn emit(&mut self, ki: u32, si: usize, out: &mut dyn Emitter) {
+    /// Emits session `si` of key `ki`: fired by the watermark, or by the arrival of `cause`.
+    fn emit(&mut self, ki: u32, si: usize, cause: Option<&Event>, out: &mut dyn Emitter) {
         let k = &self.keys[ki as usize];
         let s = &k.sessions[si];
         self.line.clear();
@@ -119,7 +118,13 @@ impl SessionWindows {
             &s.sketches,
             &mut self.line,
         );
-        out.result(&self.line);
+        out.emit(Output {
+            line: &self.line,
+            ts: s.end - 1,
+            cause,
+            key: k.hash,
+            retract: false,
+        });
     }
 
     fn schedule(&mut self, ki: u32, start: i64, end: i64, wm: i64) {
@@ -153,10 +158,11 @@ impl SessionWindows {
 }
 
 impl Operator for SessionWindows {
-    fn on_event(&mut self, ev: &Event, wm: i64, out: &mut dyn Emitter) {
+    fn on_event(&mut self, rec: &Rec<'_>, wm: i64, out: &mut dyn Emitter) {
+        let ev = rec.ev;
         let mut start = ev.ts;
         let mut end = ev.ts.saturating_add(self.gap);
-        let ki = self.key_index(ev.hash, ev.key());
+        let ki = self.key_index(ev.hash, rec.key());
         let sessions = &self.keys[ki as usize].sessions;
         // Sessions are disjoint and not touching, so one pass finds the whole merged extent.
         let mut merging: Vec<usize> = Vec::new();
@@ -169,7 +175,7 @@ impl Operator for SessionWindows {
         }
         if (end - 1).saturating_add(self.lateness) <= wm {
             self.stats.late_dropped += 1;
-            out.late(ev);
+            out.late(rec);
             self.drop_key_if_empty(ki);
             return;
         }
@@ -192,7 +198,7 @@ impl Operator for SessionWindows {
                 Sketches::default(),
             )
         });
-        layout.update(&mut accs, ev, &mut sketches);
+        layout.update(&mut accs, rec, &mut sketches);
         let fire_now = end - 1 <= wm;
         k.sessions.push(Session {
             start,
@@ -204,7 +210,7 @@ impl Operator for SessionWindows {
         self.sessions += 1;
         let si = k.sessions.len() - 1;
         if fire_now {
-            self.emit(ki, si, out);
+            self.emit(ki, si, Some(ev), out);
             if was_fired {
                 self.stats.refired += 1;
             } else {
@@ -232,13 +238,13 @@ impl Operator for SessionWindows {
             match kind {
                 TimerKind::Fire if !s.fired && s.end - 1 == t => {
                     k.sessions[si].fired = true;
-                    self.emit(ki, si, out);
+                    self.emit(ki, si, None, out);
                     self.stats.fired += 1;
                 }
                 TimerKind::Cleanup if (s.end - 1).saturating_add(self.lateness) == t => {
                     if !s.fired {
                         // Cleanup never precedes firing (lateness >= 0), but never lose a result.
-                        self.emit(ki, si, out);
+                        self.emit(ki, si, None, out);
                         self.stats.fired += 1;
                     }
                     self.keys[ki as usize].sessions.swap_remove(si);
@@ -278,9 +284,6 @@ impl Operator for SessionWindows {
         for _ in 0..keys {
             let hash = d.u64("key hash")?;
             let key = d.bytes("key")?;
-            if key.len() > INLINE_KEY_BYTES {
-                return Err(format!("a {}-byte key", key.len()));
-            }
             let n = d.count(17, "sessions")?;
             let mut sessions = Vec::with_capacity(n);
             for _ in 0..n {
@@ -323,20 +326,15 @@ impl Operator for SessionWindows {
             .unwrap_or(WM_MAX)
     }
 
-    fn open_windows(&self) -> usize {
-        self.sessions
-    }
-
-    fn state_size(&self) -> (u64, u64) {
+    fn report(&self, r: &mut OperatorReport) {
+        self.stats.report(r);
         let keys = (self.keys.len() - self.free.len()) as u64;
         let bytes = self.keys.capacity() * std::mem::size_of::<KeyState>()
             + self.sessions * std::mem::size_of::<Session>()
             + self.index.capacity() * 4
             + self.timers.capacity() * 32;
-        (keys, bytes as u64)
-    }
-
-    fn stats(&self) -> OperatorStats {
-        self.stats
+        r.open += self.sessions as u64;
+        r.keys += keys;
+        r.state_bytes += bytes as u64;
     }
 }

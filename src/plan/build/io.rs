@@ -2,14 +2,15 @@
 
 use std::path::Path;
 
-use super::{Builder, Stream, Streams};
+use super::graph::Graph;
+use super::Builder;
 use crate::config::{
     Config, KafkaSourceConfig, KafkaStartConfig, KafkaStartName, KafkaStopAt, KeyPath, SinkConfig,
     SourceConfig, TimeUnitConfig,
 };
 use crate::plan::{
     BackfillPlan, EventTimePlan, GeneratorPlan, KafkaPlan, KafkaStart, SinkKind, SinkPlan,
-    SourceKind, SourcePlan, StreamRef, TimeUnit, WatermarkPlan,
+    SourceKind, SourcePlan, TimeUnit, WatermarkPlan,
 };
 
 impl Builder<'_> {
@@ -145,19 +146,9 @@ impl Builder<'_> {
     }
 
     /// What Kafka sources cannot do yet, refused by name: share a job with files or the
-    /// generator (their positions are chunk numbers, Kafka's are offsets), and feed joins or
-    /// dedupe (those keep rows as positions they read back from files).
-    pub(super) fn kafka_limits(
-        &mut self,
-        sources: &[SourcePlan],
-        joins: &[crate::plan::JoinPlan],
-        interval_joins: &[crate::plan::IntervalJoinPlan],
-        dedupes: &[crate::plan::DedupePlan],
-    ) {
-        let is_kafka =
-            |i: usize| matches!(sources.get(i).map(|s| &s.kind), Some(SourceKind::Kafka(_)));
-        let any_kafka = (0..sources.len()).any(is_kafka);
-        if !any_kafka {
+    /// generator (their positions are chunk numbers, Kafka's are offsets).
+    pub(super) fn kafka_limits(&mut self, sources: &[SourcePlan]) {
+        if !sources.iter().any(|s| matches!(s.kind, SourceKind::Kafka(_))) {
             return;
         }
         if let Some(other) = sources
@@ -170,30 +161,6 @@ impl Builder<'_> {
                  positions are offsets, theirs are chunk numbers); run them as two jobs"
                     .into(),
             );
-        }
-        let refuse = |b: &mut Self, name: &str, what: &str| {
-            b.err(
-                KeyPath::new(["transforms", name]),
-                format!(
-                    "{what} cannot read a Kafka source yet: it keeps rows as positions it reads \
-                     back from files; window Kafka data, or write it to files first"
-                ),
-            );
-        };
-        for j in joins {
-            if is_kafka(j.input) || is_kafka(j.table) {
-                refuse(self, &j.name, "a temporal join");
-            }
-        }
-        for j in interval_joins {
-            if is_kafka(j.left) || is_kafka(j.right) {
-                refuse(self, &j.name, "an interval join");
-            }
-        }
-        for d in dedupes {
-            if d.inputs.iter().any(|&i| is_kafka(i)) {
-                refuse(self, &d.name, "a dedupe");
-            }
         }
     }
 
@@ -293,12 +260,7 @@ impl Builder<'_> {
         }
     }
 
-    pub(super) fn sinks(
-        &mut self,
-        config: &Config,
-        streams: &Streams<'_>,
-        stages: &[super::stage::Stage],
-    ) -> Vec<SinkPlan> {
+    pub(super) fn sinks(&mut self, config: &Config, g: &mut Graph<'_>) -> Vec<SinkPlan> {
         let mut paths: Vec<(&Path, KeyPath)> = Vec::new();
         if let Some(d) = &config.dead_letter {
             if d.path.as_os_str().is_empty() {
@@ -312,49 +274,15 @@ impl Builder<'_> {
         let mut plans = Vec::new();
         for (name, sink) in &config.sinks {
             let at = |k: &str| KeyPath::new(["sinks", name, k]);
-            let mut inputs = Vec::new();
-            let mut records: Vec<crate::plan::InputPath> = Vec::new();
-            let mut results_via: Vec<(usize, Vec<usize>)> = Vec::new();
             if sink.inputs().is_empty() {
                 self.err(at("inputs"), "a sink needs at least one input".into());
             }
-            let is_output =
-                |s: Stream| matches!(s, Stream::Window(_) | Stream::Late(_) | Stream::Stage(_));
-            for (i, input) in sink.inputs().iter().enumerate() {
-                let key = at("inputs").index(i);
-                let stream = match streams.get(input) {
-                    Some(Stream::Window(op)) => StreamRef::Window(op),
-                    Some(Stream::Late(op)) => StreamRef::Late(op),
-                    Some(Stream::Stage(sid)) => {
-                        let (paths, results) = (&stages[sid].paths, &stages[sid].results);
-                        if paths.iter().any(|p| records.contains(p))
-                            || results.iter().any(|r| results_via.contains(r))
-                        {
-                            self.err(key, format!("`{input}` is listed twice"));
-                        } else {
-                            records.extend(paths.iter().cloned());
-                            results_via.extend(results.iter().cloned());
-                        }
-                        continue;
+            let mut inputs = Vec::new();
+            for input in g.inputs(self, at("inputs"), sink.inputs()) {
+                for e in input.edges {
+                    if !inputs.contains(&e) {
+                        inputs.push(e);
                     }
-                    Some(Stream::Source(_)) => {
-                        self.err(key, format!("`{input}` is a source; a sink reads the results of a transform or a late_events side output, so put a transform (a window, filter or select) between them"));
-                        continue;
-                    }
-                    Some(Stream::Sink) => {
-                        self.err(key, format!("`{input}` is a sink, not a stream; a sink reads the results of a transform or a late_events side output"));
-                        continue;
-                    }
-                    None => {
-                        let hint = streams.hint(input, is_output);
-                        self.err(key, format!("unknown input `{input}`: no transform or late_events output has this name{hint}"));
-                        continue;
-                    }
-                };
-                if inputs.contains(&stream) {
-                    self.err(key, format!("`{input}` is listed twice"));
-                } else {
-                    inputs.push(stream);
                 }
             }
             let kind = match sink {
@@ -401,8 +329,6 @@ impl Builder<'_> {
                 name: name.clone(),
                 kind,
                 inputs,
-                records,
-                results_via,
             });
         }
         plans

@@ -1,12 +1,17 @@
-//! Validation of temporal and interval joins: both sides are sources (distinct ones: a record's side is told by
-//! the source it was read from), keyed on one non-empty field each.
+//! Validation of temporal and interval joins and of dedupe: their inputs (any stream that carries
+//! no updates), their key fields (checked against what the inputs are known to hold), and their
+//! ports. All three keep whole records, so their events carry the row by value.
 
-use super::{Builder, Stream, Streams};
+use super::graph::{check_fields, field_path, refuse_updates, Graph, Input, NodeDraft, PortDraft};
+use super::schema::{merged, Schema};
+use super::window::late_schema;
+use super::Builder;
 use crate::config::{
     DedupeConfig, IntervalJoinConfig, IntervalJoinKind, KeyPath, TemporalJoinConfig,
     TemporalJoinKind,
 };
-use crate::plan::{DedupePlan, IntervalJoinPlan, JoinPlan};
+use crate::expr::FieldPath;
+use crate::plan::{DedupePlan, IntervalJoinPlan, NodeKind, TemporalJoinPlan};
 
 /// Joins and dedupe keep rows, not accumulators: there is nothing to combine in a phase one.
 fn refuse_hot_keys(b: &mut Builder<'_>, name: &str, what: &str, h: &Option<toml::Value>) {
@@ -19,73 +24,90 @@ fn refuse_hot_keys(b: &mut Builder<'_>, name: &str, what: &str, h: &Option<toml:
 }
 
 impl Builder<'_> {
-    pub(super) fn join(
-        &mut self,
-        name: &str,
-        j: &TemporalJoinConfig,
-        streams: &Streams<'_>,
-    ) -> JoinPlan {
+    /// One named input of a join (`left`, `table`, ...), refusing updates.
+    fn side(&mut self, g: &Graph<'_>, name: &str, k: &str, input: &str, what: &str) -> Vec<Input> {
+        let key = KeyPath::new(["transforms", name, k]);
+        let inputs: Vec<Input> = g.input(self, key.clone(), input).into_iter().collect();
+        refuse_updates(self, &key, &inputs, what);
+        inputs
+    }
+
+    /// Key fields `fields` (at `key`), checked against every input.
+    fn key_fields(&mut self, key: &KeyPath, fields: &[String], inputs: &[&[Input]]) -> Vec<FieldPath> {
+        let mut out = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            let k = key.clone().index(i);
+            if fields[..i].contains(f) {
+                self.err(k, format!("`{f}` is listed twice"));
+                continue;
+            }
+            if let Some(p) = field_path(self, &k, f) {
+                for side in inputs {
+                    check_fields(self, &k, side, &p);
+                }
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    pub(super) fn temporal_join(&mut self, name: &str, j: &TemporalJoinConfig, g: &mut Graph<'_>) {
         refuse_hot_keys(self, name, "a temporal join", &j.hot_keys);
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
-        let side = |b: &mut Self, k: &str, input: &str| match streams.get(input) {
-            Some(Stream::Source(s)) => s,
-            Some(_) => {
-                b.err(at(k), format!("`{input}` is not a source; a temporal join reads two sources (joins over transforms are not supported yet)"));
-                0
-            }
-            None => {
-                let hint = streams.hint(input, |s| matches!(s, Stream::Source(_)));
-                b.err(at(k), format!("unknown source `{input}`{hint}"));
-                0
-            }
+        let input = self.side(g, name, "input", &j.input, "a temporal join");
+        let table = self.side(g, name, "table", &j.table, "a temporal join");
+        let on_input = field_path(self, &at("on").key("input"), &j.on.input);
+        let on_table = field_path(self, &at("on").key("table"), &j.on.table);
+        if let Some(p) = &on_input {
+            check_fields(self, &at("on").key("input"), &input, p);
+        }
+        if let Some(p) = &on_table {
+            check_fields(self, &at("on").key("table"), &table, p);
+        }
+        let (Some(on_input), Some(on_table)) = (on_input, on_table) else {
+            return;
         };
-        let input = side(self, "input", &j.input);
-        let table = side(self, "table", &j.table);
-        if j.input == j.table {
-            self.err(
-                at("table"),
-                format!(
-                    "`{}` is both input and table; a temporal join needs two sources",
-                    j.table
-                ),
-            );
-        }
-        for (k, f) in [("input", &j.on.input), ("table", &j.on.table)] {
-            if f.is_empty() {
-                self.err(at("on").key(k), "a field name cannot be empty".into());
-            }
-        }
-        JoinPlan {
-            name: name.to_string(),
-            input,
-            table,
-            on_input: j.on.input.clone(),
-            on_table: j.on.table.clone(),
-            left: j.kind == TemporalJoinKind::Left,
-        }
+        let table_schema = merged(&table.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
+        let mut output = merged(&input.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
+        output.fields.retain(|(n, _)| n != "table");
+        output.fields.push(("table".into(), table_schema));
+        let late = late_schema(&[input.clone(), table.clone()].concat());
+        let draft = NodeDraft {
+            kind: NodeKind::TemporalJoin(TemporalJoinPlan {
+                on_input: on_input.clone(),
+                on_table: on_table.clone(),
+                left: j.kind == TemporalJoinKind::Left,
+            }),
+            late_events: j.late_events.clone(),
+            hold_ms: 0,
+            updates: false,
+            output,
+            late,
+        };
+        let ports = vec![
+            PortDraft {
+                name: "input",
+                key: vec![on_input],
+                values: Vec::new(),
+                row: true,
+                inputs: input,
+            },
+            PortDraft {
+                name: "table",
+                key: vec![on_table],
+                values: Vec::new(),
+                row: true,
+                inputs: table,
+            },
+        ];
+        g.add_node(name, draft, ports);
     }
-}
 
-impl Builder<'_> {
-    pub(super) fn interval_join(
-        &mut self,
-        name: &str,
-        j: &IntervalJoinConfig,
-        streams: &Streams<'_>,
-    ) -> IntervalJoinPlan {
+    pub(super) fn interval_join(&mut self, name: &str, j: &IntervalJoinConfig, g: &mut Graph<'_>) {
         refuse_hot_keys(self, name, "an interval join", &j.hot_keys);
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
-        let left = self.join_side(at("left"), &j.left, streams);
-        let right = self.join_side(at("right"), &j.right, streams);
-        if j.left == j.right {
-            self.err(
-                at("right"),
-                format!(
-                    "`{}` is both left and right; an interval join needs two sources",
-                    j.right
-                ),
-            );
-        }
+        let left = self.side(g, name, "left", &j.left, "an interval join");
+        let right = self.side(g, name, "right", &j.right, "an interval join");
         if j.on.is_empty() {
             self.err(
                 at("on"),
@@ -93,13 +115,7 @@ impl Builder<'_> {
                     .into(),
             );
         }
-        for (i, f) in j.on.iter().enumerate() {
-            if f.is_empty() {
-                self.err(at("on").index(i), "a field name cannot be empty".into());
-            } else if j.on[..i].contains(f) {
-                self.err(at("on").index(i), format!("`{f}` is listed twice"));
-            }
-        }
+        let on = self.key_fields(&at("on"), &j.on, &[&left, &right]);
         let (lower_ms, upper_ms) = (j.between[0].as_millis(), j.between[1].as_millis());
         if lower_ms > upper_ms {
             self.err(
@@ -113,119 +129,90 @@ impl Builder<'_> {
             IntervalJoinKind::Right => [false, true],
             IntervalJoinKind::Full => [true, true],
         };
-        IntervalJoinPlan {
-            name: name.to_string(),
-            left,
-            right,
-            on: j.on.clone(),
-            lower_ms,
-            upper_ms,
-            outer,
+        // An unmatched left row leaves at `tl + upper`, an unmatched right one at `tr - lower`,
+        // with its own time: the watermark passed on waits that long, so neither is late
+        // downstream. Pairs leave when their later row arrives, never behind the watermark.
+        let hold_ms = [
+            (outer[0], upper_ms),
+            (outer[1], lower_ms.saturating_neg()),
+        ]
+        .iter()
+        .filter(|(o, _)| *o)
+        .map(|(_, h)| *h)
+        .max()
+        .unwrap_or(0)
+        .max(0);
+        let side_schema =
+            |s: &[Input]| merged(&s.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
+        let mut output = Schema::closed(j.on.iter().map(String::as_str));
+        output.fields.push(("left".into(), side_schema(&left)));
+        output.fields.push(("right".into(), side_schema(&right)));
+        let late = late_schema(&[left.clone(), right.clone()].concat());
+        let draft = NodeDraft {
+            kind: NodeKind::IntervalJoin(IntervalJoinPlan {
+                on: on.clone(),
+                lower_ms,
+                upper_ms,
+                outer,
+            }),
             late_events: j.late_events.clone(),
-        }
+            hold_ms,
+            updates: false,
+            output,
+            late,
+        };
+        let port = |name, inputs| PortDraft {
+            name,
+            key: on.clone(),
+            values: Vec::new(),
+            row: true,
+            inputs,
+        };
+        let ports = vec![port("left", left), port("right", right)];
+        g.add_node(name, draft, ports);
     }
 
-    /// A join side must name a source.
-    fn join_side(&mut self, key: KeyPath, input: &str, streams: &Streams<'_>) -> usize {
-        match streams.get(input) {
-            Some(Stream::Source(s)) => s,
-            Some(_) => {
-                self.err(key, format!("`{input}` is not a source; a join reads two sources (joins over transforms are not supported yet)"));
-                0
-            }
-            None => {
-                let hint = streams.hint(input, |s| matches!(s, Stream::Source(_)));
-                self.err(key, format!("unknown source `{input}`{hint}"));
-                0
-            }
-        }
-    }
-}
-
-impl Builder<'_> {
-    pub(super) fn dedupe(
-        &mut self,
-        name: &str,
-        d: &DedupeConfig,
-        streams: &Streams<'_>,
-    ) -> DedupePlan {
+    pub(super) fn dedupe(&mut self, name: &str, d: &DedupeConfig, g: &mut Graph<'_>) {
         refuse_hot_keys(self, name, "dedupe", &d.hot_keys);
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
-        let mut inputs = Vec::new();
         if d.inputs.is_empty() {
-            self.err(
-                at("inputs"),
-                "a dedupe needs at least one input source".into(),
-            );
+            self.err(at("inputs"), "a dedupe needs at least one input".into());
         }
-        for (i, input) in d.inputs.iter().enumerate() {
-            let s = self.join_side(at("inputs").index(i), input, streams);
-            if inputs.contains(&s) {
-                self.err(at("inputs").index(i), format!("`{input}` is listed twice"));
-            }
-            inputs.push(s);
-        }
+        let inputs = g.inputs(self, at("inputs"), &d.inputs);
+        refuse_updates(self, &at("inputs"), &inputs, "a dedupe");
         if d.key.is_empty() {
             self.err(
                 at("key"),
                 "a dedupe needs at least one key field, e.g. key = [\"click_id\"]".into(),
             );
         }
-        for (i, f) in d.key.iter().enumerate() {
-            if f.is_empty() {
-                self.err(at("key").index(i), "a field name cannot be empty".into());
-            }
-        }
+        let key = self.key_fields(&at("key"), &d.key, &[&inputs]);
         if d.horizon.as_millis() <= 0 {
             self.err(
                 at("horizon"),
                 "must be longer than 0s: ids are remembered this long".into(),
             );
         }
-        DedupePlan {
-            name: name.to_string(),
-            inputs,
-            key: d.key.clone(),
-            horizon_ms: d.horizon.as_millis(),
+        let output = merged(&inputs.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
+        let late = late_schema(&inputs);
+        let draft = NodeDraft {
+            kind: NodeKind::Dedupe(DedupePlan {
+                key: key.clone(),
+                horizon_ms: d.horizon.as_millis(),
+            }),
             late_events: d.late_events.clone(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::config::parse;
-    use crate::plan::build;
-
-    const BASE: &str = "[sources.imps]\ntype = \"file\"\npath = \"i\"\nformat = \"json\"\nevent_time = { field = \"ts\" }\n\n[sources.clicks]\ntype = \"file\"\npath = \"c\"\nformat = \"json\"\nevent_time = { field = \"ts\" }\n\n[transforms.m]\ntype = \"interval_join\"\nleft = \"imps\"\nright = \"clicks\"\non = [\"imp_id\"]\nbetween = [\"-5s\", \"10s\"]\nkind = \"full\"\n\n[sinks.o]\ntype = \"stdout\"\ninputs = [\"m\"]\n";
-
-    fn plan(text: &str) -> Result<crate::plan::Plan, String> {
-        let (config, src) = parse(text, "p.toml").map_err(|e| e.to_string())?;
-        build(&config, &src).map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn bounds_may_be_negative_and_sides_are_sources() {
-        let p = plan(BASE).unwrap();
-        let j = &p.interval_joins[0];
-        assert_eq!(
-            (j.lower_ms, j.upper_ms, j.outer),
-            (-5_000, 10_000, [true, true])
-        );
-        // clicks (0) is the right side, imps (1) the left.
-        assert_eq!((j.left, j.right), (1, 0));
-        let e = plan(&BASE.replace("[\"-5s\", \"10s\"]", "[\"10s\", \"-5s\"]")).unwrap_err();
-        assert!(
-            e.contains("transforms.m.between")
-                && e.contains("lower bound 10s is above upper bound -5s"),
-            "{e}"
-        );
-        let e = plan(&BASE.replace("right = \"clicks\"", "right = \"imps\"")).unwrap_err();
-        assert!(e.contains("both left and right"), "{e}");
-        let e = plan(&BASE.replace("right = \"clicks\"", "right = \"clics\"")).unwrap_err();
-        assert!(
-            e.contains("unknown source `clics`") && e.contains("clicks"),
-            "{e}"
-        );
+            hold_ms: 0,
+            updates: false,
+            output,
+            late,
+        };
+        let port = PortDraft {
+            name: "inputs",
+            key,
+            values: Vec::new(),
+            row: true,
+            inputs,
+        };
+        g.add_node(name, draft, vec![port]);
     }
 }

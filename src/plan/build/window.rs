@@ -1,120 +1,113 @@
-//! Validation of window transforms: inputs, group-by fields, window shape and aggregates.
+//! Validation of window transforms: inputs, group-by fields, window shape and aggregates, and the
+//! port its events arrive on (keyed on the group-by fields, one value slot per distinct input
+//! field of its aggregates).
 
-use std::collections::BTreeSet;
-
-use super::stage::Stage;
-use super::{Builder, Stream, Streams, AGG_FUNCTIONS, GENERATOR_FIELDS, WINDOW_FIELDS};
-use crate::config::{
-    self, suggest, Config, HotKeyMode, KeyPath, SourceConfig, WindowConfig, WindowTransformConfig,
-};
-use crate::event::MAX_VALUE_SLOTS;
+use super::graph::{check_fields, field_path, Graph, Input, NodeDraft, PortDraft};
+use super::schema::{merged, Known, Schema};
+use super::{Builder, AGG_FUNCTIONS, WINDOW_FIELDS};
+use crate::config::{self, suggest, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
+use crate::expr::FieldPath;
 use crate::plan::{
-    AggFunc, AggPlan, HotKeyPlanMode, HotKeysPlan, InputPath, SourceId, WindowKind, WindowPlan,
+    AggFunc, AggPlan, HotKeyPlanMode, HotKeysPlan, NodeKind, SlotUse, StreamRef, WindowKind,
+    WindowPlan,
 };
 
 impl Builder<'_> {
-    pub(super) fn window(
-        &mut self,
-        name: &str,
-        w: &WindowTransformConfig,
-        config: &Config,
-        streams: &Streams<'_>,
-        cyclic: &BTreeSet<usize>,
-        stages: &[Stage],
-    ) -> WindowPlan {
+    pub(super) fn window(&mut self, name: &str, w: &WindowTransformConfig, g: &mut Graph<'_>) {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
-        let sources: Vec<&str> = config.sources.keys().map(String::as_str).collect();
-        let mut inputs: Vec<SourceId> = Vec::new();
-        let mut via: Vec<InputPath> = Vec::new();
-        // Fields the records reaching this window have, where known (a select's outputs).
-        let mut known_fields: Vec<(String, Vec<String>)> = Vec::new();
         if w.inputs.is_empty() {
-            self.err(
-                at("inputs"),
-                "a window needs at least one input source".into(),
-            );
+            self.err(at("inputs"), "a window needs at least one input".into());
         }
-        for (i, input) in w.inputs.iter().enumerate() {
-            let key = at("inputs").index(i);
-            match streams.get(input) {
-                Some(Stream::Source(id)) if inputs.contains(&id) => {
-                    self.err(key, format!("`{input}` is listed twice"))
-                }
-                Some(Stream::Source(id)) => inputs.push(id),
-                Some(Stream::Stage(sid)) if !stages[sid].results.is_empty() => self.err(
-                    key,
-                    format!("`{input}` filters or reshapes window results; windows over window results are not supported"),
-                ),
-                Some(Stream::Stage(sid)) => {
-                    via.extend(stages[sid].paths.iter().cloned());
-                    if let Some(f) = &stages[sid].fields {
-                        known_fields.push((input.clone(), f.clone()));
-                    }
-                }
-                Some(Stream::Window(op) | Stream::Late(op)) => {
-                    let self_op = super::windows_of(config).position(|(n, _)| n == name);
-                    if !(cyclic.contains(&op) && self_op.is_some_and(|s| cyclic.contains(&s))) {
-                        let what = if matches!(streams.get(input), Some(Stream::Late(_))) {
-                            "the late side output of a transform"
-                        } else {
-                            "the output of a transform"
-                        };
-                        self.err(key, format!("`{input}` is {what}; windows over a transform's output are not supported by the runtime yet: a window's inputs must be sources ({})", sources.join(", ")));
-                    }
-                }
-                Some(Stream::Sink) => self.err(
-                    key,
-                    format!(
-                        "`{input}` is a sink, not a stream; a window's inputs must be sources ({})",
-                        sources.join(", ")
-                    ),
-                ),
-                None => {
-                    let hint = streams.hint(input, |s| matches!(s, Stream::Source(_)));
-                    self.err(
-                        key,
-                        format!("unknown input `{input}`: no source has this name{hint}"),
-                    );
-                }
-            }
-        }
+        let inputs = g.inputs(self, at("inputs"), &w.inputs);
         let window = self.window_kind(name, &w.window);
-        let from_generator: Option<&str> = inputs.iter().find_map(|&id| {
-            let (src_name, s) = config.sources.iter().nth(id)?;
-            matches!(s, SourceConfig::Generator(_)).then_some(src_name.as_str())
-        });
-        let generator_check = |b: &mut Self, field: &str, key: KeyPath| {
-            if let Some(g) = from_generator {
-                if !GENERATOR_FIELDS.contains(&field) {
-                    let hint = suggest::hint(field, GENERATOR_FIELDS);
-                    b.err(key.clone(), format!("field `{field}` is not in the events of generator source `{g}`, which carry {}{hint}", GENERATOR_FIELDS.join(", ")));
-                }
-            }
-            for (sel, fields) in &known_fields {
-                if !fields.iter().any(|f| f == field) {
-                    let hint = suggest::hint(field, fields.iter().map(String::as_str));
-                    b.err(
-                        key.clone(),
-                        format!(
-                            "field `{field}` is not among the fields of select `{sel}` ({}){hint}",
-                            fields.join(", ")
-                        ),
-                    );
-                }
-            }
-        };
+        let mut group_by = Vec::new();
         for (i, field) in w.group_by.iter().enumerate() {
             let key = at("group_by").index(i);
             if w.group_by[..i].contains(field) {
                 self.err(key, format!("`{field}` is listed twice"));
             } else if WINDOW_FIELDS.contains(&field.as_str()) {
                 self.err(key, format!("`{field}` is a field every window result has; it cannot be a group-by field"));
-            } else if field.is_empty() {
-                self.err(key, "a field name cannot be empty".into());
-            } else {
-                generator_check(self, field, key);
+            } else if let Some(p) = field_path(self, &key, field) {
+                check_fields(self, &key, &inputs, &p);
+                group_by.push(p);
             }
         }
+        let aggregates = self.aggregates(name, w, &inputs);
+        let updating = inputs.iter().any(|i| i.updates);
+        if updating {
+            self.refuse_over_updates(name, w, &window, &aggregates);
+        }
+        let hot_keys = self.hot_keys(name, w, &window);
+        if hot_keys.mode != HotKeyPlanMode::Off && inputs.iter().any(|i| i.depth.is_some()) {
+            self.err(
+                at("hot_keys"),
+                "hot_keys applies to windows that read sources (directly or through filters and selects): phase one runs where records are read, and this window reads another operator's output".into(),
+            );
+        }
+        // Slot i of the window's events holds the i-th distinct (field, use) of its aggregates.
+        let mut values: Vec<(FieldPath, SlotUse)> = Vec::new();
+        let aggregates: Vec<AggPlan> = aggregates
+            .into_iter()
+            .map(|mut a| {
+                if let Some(f) = &a.field {
+                    let use_ = match a.func {
+                        AggFunc::CountDistinct => SlotUse::Hash,
+                        _ => SlotUse::Number,
+                    };
+                    let i = match values.iter().position(|(p, u)| p == f && *u == use_) {
+                        Some(i) => i,
+                        None => {
+                            values.push((f.clone(), use_));
+                            values.len() - 1
+                        }
+                    };
+                    a.slot = Some(i);
+                }
+                a
+            })
+            .collect();
+        let output = Schema::closed(
+            w.group_by
+                .iter()
+                .map(String::as_str)
+                .chain(WINDOW_FIELDS)
+                .chain(w.aggregates.0.iter().map(|(n, _)| n.as_str())),
+        );
+        let late = late_schema(&inputs);
+        // A late event goes out as the record it was; only a source's can be read back.
+        let row = w.late_events.is_some() && derived(&inputs);
+        let plan = WindowPlan {
+            group_by: group_by.clone(),
+            window,
+            allowed_lateness_ms: w.allowed_lateness.as_millis(),
+            aggregates,
+            hot_keys,
+        };
+        let draft = NodeDraft {
+            updates: plan.allowed_lateness_ms > 0,
+            kind: NodeKind::Window(plan),
+            late_events: w.late_events.clone(),
+            hold_ms: 0,
+            output,
+            late,
+        };
+        let port = PortDraft {
+            name: "inputs",
+            key: group_by,
+            values,
+            row,
+            inputs,
+        };
+        g.add_node(name, draft, vec![port]);
+    }
+
+    fn aggregates(
+        &mut self,
+        name: &str,
+        w: &WindowTransformConfig,
+        inputs: &[Input],
+    ) -> Vec<AggPlan> {
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
         let mut aggregates = Vec::new();
         if w.aggregates.0.is_empty() {
             self.err(
@@ -129,39 +122,50 @@ impl Builder<'_> {
             }
             match parse_aggregate(expr) {
                 Ok((func, field)) => {
-                    if let Some(f) = &field {
-                        generator_check(self, f, key);
-                    }
+                    let field = match field {
+                        Some(f) => match field_path(self, &key, &f) {
+                            Some(p) => {
+                                check_fields(self, &key, inputs, &p);
+                                Some(p)
+                            }
+                            None => continue,
+                        },
+                        None => None,
+                    };
                     aggregates.push(AggPlan {
                         name: agg_name.clone(),
                         func,
                         field,
+                        slot: None,
                     });
                 }
                 Err(message) => self.err(key, message),
             }
         }
-        let plan = WindowPlan {
-            name: name.to_string(),
-            inputs,
-            via,
-            group_by: w.group_by.clone(),
-            window,
-            allowed_lateness_ms: w.allowed_lateness.as_millis(),
-            late_events: w.late_events.clone(),
-            aggregates,
-            hot_keys: self.hot_keys(name, w, &window),
-        };
-        let fields = plan.value_fields();
-        if fields.len() > MAX_VALUE_SLOTS {
-            let list = fields
-                .iter()
-                .map(|f| format!("`{f}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            self.err(at("aggregates"), format!("the aggregates read {} distinct fields ({list}); a window may read at most {MAX_VALUE_SLOTS}", fields.len()));
+        aggregates
+    }
+
+    /// Over an updating input the window subtracts each retracted result: only aggregates that
+    /// can take a value back, and only windows whose panes stay put.
+    fn refuse_over_updates(
+        &mut self,
+        name: &str,
+        w: &WindowTransformConfig,
+        window: &WindowKind,
+        aggregates: &[AggPlan],
+    ) {
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
+        if matches!(window, WindowKind::Session { .. }) {
+            self.err(at("window"), "a session window cannot read updates (its input re-fires results: allowed_lateness on the window it reads): a retraction could split a session; use a tumbling, sliding or cumulative window, or set allowed_lateness = \"0s\" upstream".into());
         }
-        plan
+        for a in aggregates {
+            if matches!(a.func, AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct) {
+                self.err(
+                    at("aggregates").key(&a.name),
+                    format!("`{}` cannot take a value back, and this window's input carries updates (a re-firing window upstream sends a retraction of its previous result before each new one); use count, sum or avg here, or set allowed_lateness = \"0s\" on the window it reads", w.aggregates.0.iter().find(|(n, _)| *n == a.name).map_or("", |(_, e)| e.as_str())),
+                );
+            }
+        }
     }
 
     /// Checks `hot_keys`: only pane windows (whose accumulators merge in any grouping) can be
@@ -262,6 +266,24 @@ impl Builder<'_> {
             }
         }
     }
+}
+
+/// Whether some input is another operator's output (its records cannot be read back from a
+/// source, so a late side output needs them carried along).
+pub(super) fn derived(inputs: &[Input]) -> bool {
+    inputs
+        .iter()
+        .flat_map(|i| &i.edges)
+        .any(|e| !matches!(e.from, StreamRef::Source(_)))
+}
+
+/// What a node's late side output holds: the records of its inputs.
+pub(super) fn late_schema(inputs: &[Input]) -> Vec<Known> {
+    let known: Vec<Known> = inputs.iter().flat_map(|i| i.known.clone()).collect();
+    vec![Known {
+        from: "the late records".into(),
+        schema: merged(&known),
+    }]
 }
 
 /// Parses `func(field)` / `count()`; the error says what is wrong and what would be right.

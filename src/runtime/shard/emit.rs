@@ -1,140 +1,377 @@
-//! Where a shard's operator output goes: its own buffers for each sink (whole lines, appended to the
-//! shared output in large writes), through filters and selects over window results where a sink
-//! reads those, late events recalled from their source, and dead letters.
+//! Where a shard's operator output goes: its own buffers for each sink reading the node (whole
+//! lines, appended to the shared output in large writes), chains of filters and selects over it,
+//! and the ports of the nodes that read it, as events keyed for their owners on the next depth's
+//! rings. Late records go the same ways from a node's late side output; dead letters to theirs.
+//!
+//! Every event sent on carries its ordering tag (see `event`): the cause's position for output of
+//! a record's arrival, the watermark step's position for fired output. A step's fired records are
+//! collected and sent in (state key, emission) order, so each ring stays sorted by tag and the
+//! receivers' merge never depends on how keys are spread over shards.
 
-use super::super::setup::Routes;
-use crate::event::Event;
-use crate::operators::record::Outcome;
-use crate::operators::Emitter;
+use super::exchange::Outbound;
+use crate::event::{slot_of, Event, Rec, Tag, FIRED, RETRACT, SLOT_BYTES};
+use crate::operators::steps::{Outcome, RecordChain};
+use crate::operators::{Emitter, Output};
 use crate::sinks::{SinkError, SinkWriter};
+use crate::sources::bind::RecordParser;
 use crate::sources::generator::raw_record;
 use crate::sources::{PartKind, Partition};
 use std::fs::File;
 use std::sync::Arc;
 
-/// Writes operator output to this shard's sink buffers.
+/// Who reads one stream, compiled for this shard.
+#[derive(Default)]
+pub struct Outlet {
+    pub sinks: Vec<usize>,
+    /// Binds the records for the ports reading the stream as it is.
+    pub parser: Option<RecordParser>,
+    /// Chains of steps, each with the ports (one parser) and sinks at its end.
+    pub chains: Vec<(RecordChain, Option<RecordParser>, Vec<usize>)>,
+    /// A reader aggregates retractions.
+    pub retractions: bool,
+}
+
+impl Outlet {
+    pub fn is_empty(&self) -> bool {
+        self.sinks.is_empty() && self.parser.is_none() && self.chains.is_empty()
+    }
+}
+
+/// The watermark step being fired, if any: its position and depth.
+#[derive(Debug, Clone, Copy, Default)]
+struct Firing {
+    at: Option<i64>,
+}
+
+/// A fired record waiting for its step to end: (origin, emission, destination, header, payload
+/// slots in `batch_slots`).
+type Batched = (u64, u64, usize, Event, std::ops::Range<usize>);
+
+/// Writes operator output to this shard's sinks and to the next depth's rings.
 pub(super) struct ShardEmitter {
     pub(super) sinks: Vec<SinkWriter>,
-    pub(super) routes: Arc<Routes>,
     pub(super) parts: Arc<Vec<Partition>>,
     pub(super) recall_files: Vec<Option<File>>,
-    pub(super) op: usize,
+    /// Per node: readers of its output and of its late side output.
+    pub(super) outputs: Vec<Outlet>,
+    pub(super) lates: Vec<Outlet>,
+    /// Per depth `d`: the rings to depth `d + 1` (empty past the deepest).
+    pub(super) next: Vec<Outbound>,
+    /// Key groups and shards, to find a key's owner.
+    pub(super) key_groups: u32,
+    pub(super) shards: usize,
+    /// The node emitting now, its depth and the partition of the chunk being processed.
+    pub(super) node: usize,
+    pub(super) depth: usize,
+    pub(super) part: u16,
+    firing: Firing,
+    /// Records emitted by the current step so far (their tie-break within one state key).
+    fired_seq: u64,
+    /// Outputs of the current cause so far (their tie-break), and which cause that is.
+    cause_seen: (u64, u64, i64, u32),
+    batch: Vec<Batched>,
+    batch_slots: Vec<Event>,
     pub(super) scratch: Vec<u8>,
+    late_line: Vec<u8>,
+    /// Records emitted (results, joined rows, ...), for the latency marks.
     pub(super) emitted: u64,
     pub(super) error: Option<SinkError>,
-    /// Per operator: chains of filters and selects over its results, and the sinks of each.
-    pub(super) chains: super::ResultChains,
-    /// Results a chain dropped, and (operator, reason, line) of those it could not evaluate: the
-    /// shard writes them to the dead letters.
+    /// Records a chain dropped, and (node, reason, record) of those a chain or a binding could not
+    /// take: the shard writes them to the dead letters.
     pub(super) results_filtered: u64,
     pub(super) late_to_side: u64,
     pub(super) failed: Vec<(usize, String, Vec<u8>)>,
 }
 
+/// The shard owning `hash` among `n`: its key group (high hash bits) scaled onto `n` ranges.
+#[inline]
+pub(super) fn owner(key_groups: u32, n: usize, hash: u64) -> usize {
+    let kg = ((hash >> 32) * key_groups as u64) >> 32;
+    (kg as usize * n) / key_groups as usize
+}
+
+/// A 64-bit mix of a cause's tie-break with the emitting node and the output's index: equal only
+/// for the same lineage (ties between different lineages are then broken by it, not by shards).
+#[inline]
+fn lineage(sub: u64, node: usize, k: u32) -> u64 {
+    let mut z = sub ^ ((node as u64) << 40) ^ u64::from(k) ^ 0x9e37_79b9_7f4a_7c15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 impl ShardEmitter {
-    /// A result line through each chain over this operator's results (a filter keeps the line as
-    /// it is; a select writes a new one).
-    #[cold]
-    fn through_chains(&mut self, line: &[u8]) {
-        let bare = line.strip_suffix(b"\n").unwrap_or(line);
-        let mut chains = std::mem::take(&mut self.chains[self.op]);
-        for (chain, sinks) in &mut chains {
-            match chain.apply(bare) {
-                Ok(Outcome::Kept(rec)) => {
-                    self.scratch.clear();
-                    self.scratch.extend_from_slice(rec);
-                    self.scratch.push(b'\n');
-                    for &s in sinks.iter() {
-                        self.write(s, true, &[]);
-                    }
-                }
-                Ok(Outcome::Dropped) => self.results_filtered += 1,
-                Err(why) => self.failed.push((self.op, why, bare.to_vec())),
-            }
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        sinks: Vec<SinkWriter>,
+        parts: Arc<Vec<Partition>>,
+        outputs: Vec<Outlet>,
+        lates: Vec<Outlet>,
+        next: Vec<Outbound>,
+        key_groups: u32,
+        shards: usize,
+    ) -> ShardEmitter {
+        let nparts = parts.len();
+        ShardEmitter {
+            sinks,
+            parts,
+            recall_files: (0..nparts).map(|_| None).collect(),
+            outputs,
+            lates,
+            next,
+            key_groups,
+            shards,
+            node: 0,
+            depth: 0,
+            part: 0,
+            firing: Firing::default(),
+            fired_seq: 0,
+            cause_seen: (u64::MAX, 0, 0, 0),
+            batch: Vec::new(),
+            batch_slots: Vec::new(),
+            scratch: Vec::new(),
+            late_line: Vec::new(),
+            emitted: 0,
+            error: None,
+            results_filtered: 0,
+            late_to_side: 0,
+            failed: Vec::new(),
         }
-        self.chains[self.op] = chains;
     }
 
-    fn write(&mut self, sink: usize, line_from_scratch: bool, line: &[u8]) {
-        let res = if line_from_scratch {
-            self.sinks[sink].line(&self.scratch)
-        } else {
-            self.sinks[sink].line(line)
-        };
-        if let Err(e) = res {
+    /// What follows is fired by node `node`'s watermark step at position `at`.
+    pub(super) fn begin_firing(&mut self, node: usize, at: i64) {
+        self.node = node;
+        self.firing.at = Some(at);
+        self.fired_seq = 0;
+    }
+
+    /// The step is over: its records go out in (state key, emission) order.
+    pub(super) fn end_firing(&mut self) {
+        self.firing.at = None;
+        if self.batch.is_empty() {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.batch);
+        // Stable: one key's records keep their emission order.
+        batch.sort_by_key(|b| (b.0, b.1));
+        if let Some(out) = self.next.get_mut(self.depth) {
+            for (_, _, dest, head, slots) in &batch {
+                out.send(*dest, head, &self.batch_slots[slots.clone()]);
+            }
+        }
+        batch.clear();
+        self.batch = batch;
+        self.batch_slots.clear();
+    }
+
+    fn write(&mut self, sink: usize, line: &[u8]) {
+        if let Err(e) = self.sinks[sink].line(line) {
             self.error.get_or_insert(e);
         }
     }
-}
 
-impl Emitter for ShardEmitter {
-    fn result(&mut self, line: &[u8]) {
-        self.emitted += 1;
-        for i in 0..self.routes.results[self.op].len() {
-            let s = self.routes.results[self.op][i];
-            self.write(s, false, line);
-        }
-        if !self.chains[self.op].is_empty() {
-            self.through_chains(line);
+    /// The ordering tag of the record being emitted now: (seen_max, flags, pos, sub).
+    fn tag(&mut self, out: &Output<'_>) -> (i64, u8, u64, u64) {
+        match out.cause {
+            Some(e) => {
+                let me = (e.pos, e.sub, e.seen_max);
+                let k = if (self.cause_seen.0, self.cause_seen.1, self.cause_seen.2) == me {
+                    self.cause_seen.3 += 1;
+                    self.cause_seen.3
+                } else {
+                    self.cause_seen = (me.0, me.1, me.2, 0);
+                    0
+                };
+                (e.seen_max, e.flags & FIRED, e.pos, lineage(e.sub, self.node, k))
+            }
+            None => {
+                let at = self.firing.at.unwrap_or(i64::MAX);
+                let origin = ((self.depth as u64) << 60) | ((self.node as u64 & 0xff) << 52) | (out.key >> 12);
+                self.fired_seq += 1;
+                (at, FIRED, origin, self.fired_seq)
+            }
         }
     }
 
-    fn recall(&mut self, part: u16, pos: u64, len: u32, out: &mut Vec<u8>) {
-        match &self.parts[part as usize].kind {
-            PartKind::File { path, .. } => {
-                let slot = &mut self.recall_files[part as usize];
+    /// Sends the events `parser` made of one record to their owners (or into the step's batch).
+    fn route(&mut self, parser: &mut RecordParser, tag: (i64, u8, u64, u64), retract: bool) {
+        for i in 0..parser.outputs() {
+            let mut ev = parser.events[i];
+            ev.tag = Tag::DATA;
+            ev.seen_max = tag.0;
+            ev.flags |= tag.1;
+            if retract {
+                ev.flags |= RETRACT;
+            }
+            ev.pos = tag.2;
+            ev.sub = tag.3;
+            ev.part = self.part;
+            let dest = owner(self.key_groups, self.shards, ev.hash);
+            let start = self.batch_slots.len();
+            self.batch_slots
+                .extend(parser.payloads[i].bytes.chunks(SLOT_BYTES).map(slot_of));
+            let end = self.batch_slots.len();
+            if self.firing.at.is_some() {
+                self.batch.push((tag.2, tag.3, dest, ev, start..end));
+            } else {
+                if let Some(out) = self.next.get_mut(self.depth) {
+                    out.send(dest, &ev, &self.batch_slots[start..end]);
+                }
+                self.batch_slots.truncate(start);
+            }
+        }
+    }
+
+    /// Sends one record of node `self.node`'s output (or late side output) to every reader.
+    fn deliver(&mut self, line: &[u8], ts: i64, tag: (i64, u8, u64, u64), retract: bool, late: bool) {
+        let node = self.node;
+        let mut outlet = std::mem::take(if late {
+            &mut self.lates[node]
+        } else {
+            &mut self.outputs[node]
+        });
+        self.deliver_to(&mut outlet, line, ts, tag, retract);
+        *(if late {
+            &mut self.lates[node]
+        } else {
+            &mut self.outputs[node]
+        }) = outlet;
+    }
+
+    fn deliver_to(
+        &mut self,
+        outlet: &mut Outlet,
+        line: &[u8],
+        ts: i64,
+        tag: (i64, u8, u64, u64),
+        retract: bool,
+    ) {
+        let bare = line.strip_suffix(b"\n").unwrap_or(line);
+        // Sinks keep an upsert log: a retraction is for aggregating readers only.
+        if !retract {
+            for &s in &outlet.sinks {
+                self.write(s, line);
+            }
+        }
+        if let Some(p) = outlet.parser.as_mut() {
+            match p.parse_at(bare, ts) {
+                Ok(()) => self.route(p, tag, retract),
+                Err(m) => self.failed.push((self.node, m.0, bare.to_vec())),
+            }
+        }
+        for (chain, parser, sinks) in &mut outlet.chains {
+            match chain.apply(bare) {
+                Ok(Outcome::Kept(rec)) => {
+                    if !retract && !sinks.is_empty() {
+                        self.scratch.clear();
+                        self.scratch.extend_from_slice(rec);
+                        self.scratch.push(b'\n');
+                        let l = std::mem::take(&mut self.scratch);
+                        for &s in sinks.iter() {
+                            self.write(s, &l);
+                        }
+                        self.scratch = l;
+                    }
+                    if let Some(p) = parser.as_mut() {
+                        match p.parse_at(rec, ts) {
+                            Ok(()) => self.route(p, tag, retract),
+                            Err(m) => self.failed.push((self.node, m.0, rec.to_vec())),
+                        }
+                    }
+                }
+                Ok(Outcome::Dropped) => self.results_filtered += 1,
+                // Two chains sharing a failing step fail alike: one dead letter for the record.
+                Err(why) => {
+                    if !self.failed.iter().any(|(n, w, _)| *n == self.node && *w == why) {
+                        self.failed.push((self.node, why, bare.to_vec()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads back the raw source record of `e` (a late record of a source that can).
+    fn recall(&mut self, e: &Event, out: &mut Vec<u8>) {
+        match &self.parts.get(e.part as usize).map(|p| &p.kind) {
+            Some(PartKind::File { path, .. }) => {
+                let slot = &mut self.recall_files[e.part as usize];
                 if slot.is_none() {
                     *slot = File::open(path).ok();
                 }
                 let start = out.len();
-                if let Some(f) = slot.as_ref() {
-                    if crate::sources::file::recall(f, pos, len, out).is_err() {
-                        out.truncate(start);
-                    }
+                let ok = slot
+                    .as_ref()
+                    .is_some_and(|f| crate::sources::file::recall(f, e.pos, e.len, out).is_ok());
+                if !ok {
+                    // Never a broken line: a record that cannot be read back is named instead.
+                    out.truncate(start);
+                    out.extend_from_slice(
+                        serde_json::json!({"unreadable_record": {"partition": self.parts[e.part as usize].name, "offset": e.pos}})
+                            .to_string()
+                            .as_bytes(),
+                    );
                 }
             }
-            PartKind::Generator { model, .. } => {
-                raw_record(model, pos, out);
+            Some(PartKind::Generator { model, .. }) => {
+                raw_record(model, e.pos, out);
                 if out.last() == Some(&b'\n') {
                     out.pop();
                 }
             }
-            PartKind::Memory { .. } => {}
-            // The record stays in Kafka: a reference to it (joins and dedupe, which would need
-            // the record itself, refuse Kafka inputs at validation).
-            PartKind::Kafka(k) => out.extend_from_slice(
+            Some(PartKind::Memory { .. }) | None => {
+                out.extend_from_slice(format!("{{\"ts\":{}}}", e.ts).as_bytes())
+            }
+            // The record stays in Kafka: a reference to it.
+            Some(PartKind::Kafka(k)) => out.extend_from_slice(
                 serde_json::json!({
                     "kafka_topic": k.topic,
                     "kafka_partition": k.partition,
-                    "kafka_offset": pos,
+                    "kafka_offset": e.pos,
                 })
                 .to_string()
                 .as_bytes(),
             ),
         }
     }
+}
 
-    fn late(&mut self, ev: &Event) {
-        if self.routes.late[self.op].is_empty() {
+impl Emitter for ShardEmitter {
+    fn emit(&mut self, out: Output<'_>) {
+        if !out.retract {
+            self.emitted += 1;
+        }
+        let tag = self.tag(&out);
+        if self.outputs[self.node].is_empty() {
+            return;
+        }
+        self.deliver(out.line, out.ts, tag, out.retract, false);
+    }
+
+    fn late(&mut self, rec: &Rec<'_>) {
+        if self.lates[self.node].is_empty() {
             return;
         }
         self.late_to_side += 1;
-        let mut line = std::mem::take(&mut self.scratch);
+        let mut line = std::mem::take(&mut self.late_line);
         line.clear();
-        if let PartKind::Memory { .. } = &self.parts[ev.part as usize].kind {
-            line.extend_from_slice(format!("{{\"ts\":{}}}", ev.ts).as_bytes());
-        } else {
-            self.recall(ev.part, ev.pos, ev.len, &mut line);
+        match rec.row() {
+            Some(r) => line.extend_from_slice(r),
+            None => self.recall(rec.ev, &mut line),
         }
+        let e = rec.ev;
+        let tag = (e.seen_max, e.flags & FIRED, e.pos, lineage(e.sub, self.node, u32::MAX));
         line.push(b'\n');
-        self.scratch = line;
-        for i in 0..self.routes.late[self.op].len() {
-            let s = self.routes.late[self.op][i];
-            self.write(s, true, &[]);
-        }
+        self.deliver(&line, e.ts, tag, false, true);
+        self.late_line = line;
+    }
+
+    fn wants_retractions(&self) -> bool {
+        self.outputs[self.node].retractions
     }
 }
 
+/// A dead letter as one JSON line.
 pub(super) fn dead_letter_line(
     reason: &str,
     source: &str,

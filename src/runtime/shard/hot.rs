@@ -1,5 +1,6 @@
 //! Phase one of `hot_keys` on this shard: holds back the events of hot keys it reads, folded into
-//! partial aggregates (`operators::window::combine`), and hands them on at points where that
+//! partial results by the operator's combiner (`operators::Combine`), and hands them on at points
+//! where that
 //! cannot change any result: before an event that could move the watermark past an action point
 //! of a held pane, when the buffer is full, and at every chunk end.
 //!
@@ -11,53 +12,51 @@
 //! handed on at each chunk end, so checkpoints (taken between chunks) never see held events.
 
 use super::Shard;
-use crate::event::Event;
-use crate::operators::window::combine::Combiner;
-use crate::operators::window::detect::Detector;
+use crate::event::{Event, PayloadBuf};
+use crate::operators::detect::Detector;
+use crate::operators::Combine;
 use crate::plan::{HotKeyPlanMode, Plan};
 use crate::time::WM_MAX;
 
-/// One window's phase one on this shard.
+/// One operator's phase one on this shard.
 struct OpPhase {
-    combiner: Combiner,
+    combiner: Box<dyn Combine>,
     /// `auto`: which keys are hot here; `salt`: none (every key is).
     detector: Option<Detector>,
 }
 
 pub struct PhaseOne {
-    /// By operator id; `None` for operators without `hot_keys` (or not combined on this shard).
+    /// By node id; `None` for nodes without `hot_keys` (or not combined on this shard).
     ops: Vec<Option<OpPhase>>,
+    /// The node of each port, and each node's first port.
+    port_node: Vec<usize>,
+    first_port: Vec<u16>,
     /// Held events in the order read, with where their key and pane were folded.
     held: Vec<(Event, u32, u32)>,
     max_buffered: usize,
     /// Hand off before any event whose `seen_max` reaches this.
     flush_seen: i64,
-    /// Messages of a hand-off, routed once it is complete (reused).
-    out: Vec<Event>,
+    /// Messages of a hand-off (headers and their payload bytes), routed once it is complete.
+    out: Vec<(Event, Vec<u8>)>,
     /// `seen_max` of the last event routed in the current chunk: a hand-off applies at its
     /// watermark (the chunk's running maximum may already include the event that is due).
     pub stamp: i64,
 }
 
 impl PhaseOne {
-    /// Phase one for shard `id` of `shards`, or `None` when no window combines here.
-    pub fn new(
-        plan: &Plan,
-        agg_slots: &[Vec<Option<usize>>],
-        id: usize,
-        shards: usize,
-    ) -> Option<PhaseOne> {
+    /// Phase one for shard `id` of `shards`, or `None` when no operator combines here.
+    pub fn new(plan: &Plan, id: usize, shards: usize) -> Option<PhaseOne> {
         if shards < 2 {
             // One shard owns every key: there is no load to spread, only work to add.
             return None;
         }
         let mut max_buffered = 0;
         let ops: Vec<Option<OpPhase>> = plan
-            .windows
+            .nodes
             .iter()
-            .zip(agg_slots)
-            .map(|(w, slots)| {
-                let detector = match w.hot_keys.mode {
+            .map(|node| {
+                let (combiner, hot) = crate::operators::combiner(node)?;
+                let detector = match hot.mode {
                     HotKeyPlanMode::Off => return None,
                     HotKeyPlanMode::Salt { salt } => {
                         if id >= salt.unwrap_or(shards).max(1) {
@@ -71,15 +70,14 @@ impl PhaseOne {
                         })))
                     }
                 };
-                max_buffered = max_buffered.max(w.hot_keys.max_buffered);
-                Some(OpPhase {
-                    combiner: Combiner::new(w, slots)?,
-                    detector,
-                })
+                max_buffered = max_buffered.max(hot.max_buffered);
+                Some(OpPhase { combiner, detector })
             })
             .collect();
         ops.iter().any(Option::is_some).then(|| PhaseOne {
             ops,
+            port_node: plan.ports.iter().map(|p| p.node).collect(),
+            first_port: plan.nodes.iter().map(|n| n.ports.start as u16).collect(),
             held: Vec::with_capacity(max_buffered),
             max_buffered,
             flush_seen: WM_MAX,
@@ -92,9 +90,14 @@ impl PhaseOne {
     /// partition. False: send it on as usual.
     #[inline]
     pub fn take(&mut self, ev: &Event, ooo: i64) -> bool {
-        let Some(Some(phase)) = self.ops.get_mut(ev.op as usize) else {
+        let node = self.port_node.get(ev.port as usize).copied().unwrap_or(usize::MAX);
+        let Some(Some(phase)) = self.ops.get_mut(node) else {
             return false;
         };
+        if ev.has_payload() {
+            // A long key or wide values: not combined (sent on as it is).
+            return false;
+        }
         if let Some(d) = &mut phase.detector {
             d.observe(ev);
             if !d.is_hot(ev.hash) {
@@ -134,7 +137,7 @@ impl PhaseOne {
         !self.held.is_empty()
     }
 
-    /// The hot keys `auto` detected on this shard, per window: (operator id, key, share).
+    /// The hot keys `auto` detected on this shard, per operator: (node id, key, share).
     pub fn hot_keys(&self) -> Vec<(usize, String, f64)> {
         let mut v = Vec::new();
         for (i, p) in self.ops.iter().enumerate() {
@@ -159,32 +162,39 @@ impl Shard {
         let Some(mut h) = self.hot.take() else {
             return true;
         };
-        // The exact watermark here: the receiver's (which covers the chunk's start) moved on by
-        // the events routed so far (every one is held since the last chunk end, so `stamp` is
-        // this chunk's).
-        let time = self.tracker.peek_time(cur.part);
-        let wm = self.wm.max(time.before(h.stamp));
+        // The exact watermark here, per node: the receiver's (which covers the chunk's start)
+        // moved on by the events routed so far (every one is held since the last chunk end, so
+        // `stamp` is this chunk's).
         let mut head = Event::EMPTY;
         head.seen_max = h.stamp;
         head.part = cur.part;
         let mut out = std::mem::take(&mut h.out);
-        for (op, phase) in h.ops.iter_mut().enumerate() {
+        for (node, phase) in h.ops.iter_mut().enumerate() {
             if let Some(phase) = phase {
-                head.op = op as u8;
-                self.stats.events_combined += phase.combiner.hand_off(wm, &head, |m| out.push(*m));
+                let deps = &self.setup.topo.deps[node];
+                let time = self.tracker.chunk_time_of(cur.part, deps);
+                let wm = self.node_wm[node].max(time.before(h.stamp));
+                head.port = h.first_port[node];
+                let mut send = |m: &Event, p: &PayloadBuf| out.push((*m, p.bytes.clone()));
+                self.stats.events_combined += phase.combiner.hand_off(wm, &head, &mut send);
             }
         }
         for (ev, pane, row) in &h.held {
-            let combined = match &h.ops[ev.op as usize] {
-                Some(p) => p.combiner.combined(*pane, *row),
-                None => false,
+            let node = h.port_node.get(ev.port as usize).copied().unwrap_or(usize::MAX);
+            let combined = match h.ops.get(node) {
+                Some(Some(p)) => p.combiner.combined(*pane, *row),
+                _ => false,
             };
             if !combined {
-                out.push(*ev);
+                out.push((*ev, Vec::new()));
             }
         }
-        for m in &out {
-            self.route_on(m);
+        for (m, payload) in &out {
+            if payload.is_empty() {
+                self.route_on(m);
+            } else {
+                self.route_with_payload(m, payload);
+            }
         }
         out.clear();
         h.out = out;

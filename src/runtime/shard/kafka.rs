@@ -6,7 +6,7 @@
 //! Never blocks: a poll that finds nothing returns, and the shard goes on receiving.
 
 use super::produce::DeadAt;
-use super::records;
+use super::steps;
 use super::{Shard, SourceParser};
 use crate::event::{CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET};
 use crate::sources::kafka::{Fetch, KafkaPart};
@@ -159,12 +159,9 @@ impl Shard {
             ))
         } else {
             match (&mut self.parsers[src], setup.kafka_timestamp[src]) {
-                (SourceParser::Json(p), false) => p.parse(line, &mut self.evs).map_err(|m| m.0),
+                (SourceParser::Json(p), false) => p.parse(line).map_err(|m| m.0),
                 (SourceParser::Json(p), true) => match timestamp {
-                    Some(ts) if ts >= 0 => p
-                        .parse_at(line, ts, &mut self.evs)
-                        .map(|_| ts)
-                        .map_err(|m| m.0),
+                    Some(ts) if ts >= 0 => p.parse_at(line, ts).map(|_| ts).map_err(|m| m.0),
                     _ => Err("the record has no Kafka timestamp".to_string()),
                 },
                 _ => Err("not a Kafka source".to_string()),
@@ -179,26 +176,17 @@ impl Shard {
         let Some(cur) = self.cur.as_mut() else { return };
         match res {
             Ok(ts) => {
-                let mut n = match &self.parsers[src] {
-                    SourceParser::Json(p) => p.outputs(),
-                    _ => 0,
-                };
-                if !self.routes[src].is_empty() {
-                    let a = records::apply(
-                        &mut self.routes[src],
-                        line,
-                        ts,
-                        cur.seq,
-                        &mut self.evs[n..],
-                        &mut self.record_out,
-                    );
-                    n += at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
-                }
                 let seen = cur.seen_max;
                 cur.seen_max = seen.max(ts);
+                cur.last_seen = seen;
+                let seq = cur.seq;
+                if !self.routes[src].is_empty() {
+                    let a = steps::apply(&mut self.routes[src], line, ts, seq, &mut self.record_out);
+                    at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
+                }
                 self.stats.events_in += 1;
                 self.stats.bytes_read += line.len() as u64;
-                self.route_scratch(n, seen, part, offset as u64, line.len() as u32);
+                self.route_parsed(src, seen, part, offset as u64, line.len() as u32);
             }
             Err(reason) => at.write(&reason, &mut self.dead, &mut self.emitter, &mut self.stats),
         }

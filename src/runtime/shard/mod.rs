@@ -7,22 +7,29 @@
 //!   their chunk's turn with the same credit) and ending each chunk with a `ChunkEnd` marker to every
 //!   shard. A full ring is no credit: the shard stops reading its source until credit returns.
 //! - *receive*: take events in global chunk order (chunk `seq` comes from shard `seq % shards`), so the
-//!   watermark each event sees, and thus every window result, is independent of thread timing; hand
+//!   watermark each event sees, and thus every result, is independent of thread timing; hand
 //!   them to operators in runs of up to `RUN` events of one chunk, cut where a watermark step may be
-//!   due, rather than one at a time.
+//!   due, rather than one at a time. Operators reading other operators' output sit at deeper
+//!   depths: after a chunk's depth 0, the shard merges what every shard's depth-0 operators emitted
+//!   for it from that chunk (`merge`), and so on down; only then does it take the next chunk.
 //!
-//! Deadlock freedom: the lowest chunk not yet fully sent is never waiting on a receiver that waits for
-//! a later chunk, because receivers only advance past a chunk after its end marker; and every shard
-//! keeps receiving while its own production is stalled.
+//! Deadlock freedom: the lowest (chunk, depth) not yet done everywhere is never waiting on anything
+//! later, because receivers only advance past a chunk after its end marker at each depth; every
+//! shard keeps receiving while its own production is stalled; and output that finds no credit
+//! waits in per-destination queues rather than stopping the operator that emitted it (a shard
+//! starts no new chunk while they hold anything, which bounds them).
 
-mod emit;
+pub mod emit;
+pub mod exchange;
+mod fire;
 pub mod hot;
 mod kafka;
+mod merge;
 mod produce;
 mod publish;
 mod receive;
-pub mod records;
 mod snapshot;
+pub mod steps;
 
 use super::ring::{Consumer, Producer};
 use super::setup::{ShardSetup, StopCoord};
@@ -30,10 +37,10 @@ use crate::event::Event;
 use crate::metrics::{latency_histogram, ShardStats};
 use crate::operators::Operator;
 use crate::sinks::SinkWriter;
+use crate::sources::bind::RecordParser;
 use crate::sources::file::ChunkReader;
 use crate::sources::generator::GenParser;
-use crate::sources::record::RecordParser;
-use crate::time::WatermarkTracker;
+use crate::time::{ChunkTime, WatermarkTracker};
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -52,7 +59,37 @@ const RUN: usize = 128;
 pub enum SourceParser {
     Json(RecordParser),
     Gen(GenParser),
+    /// A generator source whose readers need more than `GenParser` gives (rows, nested paths):
+    /// each click is rendered as its JSON line and bound from that.
+    GenJson(RecordParser),
     Memory,
+}
+
+impl SourceParser {
+    /// Events one record becomes directly (without steps).
+    fn outputs(&self) -> usize {
+        match self {
+            SourceParser::Json(p) | SourceParser::GenJson(p) => p.outputs(),
+            SourceParser::Gen(g) => g.outputs(),
+            SourceParser::Memory => 1,
+        }
+    }
+}
+
+/// What the shard knows of the chunk it is receiving.
+struct ChunkCtx {
+    /// Its partition, once a message of it arrived.
+    part: Option<u16>,
+    /// The largest `seen_max` of its events (a position inside the chunk) and its largest event
+    /// time; known once its end marker arrived at depth 0.
+    last_seen: i64,
+    max_ts: i64,
+    /// Per node: its watermark function over this chunk's events.
+    times: Vec<ChunkTime>,
+    /// Some message of the chunk was taken at depth 0.
+    started: bool,
+    /// When the chunk was read (ns since the runtime's epoch), for the latency histogram.
+    ingest_ns: i64,
 }
 
 /// The chunk this shard is producing.
@@ -63,6 +100,8 @@ struct ProdChunk {
     ingest_ns: i64,
     /// Max event time so far in this chunk (the `seen_max` of the next event).
     seen_max: i64,
+    /// The `seen_max` of the last record so far: the chunk's last position inside it.
+    last_seen: i64,
     /// File chunks: next line index and limit inside the reader's buffer, file offset of `buf[0]`.
     pos: usize,
     limit: usize,
@@ -89,6 +128,9 @@ pub struct Shard {
     out: Vec<Option<Producer<Event>>>,
     /// Rings from every shard, this one's own included (`inbound[id]`: the events it routed to itself).
     inbound: Vec<Option<Consumer<Event>>>,
+    /// Per depth `d` >= 1 (at `d - 1`): the rings from every shard carrying what their operators of
+    /// depth `d - 1` emitted for operators here.
+    xin: Vec<Vec<Option<Consumer<Event>>>>,
     // producing
     cur: Option<ProdChunk>,
     next_prod: u64,
@@ -97,15 +139,22 @@ pub struct Shard {
     files: Vec<Option<File>>,
     dead: Option<SinkWriter>,
     evs: Vec<Event>,
-    routes: Vec<Vec<records::Route>>,
+    routes: Vec<Vec<steps::Route>>,
     /// Scratch for a generated record as a JSON line (only when routes read a generator).
     line: Vec<u8>,
-    record_out: records::RecordOut,
+    record_out: steps::RecordOut,
     // receiving
     next_seq: u64,
+    /// The depth being received in chunk `next_seq`.
+    depth: usize,
+    /// Partition progress before chunk `next_seq`, and with its end applied (once depth 0 met it).
     tracker: WatermarkTracker,
-    wm: i64,
+    tracker_end: WatermarkTracker,
+    chunk: ChunkCtx,
+    /// Per node: its watermark (over its own inputs) as last advanced.
+    node_wm: Vec<i64>,
     ops: Vec<Box<dyn Operator>>,
+    merge: merge::Merge,
     emitter: ShardEmitter,
     emit_marks: Vec<(i64, u64)>,
     // checkpoints (shard 0 issues them)
@@ -143,23 +192,22 @@ pub struct Shard {
     kafka_committed: Instant,
     kafka_serviced: Instant,
     stalled_since: Option<Instant>,
-    /// The partial aggregate being received: its head message and its payload so far.
-    partial: (Event, Vec<u8>),
     /// Phase one of `hot_keys` windows (None when no window combines on this shard).
     hot: Option<hot::PhaseOne>,
 }
 
-/// Per operator: the chains of filters and selects over its results, each with its sinks.
-pub type ResultChains = Vec<Vec<(crate::operators::record::RecordChain, Vec<usize>)>>;
-
 pub struct ShardParts {
     pub parsers: Vec<SourceParser>,
     /// Per source: its chains of filters and selects.
-    pub routes: Vec<Vec<records::Route>>,
-    /// Per operator: chains of filters and selects over its results, with their sinks.
-    pub result_chains: ResultChains,
+    pub routes: Vec<Vec<steps::Route>>,
+    /// Per node: the readers of its output and of its late side output.
+    pub outputs: Vec<emit::Outlet>,
+    pub lates: Vec<emit::Outlet>,
     pub out: Vec<Option<Producer<Event>>>,
     pub inbound: Vec<Option<Consumer<Event>>>,
+    /// Per depth >= 1: rings to every shard, and from every shard.
+    pub xout: Vec<Vec<Producer<Event>>>,
+    pub xin: Vec<Vec<Option<Consumer<Event>>>>,
     pub ops: Vec<Box<dyn Operator>>,
     pub sinks: Vec<SinkWriter>,
     pub dead: Option<SinkWriter>,
@@ -176,36 +224,28 @@ impl Shard {
         let max_outputs = p
             .parsers
             .iter()
-            .map(|s| match s {
-                SourceParser::Json(r) => r.outputs(),
-                SourceParser::Gen(g) => g.outputs(),
-                SourceParser::Memory => 1,
-            })
-            .zip(&p.routes)
-            .map(|(n, r)| n + r.iter().map(records::Route::outputs).sum::<usize>())
+            .map(SourceParser::outputs)
             .max()
             .unwrap_or(1)
             .max(1);
-        let emitter = ShardEmitter {
-            sinks: p.sinks,
-            routes: setup.routes.clone(),
-            parts: setup.parts.clone(),
-            recall_files: (0..nparts).map(|_| None).collect(),
-            op: 0,
-            scratch: Vec::new(),
-            emitted: 0,
-            error: None,
-            chains: p.result_chains,
-            results_filtered: 0,
-            late_to_side: 0,
-            failed: Vec::new(),
-        };
+        let nodes = p.ops.len();
+        let emitter = emit::ShardEmitter::new(
+            p.sinks,
+            setup.parts.clone(),
+            p.outputs,
+            p.lates,
+            p.xout.into_iter().map(exchange::Outbound::new).collect(),
+            setup.key_groups,
+            n,
+        );
         let mut shard = Shard {
             id,
             n,
             parsers: p.parsers,
             out: p.out,
             inbound: p.inbound,
+            merge: merge::Merge::new(p.xin.len() + 1, n),
+            xin: p.xin,
             cur: None,
             next_prod: id as u64,
             pending: VecDeque::with_capacity(max_outputs + n),
@@ -215,10 +255,20 @@ impl Shard {
             evs: vec![Event::EMPTY; max_outputs],
             routes: p.routes,
             line: Vec::new(),
-            record_out: records::RecordOut::default(),
+            record_out: steps::RecordOut::default(),
             next_seq: 0,
+            depth: 0,
+            tracker_end: tracker.clone(),
             tracker,
-            wm: crate::time::WM_MIN,
+            chunk: ChunkCtx {
+                part: None,
+                last_seen: i64::MIN,
+                max_ts: i64::MIN,
+                times: vec![ChunkTime::new(crate::time::WM_MIN, crate::time::WM_MAX, 0); nodes],
+                started: false,
+                ingest_ns: 0,
+            },
+            node_wm: vec![crate::time::WM_MIN; nodes],
             ops: p.ops,
             emitter,
             emit_marks: Vec::new(),
@@ -257,7 +307,6 @@ impl Shard {
             kafka_committed: Instant::now(),
             kafka_serviced: Instant::now(),
             stalled_since: None,
-            partial: (Event::EMPTY, Vec::new()),
             hot: p.hot,
             setup,
         };
@@ -292,6 +341,10 @@ impl Shard {
             for p in self.out.iter_mut().flatten() {
                 p.flush();
             }
+            for o in &mut self.emitter.next {
+                o.drain();
+                o.flush();
+            }
             if let Some(e) = self.emitter.error.take() {
                 self.failure = Some(e.to_string());
             }
@@ -320,6 +373,7 @@ impl Shard {
                 && self.next_prod >= end
                 && self.cur.is_none()
                 && self.pending.is_empty()
+                && self.emitter.next.iter().all(exchange::Outbound::is_idle)
             {
                 break;
             }
@@ -355,13 +409,15 @@ impl Shard {
         if let Some(why) = self.failure.take() {
             return Err(why);
         }
+        self.stats.operators.clear();
         for op in &self.ops {
-            let s = op.stats();
-            self.stats.fired += s.fired;
-            self.stats.refired += s.refired;
-            self.stats.late_dropped += s.late_dropped;
-            self.stats.open_windows += op.open_windows() as u64;
-            self.stats.joins.push(op.join_stats());
+            let mut r = crate::metrics::OperatorReport::default();
+            op.report(&mut r);
+            self.stats.fired += r.fired;
+            self.stats.refired += r.refired;
+            self.stats.late_dropped += r.late_dropped;
+            self.stats.open_windows += r.open;
+            self.stats.operators.push(r);
         }
         if let Some(h) = &self.hot {
             self.stats.hot_keys = h.hot_keys();

@@ -4,9 +4,9 @@
 
 use super::emit::{dead_letter_line, ShardEmitter};
 use super::kafka;
-use super::records;
+use super::steps;
 use super::{ProdChunk, Shard, SourceParser, STEP};
-use crate::event::{Event, Tag, CHUNK_LAST, CHUNK_PAD};
+use crate::event::{payload_slots, slot_of, Event, Tag, CHUNK_LAST, CHUNK_PAD, SLOT_BYTES};
 use crate::metrics::ShardStats;
 use crate::runtime::aligned::Next;
 use crate::runtime::schedule::Schedule;
@@ -122,6 +122,7 @@ impl Shard {
             last,
             ingest_ns,
             seen_max: i64::MIN,
+            last_seen: i64::MIN,
             pos: 0,
             limit: 0,
             base: 0,
@@ -167,7 +168,9 @@ impl Shard {
                         chunk.base = c.base;
                         self.stats.bytes_read += self.reader.buf().len() as u64;
                         // The clock-skew guard's wall clock, read once per chunk.
-                        if let SourceParser::Json(jp) = &mut self.parsers[p.source] {
+                        if let SourceParser::Json(jp) | SourceParser::GenJson(jp) =
+                            &mut self.parsers[p.source]
+                        {
                             jp.set_clock(
                                 std::time::SystemTime::now()
                                     .duration_since(std::time::UNIX_EPOCH)
@@ -240,7 +243,7 @@ impl Shard {
                 ))
             } else {
                 match &mut self.parsers[src] {
-                    SourceParser::Json(p) => p.parse(line, &mut self.evs).map_err(|m| m.0),
+                    SourceParser::Json(p) => p.parse(line).map_err(|m| m.0),
                     _ => Err("not a file source".to_string()),
                 }
             };
@@ -260,26 +263,17 @@ impl Shard {
                     continue;
                 }
                 Ok(ts) => {
-                    let mut n = match &self.parsers[src] {
-                        SourceParser::Json(p) => p.outputs(),
-                        _ => 0,
-                    };
-                    if !self.routes[src].is_empty() {
-                        let a = records::apply(
-                            &mut self.routes[src],
-                            line,
-                            ts,
-                            cur.seq,
-                            &mut self.evs[n..],
-                            &mut self.record_out,
-                        );
-                        n += at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
-                    }
                     let seen = cur.seen_max;
                     cur.seen_max = seen.max(ts);
+                    cur.last_seen = seen;
+                    let seq = cur.seq;
                     let len = line.len() as u32;
                     self.stats.events_in += 1;
-                    self.route_scratch(n, seen, part, offset, len);
+                    if !self.routes[src].is_empty() {
+                        let a = steps::apply(&mut self.routes[src], line, ts, seq, &mut self.record_out);
+                        at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
+                    }
+                    self.route_parsed(src, seen, part, offset, len);
                     return true;
                 }
                 Err(reason) => {
@@ -303,12 +297,14 @@ impl Shard {
         let (start, part) = (cur.next as usize, cur.part);
         let end = (cur.end as usize).min(start + budget);
         let mut seen = cur.seen_max;
+        let mut last = cur.last_seen;
         let mut i = start;
         while i < end {
             let ahead = events.as_ptr().wrapping_add(i + AHEAD);
             crate::state::prefetch::prefetch(ahead);
             crate::state::prefetch::prefetch(ahead.cast::<u8>().wrapping_add(64));
             let ev = memory_event(events, i, seen, part);
+            last = seen;
             seen = seen.max(ev.ts);
             i += 1;
             let d = self.shard_of(ev.hash);
@@ -317,16 +313,17 @@ impl Shard {
                 break;
             }
         }
-        self.memory_run_end(start, i, seen)
+        self.memory_run_end(start, i, seen, last)
     }
 
     /// Records how far a memory run got: the chunk's next index and running maximum, and the events
     /// read (`start..end`); returns their count.
     #[inline(always)]
-    fn memory_run_end(&mut self, start: usize, end: usize, seen: i64) -> usize {
+    fn memory_run_end(&mut self, start: usize, end: usize, seen: i64, last: i64) -> usize {
         let cur = self.cur.as_mut().expect("a current chunk");
         cur.next = end as u64;
         cur.seen_max = seen;
+        cur.last_seen = last;
         self.stats.events_in += (end - start) as u64;
         end - start
     }
@@ -339,12 +336,14 @@ impl Shard {
         let (start, part) = (cur.next as usize, cur.part);
         let end = (cur.end as usize).min(start + budget);
         let mut seen = cur.seen_max;
+        let mut last = cur.last_seen;
         let mut i = start;
         while i < end {
             if self.hot.as_ref().is_some_and(|h| h.due(seen)) {
                 break;
             }
             let ev = memory_event(events, i, seen, part);
+            last = seen;
             seen = seen.max(ev.ts);
             i += 1;
             self.route(&ev);
@@ -352,7 +351,7 @@ impl Shard {
                 break;
             }
         }
-        self.memory_run_end(start, i, seen)
+        self.memory_run_end(start, i, seen, last)
     }
 
     /// Makes the next generated event; false at the end of the chunk.
@@ -363,63 +362,129 @@ impl Shard {
         }
         let i = cur.next;
         cur.next += 1;
-        let part = cur.part;
-        let setup = &self.setup;
+        let (part, seq) = (cur.part, cur.seq);
+        let setup = self.setup.clone();
         let src = setup.parts[part as usize].source;
-        let (mut n, ts) = match (&setup.parts[part as usize].kind, &mut self.parsers[src]) {
-            (PartKind::Generator { model, .. }, SourceParser::Gen(g)) => {
-                let click = model.click(i);
-                g.build(&click, &mut self.evs);
-                if !self.routes[src].is_empty() {
-                    // Filters and selects read records: the click as the line loadgen writes.
-                    self.line.clear();
-                    crate::sources::generator::model::write_ndjson(&click, &mut self.line);
-                }
-                (g.outputs(), Some(click.ts))
-            }
-            _ => (0, None),
+        let PartKind::Generator { model, .. } = &setup.parts[part as usize].kind else {
+            return true;
         };
-        if let (Some(ts), false) = (ts, self.routes[src].is_empty()) {
-            let a = records::apply(
-                &mut self.routes[src],
-                &self.line,
-                ts,
-                cur.seq,
-                &mut self.evs[n..],
-                &mut self.record_out,
-            );
+        let click = model.click(i);
+        let needs_line = !self.routes[src].is_empty()
+            || matches!(self.parsers[src], SourceParser::GenJson(_));
+        if needs_line {
+            // Filters, selects and rows read records: the click as the line loadgen writes.
+            self.line.clear();
+            crate::sources::generator::model::write_ndjson(&click, &mut self.line);
+            while self.line.last() == Some(&b'\n') {
+                self.line.pop();
+            }
+        }
+        let mut failed = None;
+        match &mut self.parsers[src] {
+            SourceParser::Gen(g) => g.build(&click, &mut self.evs),
+            SourceParser::GenJson(p) => {
+                if let Err(m) = p.parse_at(&self.line, click.ts) {
+                    failed = Some(m.0);
+                }
+            }
+            _ => {}
+        }
+        if !self.routes[src].is_empty() {
+            let line = std::mem::take(&mut self.line);
+            let a = steps::apply(&mut self.routes[src], &line, click.ts, seq, &mut self.record_out);
             let at = DeadAt {
                 source: &setup.sources[src],
                 partition: &setup.parts[part as usize].name,
                 offset: i,
-                line: &self.line,
+                line: &line,
             };
-            n += at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
+            at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
+            if let Some(why) = &failed {
+                at.write(why, &mut self.dead, &mut self.emitter, &mut self.stats);
+            }
+            self.line = line;
         }
+        let Some(cur) = self.cur.as_mut() else {
+            return true;
+        };
         let seen = cur.seen_max;
-        if let Some(ts) = ts {
-            cur.seen_max = seen.max(ts);
-            self.stats.events_in += 1;
+        cur.seen_max = seen.max(click.ts);
+        cur.last_seen = seen;
+        self.stats.events_in += 1;
+        if failed.is_none() {
+            self.route_parsed(src, seen, part, i, 0);
         }
-        self.route_scratch(n, seen, part, i, 0);
         true
     }
 
-    /// Stamps the first `n` scratch events with their source position and the chunk's running
-    /// maximum before them, and routes them. The scratch is taken out of `self` so events are routed
-    /// by reference (no extra copy).
+    /// Routes the events the record just parsed became: those of the source's own bindings, then
+    /// those of each chain that kept and bound it. Each is stamped with its source position and
+    /// the chunk's running maximum before it. The parsers are taken out of `self` meanwhile, so
+    /// events are routed by reference (no extra copy).
     #[inline(always)]
-    pub(super) fn route_scratch(&mut self, n: usize, seen: i64, part: u16, pos: u64, len: u32) {
-        let mut evs = std::mem::take(&mut self.evs);
-        for ev in &mut evs[..n] {
-            ev.tag = Tag::Data;
-            ev.seen_max = seen;
-            ev.part = part;
-            ev.pos = pos;
-            ev.len = len;
-            self.route(ev);
+    pub(super) fn route_parsed(&mut self, src: usize, seen: i64, part: u16, pos: u64, len: u32) {
+        let parsers = std::mem::take(&mut self.parsers);
+        match &parsers[src] {
+            SourceParser::Json(p) | SourceParser::GenJson(p) => {
+                for (ev, payload) in p.events.iter().zip(&p.payloads) {
+                    self.stamp_and_route(ev, &payload.bytes, seen, part, pos, len);
+                }
+            }
+            SourceParser::Gen(g) => {
+                let evs = std::mem::take(&mut self.evs);
+                for ev in &evs[..g.outputs()] {
+                    self.stamp_and_route(ev, &[], seen, part, pos, len);
+                }
+                self.evs = evs;
+            }
+            SourceParser::Memory => {}
         }
-        self.evs = evs;
+        self.parsers = parsers;
+        if self.routes[src].is_empty() {
+            return;
+        }
+        let mut routes = std::mem::take(&mut self.routes);
+        for r in &routes[src] {
+            let Some(p) = r.parser.as_ref().filter(|_| r.bound) else {
+                continue;
+            };
+            for (ev, payload) in p.events.iter().zip(&p.payloads) {
+                self.stamp_and_route(ev, &payload.bytes, seen, part, pos, len);
+            }
+        }
+        routes[src].iter_mut().for_each(|r| r.bound = false);
+        self.routes = routes;
+    }
+
+    #[inline(always)]
+    fn stamp_and_route(&mut self, ev: &Event, payload: &[u8], seen: i64, part: u16, pos: u64, len: u32) {
+        let mut ev = *ev;
+        ev.tag = Tag::DATA;
+        ev.seen_max = seen;
+        ev.part = part;
+        ev.pos = pos;
+        ev.len = len;
+        if payload.is_empty() {
+            self.route(&ev);
+        } else {
+            self.route_with_payload(&ev, payload);
+        }
+    }
+
+    /// Sends an event with payload slots to its key's owner (whole, or queued whole).
+    pub(super) fn route_with_payload(&mut self, ev: &Event, payload: &[u8]) {
+        let d = self.shard_of(ev.hash);
+        if self.pending.is_empty() {
+            if let Some(p) = self.out[d].as_mut() {
+                if super::exchange::push_bytes(p, ev, payload) {
+                    return;
+                }
+            }
+        }
+        self.pending.push_back((d, *ev));
+        for chunk in payload.chunks(SLOT_BYTES) {
+            self.pending.push_back((d, slot_of(chunk)));
+        }
     }
 
     fn end_chunk(&mut self) {
@@ -428,11 +493,13 @@ impl Shard {
         self.source_read[src] = self.source_read[src].max(cur.seen_max);
         self.setup.schedule.finished(cur.seq, cur.seen_max);
         let mut end = Event::EMPTY;
-        end.tag = Tag::ChunkEnd;
+        end.tag = Tag::CHUNK_END;
         end.ts = cur.seen_max;
         end.pos = cur.seq;
         end.len = if cur.last { CHUNK_LAST } else { 0 };
         end.seen_max = cur.ingest_ns;
+        // The last position inside the chunk (the running maximum before its last record).
+        end.sub = cur.last_seen as u64;
         end.part = cur.part;
         if cur.pad {
             end.len = CHUNK_PAD;
@@ -476,17 +543,35 @@ impl Shard {
     fn deliver(&mut self, d: usize, ev: &Event) -> bool {
         // Events for this shard go through its ring to itself too, even when their chunk's turn has
         // come: the receiver then sees them in runs, like any other.
-        let p = self.out[d].as_mut().expect("a ring to every shard");
-        p.push(*ev).is_ok()
+        match self.out[d].as_mut() {
+            Some(p) => p.push(*ev).is_ok(),
+            None => false,
+        }
     }
 
-    /// Sends queued messages in order; false if some are still waiting for credit.
+    /// Sends queued messages in order, each whole (a header and its payload slots); false if some
+    /// are still waiting for credit.
     fn drain_pending(&mut self) -> bool {
-        while let Some(&(d, ev)) = self.pending.front() {
-            if !self.deliver(d, &ev) {
+        while let Some(&(d, head)) = self.pending.front() {
+            let n = payload_slots(head.extra);
+            if n == 0 {
+                if !self.deliver(d, &head) {
+                    return false;
+                }
+                self.pending.pop_front();
+                continue;
+            }
+            let Some(p) = self.out[d].as_mut() else {
+                return false;
+            };
+            if p.free() < 1 + n && p.free_fresh() < 1 + n {
                 return false;
             }
-            self.pending.pop_front();
+            for _ in 0..=n {
+                if let Some((_, s)) = self.pending.pop_front() {
+                    let _ = p.push(s);
+                }
+            }
         }
         true
     }
@@ -497,7 +582,7 @@ impl Shard {
 #[inline(always)]
 fn memory_event(events: &[Event], i: usize, seen: i64, part: u16) -> Event {
     let mut ev = events[i];
-    ev.tag = Tag::Data;
+    ev.tag = Tag::DATA;
     ev.seen_max = seen;
     ev.part = part;
     ev.pos = i as u64;
@@ -514,20 +599,19 @@ pub(super) struct DeadAt<'a> {
 }
 
 impl DeadAt<'_> {
-    /// Counts what a record's filters and selects did, writes a dead letter for each chain it
-    /// failed on, and returns the events they added.
+    /// Counts what a record's filters and selects did and writes a dead letter for each chain it
+    /// failed on.
     pub(super) fn account(
         &self,
-        a: &records::Applied,
+        a: &steps::Applied,
         dead: &mut Option<SinkWriter>,
         emitter: &mut ShardEmitter,
         stats: &mut ShardStats,
-    ) -> usize {
+    ) {
         stats.records_filtered += a.dropped;
         for why in &a.failed {
             self.write(why, dead, emitter, stats);
         }
-        a.events
     }
 
     /// Counts one dead letter and writes it, with `reason`, to the dead-letter output if any.

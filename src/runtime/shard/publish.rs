@@ -24,19 +24,22 @@ impl Shard {
         let mut stats = self.stats.clone();
         stats.late_to_side_output += self.emitter.late_to_side;
         stats.records_filtered += self.emitter.results_filtered;
-        stats.joins = self.ops.iter().map(|o| o.join_stats()).collect();
         if let Some(h) = &self.hot {
             stats.hot_keys = h.hot_keys();
         }
+        stats.operators.clear();
         for op in &self.ops {
-            let s = op.stats();
-            stats.fired += s.fired;
-            stats.refired += s.refired;
-            stats.late_dropped += s.late_dropped;
+            let mut r = crate::metrics::OperatorReport::default();
+            op.report(&mut r);
+            stats.fired += r.fired;
+            stats.refired += r.refired;
+            stats.late_dropped += r.late_dropped;
+            stats.operators.push(r);
         }
         let ring_events = self
             .inbound
             .iter_mut()
+            .chain(self.xin.iter_mut().flatten())
             .flatten()
             .map(|c| c.available() as u64)
             .sum();
@@ -44,13 +47,13 @@ impl Shard {
         let latency_us = [0.5, 0.9, 0.99, 0.999].map(|q| h.value_at_quantile(q));
         let e = &self.event_hist;
         let event_latency_ms = [0.5, 0.9, 0.99, 0.999].map(|q| e.value_at_quantile(q));
-        let op_state = self.ops.iter().map(|o| o.state_size()).collect();
+        let op_state = stats.operators.iter().map(|r| (r.keys, r.state_bytes)).collect();
         live.publish(
             self.id,
             ShardSnapshot {
                 stats,
-                // WM_MIN is i64::MIN: the same "none yet" the snapshot uses.
-                watermark_ms: self.wm,
+                // The least watermark of any node (WM_MIN, i64::MIN: none yet).
+                watermark_ms: self.node_wm.iter().copied().min().unwrap_or(self.tracker.current()),
                 ring_events,
                 latency_us,
                 event_latency_ms,

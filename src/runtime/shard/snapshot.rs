@@ -25,7 +25,7 @@ impl Shard {
         self.ckpt_issued = id;
         self.ckpt_last = Instant::now();
         let mut b = Event::EMPTY;
-        b.tag = Tag::Barrier;
+        b.tag = Tag::BARRIER;
         b.pos = id;
         for d in 0..self.n {
             self.pending.push_back((d, b));
@@ -91,7 +91,8 @@ impl Shard {
         }
         let mut time = Enc::default();
         self.tracker.encode(&mut time);
-        time.i64(self.wm);
+        // The job's watermark (every node's follows from the partitions' progress above).
+        time.i64(self.tracker.current());
         self.setup.schedule.encode(&mut time);
         super::super::kafka_positions::encode(&self.kafka_next, &self.setup.parts, &mut time);
         let mut sections = vec![Section {
@@ -150,19 +151,22 @@ impl Shard {
             .ok_or("checkpoint has no watermark state")?;
         let mut d = Dec::new(&time.bytes);
         self.tracker.decode(&mut d)?;
-        self.wm = d.i64("watermark")?;
+        d.i64("watermark")?;
+        for (n, deps) in self.setup.topo.deps.iter().enumerate() {
+            self.node_wm[n] = self.tracker.watermark_of(deps);
+        }
         // The chunk order that follows (`ChunkOrder::decode`) was restored before any shard started.
         let setup = self.setup.clone();
-        let keep = |h: u64| super::produce::shard_of(&setup, self.n, h) == self.id;
+        let keep = |h: u64| super::emit::owner(setup.key_groups, self.n, h) == self.id;
         for snap in &r.snapshots {
-            for (op, want) in self.ops.iter_mut().zip(&r.sections) {
+            for ((op, want), wm) in self.ops.iter_mut().zip(&r.sections).zip(&self.node_wm) {
                 let Some(want) = want else { continue };
                 let sec: &Section = snap
                     .sections
                     .iter()
                     .find(|x| &x.name == want)
                     .ok_or_else(|| format!("checkpoint {}: no section {want}", r.id))?;
-                op.restore(&sec.bytes, &keep, self.wm)
+                op.restore(&sec.bytes, &keep, *wm)
                     .map_err(|e| format!("checkpoint {}, {}: {e}", r.id, sec.name))?;
             }
         }

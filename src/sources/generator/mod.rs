@@ -5,6 +5,8 @@
 pub mod model;
 
 use crate::event::{hash_key, Event, Value};
+use crate::plan::SlotUse;
+use crate::sources::bind::Binding;
 use model::{Click, ClickModel};
 
 /// The fields a generated click has, in JSON order.
@@ -29,37 +31,44 @@ fn field(name: &str) -> Option<Field> {
 }
 
 struct GenBinding {
-    op: u8,
+    port: u16,
     key: Vec<Field>,
-    slots: Vec<(Field, super::record::SlotUse)>,
+    slots: Vec<(Field, SlotUse)>,
 }
 
-/// Builds events for each window a generator source feeds.
+/// Builds events for each port a generator source feeds straight from the click, without
+/// rendering it (the common case); bindings it cannot serve (nested paths, rows) are refused, and
+/// the runtime binds the click's JSON line instead.
 pub struct GenParser {
     bindings: Vec<GenBinding>,
     key: Vec<u8>,
 }
 
 impl GenParser {
-    pub fn new(bindings: &[super::record::Binding]) -> Result<Self, String> {
-        use super::record::SlotUse;
-        let lookup = |n: &str| {
-            field(n).ok_or_else(|| {
+    pub fn new(bindings: &[Binding]) -> Result<Self, String> {
+        let lookup = |p: &crate::expr::FieldPath| {
+            if p.segments().len() != 1 {
+                return Err(format!("the generator's fields are flat; `{p}` is a nested path"));
+            }
+            field(p.as_str()).ok_or_else(|| {
                 format!(
-                    "the generator has no field `{n}`; it has {}",
+                    "the generator has no field `{p}`; it has {}",
                     FIELDS.join(", ")
                 )
             })
         };
         let mut out = Vec::new();
         for b in bindings {
+            if b.row {
+                return Err("rows are bound from the click's JSON line".into());
+            }
             let key = b
-                .key_fields
+                .key
                 .iter()
-                .map(|f| lookup(f))
+                .map(lookup)
                 .collect::<Result<Vec<_>, _>>()?;
             let mut slots = Vec::new();
-            for (f, u) in &b.slots {
+            for (f, u) in &b.values {
                 let fld = lookup(f)?;
                 if *u == SlotUse::Number && matches!(fld, Field::AdId | Field::UserId) {
                     return Err(format!(
@@ -68,8 +77,11 @@ impl GenParser {
                 }
                 slots.push((fld, *u));
             }
+            if slots.len() > crate::event::INLINE_VALUES {
+                return Err("more values than an event carries inline".into());
+            }
             out.push(GenBinding {
-                op: b.op,
+                port: b.port,
                 key,
                 slots,
             });
@@ -105,8 +117,9 @@ impl GenParser {
     #[inline]
     pub fn build(&mut self, c: &Click, out: &mut [Event]) {
         for (b, ev) in self.bindings.iter().zip(out.iter_mut()) {
+            *ev = Event::EMPTY;
             ev.ts = c.ts;
-            ev.op = b.op;
+            ev.port = b.port;
             self.key.clear();
             for (i, &f) in b.key.iter().enumerate() {
                 if i > 0 {
@@ -117,11 +130,10 @@ impl GenParser {
             // Generated keys are at most ~25 bytes, well inside the inline limit.
             let _ = ev.set_key(&self.key);
             ev.hash = hash_key(&self.key);
-            ev.kinds = 0;
             for (slot, &(f, use_)) in b.slots.iter().enumerate() {
                 let v = match (f, use_) {
-                    (Field::Ts, super::record::SlotUse::Number) => Value::Int(c.ts),
-                    (Field::Bid, super::record::SlotUse::Number) => Value::Int(c.bid),
+                    (Field::Ts, SlotUse::Number) => Value::Int(c.ts),
+                    (Field::Bid, SlotUse::Number) => Value::Int(c.bid),
                     (f, _) => {
                         self.key.clear();
                         Self::token(c, f, &mut self.key);

@@ -1,29 +1,24 @@
-//! Filters and selects on the shard that reads a record: each [`Route`] runs a record through its
-//! chain of steps and hands the result to the windows that read that chain (as events, keyed
-//! like any other) and to the sinks that write it (as lines). Lines for sinks wait in
+//! Filters and selects on the shard that reads a source record: each [`Route`] runs a record
+//! through its chain of steps and hands the result to the ports that read that chain (as events,
+//! keyed like any other) and to the sinks that write it (as lines). Lines for sinks wait in
 //! [`RecordOut`] until this shard has received the end of the chunk they came from, so they land
 //! in the sink in the global chunk order, on the right side of every checkpoint barrier: a replay
 //! from a checkpoint writes them once more only if the checkpoint did not cover them.
 
 use super::Shard;
-use crate::event::Event;
-use crate::operators::record::{Outcome, RecordChain};
-use crate::sources::record::RecordParser;
+use crate::operators::steps::{Outcome, RecordChain};
+use crate::sources::bind::RecordParser;
 use std::collections::VecDeque;
 
 /// One chain of steps from a source, and who reads its records.
 pub struct Route {
     pub chain: RecordChain,
-    /// The windows reading this chain, as one parser with a binding per window.
+    /// The ports reading this chain, as one parser with a binding per port.
     pub parser: Option<RecordParser>,
     /// Sink indices writing this chain's records.
     pub sinks: Vec<usize>,
-}
-
-impl Route {
-    pub fn outputs(&self) -> usize {
-        self.parser.as_ref().map_or(0, RecordParser::outputs)
-    }
+    /// The last record kept through the chain and bound: its events are in `parser`.
+    pub bound: bool,
 }
 
 /// Record lines per (chunk, sink), oldest chunk first.
@@ -52,35 +47,25 @@ impl RecordOut {
 
 /// What running one record through a source's routes gave.
 pub struct Applied {
-    /// Events added after the direct ones.
-    pub events: usize,
     pub dropped: u64,
     /// Dead-letter reasons (one per route the record failed on).
     pub failed: Vec<String>,
 }
 
-/// Runs `line` (read at event time `ts`, in chunk `seq`) through every route: events go to
-/// `evs`, lines to `out`.
-pub fn apply(
-    routes: &mut [Route],
-    line: &[u8],
-    ts: i64,
-    seq: u64,
-    evs: &mut [Event],
-    out: &mut RecordOut,
-) -> Applied {
+/// Runs `line` (read at event time `ts`, in chunk `seq`) through every route: events stay in each
+/// route's parser (`bound`), lines go to `out`.
+pub fn apply(routes: &mut [Route], line: &[u8], ts: i64, seq: u64, out: &mut RecordOut) -> Applied {
     let mut a = Applied {
-        events: 0,
         dropped: 0,
         failed: Vec::new(),
     };
     for r in routes {
+        r.bound = false;
         match r.chain.apply(line) {
             Ok(Outcome::Kept(rec)) => {
                 if let Some(p) = &mut r.parser {
-                    let n = p.outputs();
-                    match p.parse_at(rec, ts, &mut evs[a.events..a.events + n]) {
-                        Ok(()) => a.events += n,
+                    match p.parse_at(rec, ts) {
+                        Ok(()) => r.bound = true,
                         Err(m) => a.failed.push(m.0),
                     }
                 }
@@ -98,8 +83,8 @@ pub fn apply(
 }
 
 impl Shard {
-    /// Window results a filter or select could not evaluate go to the dead letters, with the
-    /// window's name as their source.
+    /// Operator output a filter, select or binding could not take goes to the dead letters, with
+    /// the operator's name as its source.
     #[cold]
     pub(super) fn dead_results(&mut self) {
         for (op, why, line) in std::mem::take(&mut self.emitter.failed) {

@@ -1,24 +1,29 @@
 //! The event-time interval join: a left row at `tl` and a right row at `tr` of the same key match
 //! when `lower <= tr - tl <= upper`.
 //!
-//! Owns, per key, the rows of each side that can still match. A row is matched against the other
-//! side's held rows when it arrives (every match is emitted then, once), and is held only while a
-//! match is still possible: a left row until the watermark (minimum over every input) reaches
-//! `tl + upper`, a right row until it reaches `tr - lower` — later rows of the other side would be
-//! behind the watermark, which makes them late. At that moment the row is dropped, and in an outer
-//! kind emitted unmatched if it never matched, exactly once. A row behind the watermark on arrival
-//! is late: counted, and sent to the late side output if there is one. State is therefore bounded
-//! by rate x bound per side, whatever the run length; rows are held as (partition, offset,
-//! length) and read back from the source when output.
+//! Owns, per key, the rows of each side that can still match, by value (`rows::RowStore`), so
+//! it works on every source kind and on other operators' output. A row is matched against the
+//! other side's held rows when it arrives (every match is emitted then, once, with the later of the
+//! two times), and is held only while a match is still possible: a left row until the watermark
+//! (the minimum over this join's own inputs) reaches `tl + upper`, a right row until it reaches
+//! `tr - lower` — later rows of the other side would be behind the watermark, which makes them
+//! late. At that moment the row is dropped, and in an outer kind emitted unmatched if it never
+//! matched, exactly once, with its own time (the plan holds the watermark this join passes on
+//! back by as much, so that row is not late downstream). A row behind the watermark on arrival is
+//! late: counted, and sent to the late side output if there is one. A row whose key is missing or
+//! null never matches (SQL NULL): an inner join drops it, an outer one emits it unmatched at once.
+//! State is therefore bounded by rate x bound per side, whatever the run length.
 //!
 //! Output: the `on` fields, then both records:
 //! `{"imp_id":"i-1","left":{...the impression...},"right":{...the click...}}`; an unmatched side is
 //! `null`.
 
-use super::rows::{get, put, trim, Keys, RecRef};
-use super::{Emitter, JoinStats, Operator, OperatorStats};
+use super::rows::{get, put, trim, write_key_fields, Keys, RowId, RowStore};
+use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::Event;
+use crate::event::{Event, Rec, NULL_KEY};
+use crate::metrics::{JoinStats, OperatorReport};
+use crate::plan::IntervalJoinPlan;
 use std::collections::BTreeMap;
 
 const LEFT: usize = 0;
@@ -27,7 +32,7 @@ const RIGHT: usize = 1;
 #[derive(Debug, Clone, Copy)]
 struct Row {
     ts: i64,
-    rec: RecRef,
+    row: RowId,
     matched: bool,
     id: u64,
 }
@@ -38,44 +43,39 @@ pub struct IntervalJoin {
     upper: i64,
     /// Emit unmatched rows of (left, right).
     outer: [bool; 2],
-    right_parts: Vec<bool>,
+    first_port: u16,
     keys: Keys,
     rows: Vec<[Vec<Row>; 2]>,
+    store: RowStore,
     /// (expiry, row id) -> (key, side).
     cleanup: BTreeMap<(i64, u64), (u32, usize)>,
     next_id: u64,
     /// Keys whose last row was cleaned up in this watermark step.
     emptied: Vec<u32>,
     wm: i64,
-    stats: OperatorStats,
+    counters: Counters,
     join: JoinStats,
-    bufs: [Vec<u8>; 3],
+    line: Vec<u8>,
 }
 
 impl IntervalJoin {
-    /// `right_parts[p]`: partition `p` is read from the right side's source.
-    pub fn new(
-        on: Vec<String>,
-        lower: i64,
-        upper: i64,
-        outer: [bool; 2],
-        right_parts: Vec<bool>,
-    ) -> IntervalJoin {
+    pub fn new(plan: &IntervalJoinPlan, ctx: BuildCtx) -> IntervalJoin {
         IntervalJoin {
-            on,
-            lower,
-            upper,
-            outer,
-            right_parts,
+            on: plan.on.iter().map(|p| p.as_str().to_string()).collect(),
+            lower: plan.lower_ms,
+            upper: plan.upper_ms,
+            outer: plan.outer,
+            first_port: ctx.first_port,
             keys: Keys::default(),
             rows: Vec::new(),
+            store: RowStore::default(),
             cleanup: BTreeMap::new(),
             next_id: 0,
             emptied: Vec::new(),
             wm: i64::MIN,
-            stats: OperatorStats::default(),
+            counters: Counters::default(),
             join: JoinStats::default(),
-            bufs: [Vec::new(), Vec::new(), Vec::new()],
+            line: Vec::new(),
         }
     }
 
@@ -106,12 +106,13 @@ impl IntervalJoin {
         self.lower <= d && d <= self.upper
     }
 
-    fn hold(&mut self, k: u32, side: usize, ts: i64, rec: RecRef, matched: bool) {
+    fn hold(&mut self, k: u32, side: usize, ts: i64, row: &[u8], matched: bool) {
         let id = self.next_id;
         self.next_id += 1;
+        let row = self.store.put(row);
         self.rows[k as usize][side].push(Row {
             ts,
-            rec,
+            row,
             matched,
             id,
         });
@@ -120,88 +121,109 @@ impl IntervalJoin {
         self.join.peak[side] = self.join.peak[side].max(self.join.buffered[side]);
     }
 
-    /// `{"<on fields>", "left": .., "right": ..}` for key `k`.
-    fn emit(&mut self, k: u32, left: Option<RecRef>, right: Option<RecRef>, out: &mut dyn Emitter) {
-        let [line, l, r] = &mut self.bufs;
+    /// A row that can never match: emitted unmatched in an outer kind.
+    #[allow(clippy::too_many_arguments)]
+    fn unmatched(
+        &mut self,
+        side: usize,
+        key: &[u8],
+        row: &[u8],
+        ts: i64,
+        cause: Option<&Event>,
+        hash: u64,
+        out: &mut dyn Emitter,
+    ) {
+        if !self.outer[side] {
+            return;
+        }
+        let (l, r) = if side == LEFT {
+            (Some(row), None)
+        } else {
+            (None, Some(row))
+        };
+        write(&mut self.line, &self.on, key, l, r);
+        self.send(ts, cause, hash, out);
+    }
+
+    fn send(&mut self, ts: i64, cause: Option<&Event>, key: u64, out: &mut dyn Emitter) {
+        self.counters.fired += 1;
+        out.emit(Output {
+            line: &self.line,
+            ts,
+            cause,
+            key,
+            retract: false,
+        });
+    }
+}
+
+/// `{"<on fields>", "left": .., "right": ..}` for key bytes `key`.
+fn write(line: &mut Vec<u8>, on: &[String], key: &[u8], left: Option<&[u8]>, right: Option<&[u8]>) {
+    {
         line.clear();
         line.push(b'{');
-        let key: &[u8] = self.keys.get(k).map_or(&[], |(_, key)| key);
-        for (i, (name, token)) in self.on.iter().zip(key.split(|&b| b == 0)).enumerate() {
-            if i > 0 {
-                line.push(b',');
-            }
-            crate::expr::write_json_string(name, line);
-            line.push(b':');
-            line.extend_from_slice(token);
-        }
-        for (name, rec, buf) in [("left", left, l), ("right", right, r)] {
-            line.extend_from_slice(if line.len() > 1 { b"," } else { b"" });
+        write_key_fields(on, key, line);
+        for (name, rec) in [("left", left), ("right", right)] {
+            line.push(b',');
             crate::expr::write_json_string(name, line);
             line.push(b':');
             match rec {
-                Some(rr) => {
-                    buf.clear();
-                    out.recall(rr.part, rr.pos, rr.len, buf);
-                    line.extend_from_slice(trim(buf));
-                }
+                Some(r) => line.extend_from_slice(trim(r)),
                 None => line.extend_from_slice(b"null"),
             }
         }
         line.extend_from_slice(b"}\n");
-        self.stats.fired += 1;
-        out.result(line);
     }
 }
 
 impl Operator for IntervalJoin {
-    fn on_event(&mut self, e: &Event, wm: i64, out: &mut dyn Emitter) {
+    fn on_event(&mut self, r: &Rec<'_>, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
-        let side = usize::from(
-            self.right_parts
-                .get(e.part as usize)
-                .copied()
-                .unwrap_or(false),
-        );
+        let e = r.ev;
+        let side = usize::from(e.port.wrapping_sub(self.first_port) == 1);
         if e.ts <= self.wm {
-            self.stats.late_dropped += 1;
+            self.counters.late_dropped += 1;
             self.join.late[side] += 1;
-            out.late(e);
+            out.late(r);
             return;
         }
-        let k = self.intern(e.hash, e.key());
-        let rec = RecRef::of(e);
+        let row = r.row().unwrap_or(b"{}");
+        if e.flags & NULL_KEY != 0 {
+            self.join.null_keys += 1;
+            self.unmatched(side, r.key(), row, e.ts, Some(e), e.hash, out);
+            return;
+        }
+        let k = self.intern(e.hash, r.key());
         let other = 1 - side;
         let mut matched = false;
         for i in 0..self.rows[k as usize][other].len() {
             let o = self.rows[k as usize][other][i];
-            if self.matches(side, e.ts, o.ts) {
-                matched = true;
-                self.rows[k as usize][other][i].matched = true;
-                let (l, r) = if side == LEFT {
-                    (rec, o.rec)
-                } else {
-                    (o.rec, rec)
-                };
-                self.emit(k, Some(l), Some(r), out);
+            if !self.matches(side, e.ts, o.ts) {
+                continue;
             }
+            matched = true;
+            self.rows[k as usize][other][i].matched = true;
+            let held = self.store.get(o.row);
+            let (l, rr) = if side == LEFT {
+                (row, held)
+            } else {
+                (held, row)
+            };
+            write(&mut self.line, &self.on, r.key(), Some(l), Some(rr));
+            self.send(e.ts.max(o.ts), Some(e), e.hash, out);
         }
         if self.expiry(side, e.ts) <= self.wm {
             // Nothing can match it any more: it is done at once.
             self.join.cleaned[side] += 1;
-            if !matched && self.outer[side] {
-                let (l, r) = if side == LEFT {
-                    (Some(rec), None)
-                } else {
-                    (None, Some(rec))
-                };
-                self.emit(k, l, r, out);
+            if !matched {
+                self.unmatched(side, r.key(), row, e.ts, Some(e), e.hash, out);
             }
             if self.rows[k as usize].iter().all(Vec::is_empty) {
                 self.keys.remove(k);
             }
             return;
         }
-        self.hold(k, side, e.ts, rec, matched);
+        self.hold(k, side, e.ts, row, matched);
     }
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
@@ -223,13 +245,17 @@ impl Operator for IntervalJoin {
             self.join.buffered[side] -= 1;
             self.join.cleaned[side] += 1;
             if !row.matched && self.outer[side] {
+                let (hash, key) = self.keys.get(k).map_or((0, &[][..]), |(h, b)| (*h, &b[..]));
+                let bytes = self.store.get(row.row);
                 let (l, r) = if side == LEFT {
-                    (Some(row.rec), None)
+                    (Some(bytes), None)
                 } else {
-                    (None, Some(row.rec))
+                    (None, Some(bytes))
                 };
-                self.emit(k, l, r, out);
+                write(&mut self.line, &self.on, key, l, r);
+                self.send(row.ts, None, hash, out);
             }
+            self.store.drop_row(row.row);
         }
         // A key with no rows left is forgotten, so the key index is bounded like the rows are.
         for k in std::mem::take(&mut self.emptied) {
@@ -243,25 +269,23 @@ impl Operator for IntervalJoin {
         self.cleanup.keys().next().map_or(i64::MAX, |(t, _)| *t)
     }
 
-    fn open_windows(&self) -> usize {
-        self.cleanup.len()
-    }
-
-    fn stats(&self) -> OperatorStats {
-        self.stats
-    }
-
-    fn join_stats(&self) -> Option<JoinStats> {
-        let rows = (self.join.buffered[0] + self.join.buffered[1]) as usize;
-        let per_row = std::mem::size_of::<Row>() + 32; // the row and its cleanup timer
-        Some(JoinStats {
-            state_bytes: (rows * per_row) as u64 + self.keys.bytes(),
+    fn report(&self, r: &mut OperatorReport) {
+        self.counters.report(r);
+        let rows = self.join.buffered[0] + self.join.buffered[1];
+        // The row's entry, its cleanup timer and its bytes.
+        let per_row = (std::mem::size_of::<Row>() + 32) as u64;
+        let state = rows * per_row + self.keys.bytes() + self.store.bytes().1;
+        r.open += self.cleanup.len() as u64;
+        r.keys += rows;
+        r.state_bytes += state;
+        r.rows.get_or_insert_with(Default::default).add(&JoinStats {
+            state_bytes: state,
             ..self.join
-        })
+        });
     }
 
     fn snapshot(&self, e: &mut Enc) {
-        self.stats.encode(e);
+        self.counters.encode(e);
         let held: Vec<u32> = (0..self.rows.len() as u32)
             .filter(|&k| self.rows[k as usize].iter().any(|s| !s.is_empty()))
             .collect();
@@ -276,7 +300,7 @@ impl Operator for IntervalJoin {
                 let rows = &self.rows[k as usize][side];
                 e.u64(rows.len() as u64);
                 for r in rows {
-                    put(e, r.ts, &r.rec);
+                    put(e, r.ts, self.store.get(r.row));
                     e.u8(u8::from(r.matched));
                 }
             }
@@ -286,14 +310,14 @@ impl Operator for IntervalJoin {
     fn restore(&mut self, state: &[u8], keep: &dyn Fn(u64) -> bool, wm: i64) -> Result<(), String> {
         let mut d = Dec::new(state);
         self.wm = self.wm.max(wm);
-        self.stats.add_decoded(&mut d)?;
+        self.counters.add_decoded(&mut d)?;
         let n = d.count(33, "join keys")?;
         for _ in 0..n {
             let hash = d.u64("key hash")?;
             let key = d.bytes("key")?.to_vec();
-            let mut sides: [Vec<(i64, RecRef, bool)>; 2] = [Vec::new(), Vec::new()];
+            let mut sides: [Vec<(i64, &[u8], bool)>; 2] = [Vec::new(), Vec::new()];
             for rows in &mut sides {
-                let m = d.count(23, "rows")?;
+                let m = d.count(17, "rows")?;
                 for _ in 0..m {
                     let (t, r) = get(&mut d)?;
                     rows.push((t, r, d.u8("matched")? == 1));
@@ -320,5 +344,4 @@ impl Operator for IntervalJoin {
 }
 
 #[cfg(test)]
-#[path = "interval_join_tests.rs"]
 mod tests;

@@ -1,4 +1,5 @@
-//! Filters and selects: stateless steps applied to one record where it is read, before it is keyed.
+//! Filters and selects (steps): stateless steps applied to one record where it is read or emitted,
+//! before it is keyed.
 //!
 //! A [`RecordChain`] is the compiled steps from a source to one consumer, in order. It reads the
 //! raw JSON line (no DOM; fields are found in the bytes), evaluates each filter's condition (a
@@ -10,9 +11,9 @@
 //! raw line. It knows expressions and JSON bytes, never sinks, shards or windows.
 
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
-use crate::plan::{StageKind, StagePlan};
+use crate::plan::{StepKind, StepPlan};
 use crate::sources::json::{self, FieldSet, Token};
-use crate::sources::record::MAX_FIELDS;
+use crate::sources::bind::MAX_FIELDS;
 
 enum Kind {
     Filter(Program),
@@ -92,7 +93,7 @@ pub struct RecordChain {
 impl RecordChain {
     /// Compiles `chain` (stage ids into `stages`, in order). The plan compiled every expression
     /// already, so an error here is a bug in the plan builder, reported as such.
-    pub fn new(stages: &[StagePlan], chain: &[usize]) -> Result<RecordChain, String> {
+    pub fn new(stages: &[StepPlan], chain: &[usize]) -> Result<RecordChain, String> {
         let compile = |text: &str, stage: &str| {
             expr::compile(text).map_err(|e| format!("`{stage}`: invalid expression: {e}"))
         };
@@ -100,8 +101,8 @@ impl RecordChain {
         for &id in chain {
             let s = &stages[id];
             let kind = match &s.kind {
-                StageKind::Filter { condition } => Kind::Filter(compile(condition, &s.name)?),
-                StageKind::Select { fields } => Kind::Select(
+                StepKind::Filter { condition } => Kind::Filter(compile(condition, &s.name)?),
+                StepKind::Select { fields } => Kind::Select(
                     fields
                         .iter()
                         .map(|(n, t)| Ok((n.clone(), compile(t, &s.name)?)))
@@ -194,17 +195,17 @@ fn reason(kind: &str, stage: &str, field: Option<&str>, e: &expr::EvalError) -> 
 mod tests {
     use super::*;
 
-    fn stages() -> Vec<StagePlan> {
+    fn stages() -> Vec<StepPlan> {
         vec![
-            StagePlan {
+            StepPlan {
                 name: "big".into(),
-                kind: StageKind::Filter {
+                kind: StepKind::Filter {
                     condition: "amount_usd >= 1000 && currency != 'JPY'".into(),
                 },
             },
-            StagePlan {
+            StepPlan {
                 name: "priced".into(),
-                kind: StageKind::Select {
+                kind: StepKind::Select {
                     fields: vec![
                         ("id".into(), "order_id".into()),
                         ("currency".into(), "currency".into()),
@@ -243,9 +244,9 @@ mod tests {
 
     #[test]
     fn a_filter_alone_keeps_the_line_as_it_is() {
-        let st = vec![StagePlan {
+        let st = vec![StepPlan {
             name: "f".into(),
-            kind: StageKind::Filter {
+            kind: StepKind::Filter {
                 condition: "bid > 100".into(),
             },
         }];

@@ -1,0 +1,341 @@
+//! The event-time temporal join: each input record joins the version of the table (a changelog
+//! stream: every record is a new version for its key, valid from its event time) valid at the
+//! input record's event time.
+//!
+//! Owns, per key, the table's versions ordered by valid-from, and the input records waiting for
+//! their answer, both by value (`rows::RowStore`), so any stream can be either side. An input
+//! record at time `t` is answered only once the watermark (the minimum over this join's own
+//! inputs) has passed `t`, so no table version can still arrive that would change the answer; it
+//! takes the latest version with valid-from <= `t` (`left`: none -> `"table":null`; `inner`: none ->
+//! no output) and keeps its own event time. Versions older than the one valid at the watermark are
+//! pruned, so state per key is that version plus later ones. Replaying the same input gives the
+//! same output whatever the arrival order within the watermark bound (two versions with the same
+//! valid-from: the later arrival wins). Late rows: a table version behind the watermark is dropped
+//! (it could change answers already given); an input row behind it is answered at once when the
+//! version valid at its time is still held, else dropped; both are counted. A missing or null key
+//! never matches (SQL NULL): such an input row gets `"table":null` in a left join and is dropped in
+//! an inner one; such a version is dropped.
+//!
+//! Output: the input record with the table record added under `"table"`:
+//! `{"order_id":1,"currency":"EUR","amount":19.99,"ts":..,"table":{"currency":"EUR","rate":1.08,..}}`.
+
+use super::rows::{get, put, trim, Keys, RowId, RowStore};
+use super::{BuildCtx, Counters, Emitter, Operator, Output};
+use crate::checkpoint::codec::{Dec, Enc};
+use crate::event::{Event, Rec, NULL_KEY};
+use crate::metrics::{JoinStats, OperatorReport};
+use crate::plan::TemporalJoinPlan;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default)]
+struct KeyState {
+    /// (valid-from, record), ascending; equal times in arrival order.
+    versions: Vec<(i64, RowId)>,
+    /// Some version older than `versions[0]` was dropped: input rows before it cannot be answered.
+    pruned: bool,
+}
+
+pub struct TemporalJoin {
+    left_outer: bool,
+    first_port: u16,
+    index: Keys,
+    keys: Vec<KeyState>,
+    store: RowStore,
+    /// Input rows waiting for the watermark: (event time, arrival) -> (key, record).
+    waiting: BTreeMap<(i64, u64), (u32, RowId)>,
+    arrivals: u64,
+    /// Keys answered in the current watermark step (pruned at its end).
+    touched: Vec<u32>,
+    wm: i64,
+    counters: Counters,
+    /// `[input rows waiting, table versions held]`.
+    join: JoinStats,
+    line: Vec<u8>,
+}
+
+/// `input` with `"table": <table or null>` added before its closing brace; `false` when `input` is
+/// not an object.
+fn write(line: &mut Vec<u8>, input: &[u8], table: Option<&[u8]>) -> bool {
+    let input = trim(input);
+    let Some(body) = input.strip_suffix(b"}") else {
+        return false;
+    };
+    line.clear();
+    line.extend_from_slice(body);
+    if trim(body.get(1..).unwrap_or_default()).is_empty() {
+        line.extend_from_slice(b"\"table\":");
+    } else {
+        line.extend_from_slice(b",\"table\":");
+    }
+    match table {
+        Some(t) => line.extend_from_slice(trim(t)),
+        None => line.extend_from_slice(b"null"),
+    }
+    line.extend_from_slice(b"}\n");
+    true
+}
+
+impl TemporalJoin {
+    pub fn new(plan: &TemporalJoinPlan, ctx: BuildCtx) -> TemporalJoin {
+        TemporalJoin {
+            left_outer: plan.left,
+            first_port: ctx.first_port,
+            index: Keys::default(),
+            keys: Vec::new(),
+            store: RowStore::default(),
+            waiting: BTreeMap::new(),
+            arrivals: 0,
+            touched: Vec::new(),
+            wm: i64::MIN,
+            counters: Counters::default(),
+            join: JoinStats::default(),
+            line: Vec::new(),
+        }
+    }
+
+    fn intern(&mut self, hash: u64, key: &[u8]) -> u32 {
+        let (i, _) = self.index.intern(hash, key);
+        while self.keys.len() <= i as usize {
+            self.keys.push(KeyState::default());
+        }
+        i
+    }
+
+    /// The version valid at `t` for key `k`, if any.
+    fn version_at(&self, k: u32, t: i64) -> Option<RowId> {
+        let v = &self.keys[k as usize].versions;
+        let n = v.partition_point(|(from, _)| *from <= t);
+        n.checked_sub(1).map(|i| v[i].1)
+    }
+
+    /// Keeps the version valid at the watermark and later ones. Only between watermark steps: every
+    /// waiting row is then later than the watermark, so none needs an older version.
+    fn prune(&mut self, k: u32) {
+        let wm = self.wm;
+        let s = &mut self.keys[k as usize];
+        let n = s.versions.partition_point(|(from, _)| *from <= wm);
+        if n > 1 {
+            for (_, r) in s.versions.drain(..n - 1) {
+                self.store.drop_row(r);
+            }
+            s.pruned = true;
+            self.join.buffered[1] -= (n - 1) as u64;
+            self.join.cleaned[1] += (n - 1) as u64;
+        }
+    }
+
+    /// Answers the input row (bytes, or held as `held`) of key `k` at time `t`.
+    #[allow(clippy::too_many_arguments)]
+    fn answer(
+        &mut self,
+        k: Option<u32>,
+        t: i64,
+        input: Result<&[u8], RowId>,
+        cause: Option<&Event>,
+        hash: u64,
+        out: &mut dyn Emitter,
+    ) {
+        let version = k.and_then(|k| self.version_at(k, t));
+        if version.is_none() && !self.left_outer {
+            return;
+        }
+        let input = match input {
+            Ok(b) => b,
+            Err(held) => self.store.get(held),
+        };
+        let table = version.map(|v| self.store.get(v));
+        if !write(&mut self.line, input, table) {
+            return;
+        }
+        self.counters.fired += 1;
+        out.emit(Output {
+            line: &self.line,
+            ts: t,
+            cause,
+            key: hash,
+            retract: false,
+        });
+    }
+
+    fn add_version(&mut self, r: &Rec<'_>, out: &mut dyn Emitter) {
+        let e = r.ev;
+        if e.ts <= self.wm {
+            self.counters.late_dropped += 1;
+            self.join.late[1] += 1;
+            out.late(r);
+            return;
+        }
+        if e.flags & NULL_KEY != 0 {
+            self.join.null_keys += 1;
+            return;
+        }
+        let k = self.intern(e.hash, r.key());
+        let row = self.store.put(r.row().unwrap_or(b"{}"));
+        let v = &mut self.keys[k as usize].versions;
+        let at = v.partition_point(|(from, _)| *from <= e.ts);
+        v.insert(at, (e.ts, row));
+        self.join.buffered[1] += 1;
+        self.join.peak[1] = self.join.peak[1].max(self.join.buffered[1]);
+        // A key whose rows never come still holds one version, not its whole history.
+        self.prune(k);
+    }
+}
+
+impl Operator for TemporalJoin {
+    fn on_event(&mut self, r: &Rec<'_>, wm: i64, out: &mut dyn Emitter) {
+        self.wm = self.wm.max(wm);
+        let e = r.ev;
+        if e.port.wrapping_sub(self.first_port) == 1 {
+            return self.add_version(r, out);
+        }
+        let input = r.row().unwrap_or(b"{}");
+        if e.flags & NULL_KEY != 0 {
+            self.join.null_keys += 1;
+            if e.ts > self.wm {
+                self.answer(None, e.ts, Ok(input), Some(e), e.hash, out);
+            } else {
+                self.counters.late_dropped += 1;
+                self.join.late[0] += 1;
+                out.late(r);
+            }
+            return;
+        }
+        let k = self.intern(e.hash, r.key());
+        if e.ts > self.wm {
+            let row = self.store.put(input);
+            self.waiting.insert((e.ts, self.arrivals), (k, row));
+            self.arrivals += 1;
+            self.join.buffered[0] += 1;
+            self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
+            return;
+        }
+        // Behind the watermark: answerable only while the version valid then is still held.
+        let s = &self.keys[k as usize];
+        if !s.pruned || s.versions.first().is_some_and(|(from, _)| *from <= e.ts) {
+            self.answer(Some(k), e.ts, Ok(input), Some(e), e.hash, out);
+        } else {
+            self.counters.late_dropped += 1;
+            self.join.late[0] += 1;
+            out.late(r);
+        }
+    }
+
+    fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
+        self.wm = self.wm.max(wm);
+        while let Some(entry) = self.waiting.first_entry() {
+            if entry.key().0 > wm {
+                break;
+            }
+            let ((t, _), (k, row)) = entry.remove_entry();
+            self.join.buffered[0] -= 1;
+            self.join.cleaned[0] += 1;
+            let hash = self.index.get(k).map_or(0, |(h, _)| *h);
+            self.answer(Some(k), t, Err(row), None, hash, out);
+            self.store.drop_row(row);
+            self.touched.push(k);
+        }
+        // Rows still to answer in this step may need versions older than the one valid at `wm`:
+        // prune only once the step is done.
+        let mut touched = std::mem::take(&mut self.touched);
+        for &k in &touched {
+            self.prune(k);
+        }
+        touched.clear();
+        self.touched = touched;
+    }
+
+    fn next_action(&self) -> i64 {
+        self.waiting.keys().next().map_or(i64::MAX, |(t, _)| *t)
+    }
+
+    fn report(&self, r: &mut OperatorReport) {
+        self.counters.report(r);
+        let rows = self.join.buffered[0] + self.join.buffered[1];
+        let state = rows * 40 + self.index.bytes() + self.store.bytes().1;
+        r.open += self.waiting.len() as u64;
+        r.keys += rows;
+        r.state_bytes += state;
+        r.rows.get_or_insert_with(Default::default).add(&JoinStats {
+            state_bytes: state,
+            ..self.join
+        });
+    }
+
+    fn snapshot(&self, e: &mut Enc) {
+        self.counters.encode(e);
+        e.u64(self.keys.len() as u64);
+        for (k, s) in self.keys.iter().enumerate() {
+            let (hash, key) = self
+                .index
+                .get(k as u32)
+                .map_or((0, &[][..]), |(h, b)| (*h, b));
+            e.u64(hash);
+            e.bytes(key);
+            e.u8(u8::from(s.pruned));
+            e.u64(s.versions.len() as u64);
+            for (t, r) in &s.versions {
+                put(e, *t, self.store.get(*r));
+            }
+        }
+        e.u64(self.waiting.len() as u64);
+        for ((t, _), (k, r)) in &self.waiting {
+            e.u64(u64::from(*k));
+            put(e, *t, self.store.get(*r));
+        }
+    }
+
+    fn restore(&mut self, state: &[u8], keep: &dyn Fn(u64) -> bool, wm: i64) -> Result<(), String> {
+        let mut d = Dec::new(state);
+        self.wm = self.wm.max(wm);
+        self.counters.add_decoded(&mut d)?;
+        let n = d.count(18, "join keys")?;
+        // Old key index -> new one (None: another shard's key).
+        let mut map: Vec<Option<u32>> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let hash = d.u64("key hash")?;
+            let key = d.bytes("key")?;
+            let pruned = d.u8("pruned")? == 1;
+            let versions = d.count(16, "versions")?;
+            let mut v = Vec::with_capacity(versions);
+            for _ in 0..versions {
+                v.push(get(&mut d)?);
+            }
+            if !keep(hash) {
+                map.push(None);
+                continue;
+            }
+            let k = self.intern(hash, key);
+            if !self.keys[k as usize].versions.is_empty() {
+                return Err("a join key appears twice".into());
+            }
+            self.join.buffered[1] += v.len() as u64;
+            self.join.peak[1] = self.join.peak[1].max(self.join.buffered[1]);
+            let stored: Vec<(i64, RowId)> =
+                v.into_iter().map(|(t, r)| (t, self.store.put(r))).collect();
+            let s = &mut self.keys[k as usize];
+            s.versions = stored;
+            s.pruned = pruned;
+            map.push(Some(k));
+        }
+        let w = d.count(24, "waiting rows")?;
+        for _ in 0..w {
+            let old = d.u64("row key")? as usize;
+            let (t, r) = get(&mut d)?;
+            let k = map.get(old).ok_or("a waiting row of an unknown key")?;
+            if let Some(k) = *k {
+                let row = self.store.put(r);
+                self.waiting.insert((t, self.arrivals), (k, row));
+                self.arrivals += 1;
+                self.join.buffered[0] += 1;
+                self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
+            }
+        }
+        if !d.is_empty() {
+            return Err("bytes after the join state".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

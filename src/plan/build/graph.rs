@@ -1,0 +1,320 @@
+//! The graph being built: what every name refers to, and the streams, steps, nodes and ports
+//! validated so far (transforms are validated in dependency order, so a transform's inputs are
+//! always done before it, unless they sit on a cycle, which was reported already).
+
+use std::collections::HashMap;
+
+use super::schema::Known;
+use super::{Builder, GENERATOR_FIELDS};
+use crate::config::{suggest, Config, KeyPath, SourceConfig};
+use crate::expr::FieldPath;
+use crate::plan::{
+    Edge, NodeId, NodeKind, NodePlan, PortPlan, SlotUse, SourceId, StepId, StepPlan,
+    StreamRef,
+};
+
+/// What a name refers to when used as an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stream<'c> {
+    Source(SourceId),
+    Transform(&'c str),
+    /// The late side output of the named transform.
+    LateOf(&'c str),
+    Sink,
+}
+
+/// Every name an input could mention. A duplicated name resolves to its first meaning (the
+/// duplicate itself is reported by `unique_names`).
+pub(super) struct Names<'c> {
+    by_name: HashMap<&'c str, Stream<'c>>,
+}
+
+impl<'c> Names<'c> {
+    pub fn new(config: &'c Config) -> Names<'c> {
+        let mut by_name = HashMap::new();
+        for (id, name) in config.sources.keys().enumerate() {
+            by_name.entry(name.as_str()).or_insert(Stream::Source(id));
+        }
+        for (name, t) in &config.transforms {
+            by_name
+                .entry(name.as_str())
+                .or_insert(Stream::Transform(name.as_str()));
+            if let Some(late) = t.late_events() {
+                by_name.entry(late).or_insert(Stream::LateOf(name.as_str()));
+            }
+        }
+        for name in config.sinks.keys() {
+            by_name.entry(name.as_str()).or_insert(Stream::Sink);
+        }
+        Names { by_name }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Stream<'c>> {
+        self.by_name.get(name).copied()
+    }
+
+    /// "; did you mean `x`?" among the names that are streams.
+    fn hint(&self, wrong: &str) -> String {
+        let mut names: Vec<&str> = self
+            .by_name
+            .iter()
+            .filter(|(_, s)| !matches!(s, Stream::Sink))
+            .map(|(n, _)| *n)
+            .collect();
+        names.sort_unstable();
+        suggest::hint(wrong, names)
+    }
+}
+
+/// A stream as its readers see it: the edges it stands for (a step stands for every path through
+/// it), what its records are known to hold, and how it was made.
+#[derive(Debug, Clone)]
+pub(super) struct Input {
+    pub edges: Vec<Edge>,
+    pub known: Vec<Known>,
+    /// It carries updates of earlier records (retractions before re-fired window results).
+    pub updates: bool,
+    /// Depth of the deepest node it comes from; `None` when it comes only from sources.
+    pub depth: Option<usize>,
+}
+
+/// A validated transform, as its readers need it.
+#[derive(Debug, Clone)]
+enum Done {
+    Step(Input),
+    Node {
+        id: NodeId,
+        output: Vec<Known>,
+        late: Vec<Known>,
+        updates: bool,
+        depth: usize,
+    },
+}
+
+/// One input of a node being added.
+pub(super) struct PortDraft {
+    pub name: &'static str,
+    pub key: Vec<FieldPath>,
+    pub values: Vec<(FieldPath, SlotUse)>,
+    pub row: bool,
+    pub inputs: Vec<Input>,
+}
+
+/// A node being added: everything but its id, ports and depth.
+pub(super) struct NodeDraft {
+    pub kind: NodeKind,
+    pub late_events: Option<String>,
+    pub hold_ms: i64,
+    pub updates: bool,
+    /// What its output records hold, and its late side output's.
+    pub output: crate::plan::build::schema::Schema,
+    pub late: Vec<Known>,
+}
+
+pub(super) struct Graph<'c> {
+    config: &'c Config,
+    names: &'c Names<'c>,
+    done: HashMap<String, Done>,
+    pub nodes: Vec<NodePlan>,
+    pub ports: Vec<PortPlan>,
+    pub steps: Vec<StepPlan>,
+}
+
+impl<'c> Graph<'c> {
+    pub fn new(config: &'c Config, names: &'c Names<'c>) -> Graph<'c> {
+        Graph {
+            config,
+            names,
+            done: HashMap::new(),
+            nodes: Vec::new(),
+            ports: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// The stream `name` (read at `key`), or `None` after reporting why it is not one. A
+    /// transform that is not done sits on or behind a cycle: reported already, so `None` quietly.
+    pub fn input(&self, b: &mut Builder<'_>, key: KeyPath, name: &str) -> Option<Input> {
+        match self.names.get(name) {
+            Some(Stream::Source(id)) => {
+                let mut known = Vec::new();
+                if let Some((_, SourceConfig::Generator(_))) = self.config.sources.iter().nth(id) {
+                    known.push(Known {
+                        from: format!("generator source `{name}`"),
+                        schema: super::schema::Schema::closed(GENERATOR_FIELDS),
+                    });
+                }
+                Some(Input {
+                    edges: vec![Edge {
+                        from: StreamRef::Source(id),
+                        steps: Vec::new(),
+                    }],
+                    known,
+                    updates: false,
+                    depth: None,
+                })
+            }
+            Some(Stream::Transform(t)) => match self.done.get(t)? {
+                Done::Step(input) => Some(input.clone()),
+                Done::Node {
+                    id,
+                    output,
+                    updates,
+                    depth,
+                    ..
+                } => Some(Input {
+                    edges: vec![Edge {
+                        from: StreamRef::Node(*id),
+                        steps: Vec::new(),
+                    }],
+                    known: output.clone(),
+                    updates: *updates,
+                    depth: Some(*depth),
+                }),
+            },
+            Some(Stream::LateOf(t)) => match self.done.get(t)? {
+                Done::Node { id, late, depth, .. } => Some(Input {
+                    edges: vec![Edge {
+                        from: StreamRef::Late(*id),
+                        steps: Vec::new(),
+                    }],
+                    known: late.clone(),
+                    updates: false,
+                    depth: Some(*depth),
+                }),
+                Done::Step(_) => None,
+            },
+            Some(Stream::Sink) => {
+                b.err(key, format!("`{name}` is a sink, not a stream"));
+                None
+            }
+            None => {
+                let hint = self.names.hint(name);
+                b.err(
+                    key,
+                    format!("unknown input `{name}`: no source, transform or late_events output has this name{hint}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Every input of `names` (at `key[i]`), refusing one listed twice.
+    pub fn inputs(&self, b: &mut Builder<'_>, key: KeyPath, names: &[String]) -> Vec<Input> {
+        let mut out: Vec<Input> = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let k = key.clone().index(i);
+            if names[..i].contains(name) {
+                b.err(k, format!("`{name}` is listed twice"));
+                continue;
+            }
+            if let Some(input) = self.input(b, k, name) {
+                out.push(input);
+            }
+        }
+        out
+    }
+
+    /// Records a validated filter or select: its readers see `input` (paths already through it).
+    pub fn add_step(&mut self, name: &str, step: StepPlan, mut input: Input) -> StepId {
+        let id = self.steps.len();
+        self.steps.push(step);
+        for e in &mut input.edges {
+            e.steps.push(id);
+        }
+        self.done.insert(name.to_string(), Done::Step(input));
+        id
+    }
+
+    /// Records a validated node with its ports; returns its id.
+    pub fn add_node(&mut self, name: &str, draft: NodeDraft, ports: Vec<PortDraft>) -> NodeId {
+        let id = self.nodes.len();
+        let depth = ports
+            .iter()
+            .flat_map(|p| &p.inputs)
+            .filter_map(|i| i.depth)
+            .map(|d| d + 1)
+            .max()
+            .unwrap_or(0);
+        let first = self.ports.len();
+        for (side, p) in ports.into_iter().enumerate() {
+            self.ports.push(PortPlan {
+                node: id,
+                side,
+                name: p.name,
+                key: p.key,
+                values: p.values,
+                row: p.row,
+                inputs: p.inputs.into_iter().flat_map(|i| i.edges).collect(),
+            });
+        }
+        let what = draft.kind.what();
+        self.nodes.push(NodePlan {
+            name: name.to_string(),
+            kind: draft.kind,
+            ports: first..self.ports.len(),
+            late_events: draft.late_events,
+            depth,
+            hold_ms: draft.hold_ms,
+            updates: draft.updates,
+        });
+        self.done.insert(
+            name.to_string(),
+            Done::Node {
+                id,
+                output: vec![Known {
+                    from: format!("{what} `{name}`"),
+                    schema: draft.output,
+                }],
+                late: draft.late,
+                updates: draft.updates,
+                depth,
+            },
+        );
+        id
+    }
+}
+
+/// Checks every path against what the inputs are known to hold; reports each miss at `key`.
+pub(super) fn check_fields(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input], path: &FieldPath) {
+    for input in inputs {
+        for why in super::schema::check_all(&input.known, path) {
+            b.err(key.clone(), why);
+        }
+    }
+}
+
+/// Parses a field path as written in `group_by`, `on`, `key` or an aggregate; reports a bad one.
+pub(super) fn field_path(b: &mut Builder<'_>, key: &KeyPath, text: &str) -> Option<FieldPath> {
+    if text.is_empty() {
+        b.err(key.clone(), "a field name cannot be empty".into());
+        return None;
+    }
+    match FieldPath::parse(text) {
+        Ok(p) if p.segments().iter().any(|s| matches!(s, crate::expr::Segment::Index(_))) => {
+            b.err(
+                key.clone(),
+                format!("`{text}`: array indexes are not supported here (keys and aggregate inputs step into objects only); a select can take the element out first, e.g. {{ sku = \"{text}\" }}"),
+            );
+            None
+        }
+        Ok(p) => Some(p),
+        Err(e) => {
+            b.err(
+                key.clone(),
+                format!("`{text}` is not a field path (a name, `a.b` for a nested field, `items[0]` for an array element): {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// Refuses an updating input where the consumer cannot take retractions.
+pub(super) fn refuse_updates(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input], what: &str) {
+    if inputs.iter().any(|i| i.updates) {
+        b.err(
+            key.clone(),
+            format!("{what} needs an append-only input, but this one carries updates (a window with allowed_lateness re-fires its results, each as a retraction and a new value); set allowed_lateness = \"0s\" on that window, or put {what} before it"),
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! Validation of filters and selects (steps): their inputs (any stream: a source, a node's output,
+//! a late side output, another step), their expressions (compiled here, so a mistake is reported
+//! with a caret at its column before anything runs) and the fields those read where the upstream
+//! records are known. A step's readers see every path through it as an edge.
+
+use super::graph::{Graph, Input};
+use super::schema::{Known, Schema};
+use super::Builder;
+use crate::config::{Config, KeyPath, TransformConfig};
+use crate::expr;
+use crate::plan::{StepKind, StepPlan};
+
+impl Builder<'_> {
+    pub(super) fn step(&mut self, name: &str, config: &Config, g: &mut Graph<'_>) {
+        let Some(t) = config.transforms.get(name) else {
+            return;
+        };
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
+        let what = match t {
+            TransformConfig::Filter(_) => "filter",
+            _ => "select",
+        };
+        if t.inputs().is_empty() {
+            self.err(at("inputs"), format!("a {what} needs at least one input"));
+        }
+        let inputs = g.inputs(self, at("inputs"), t.inputs());
+        let known: Vec<Known> = inputs.iter().flat_map(|i| i.known.clone()).collect();
+        let (kind, out_known) = match t {
+            TransformConfig::Filter(f) => {
+                self.expression(&f.condition, at("where"), &known);
+                let kind = StepKind::Filter {
+                    condition: f.condition.clone(),
+                };
+                (kind, known)
+            }
+            TransformConfig::Select(s) => {
+                if s.fields.0.is_empty() {
+                    self.err(
+                        at("fields"),
+                        "a select needs at least one field, e.g. { total = \"amount * rate\" }"
+                            .into(),
+                    );
+                }
+                for (out, text) in &s.fields.0 {
+                    self.expression(text, at("fields").key(out), &known);
+                }
+                let names = s.fields.0.iter().map(|(n, _)| n.as_str());
+                let out = vec![Known {
+                    from: format!("select `{name}`"),
+                    schema: Schema::closed(names),
+                }];
+                let kind = StepKind::Select {
+                    fields: s.fields.0.clone(),
+                };
+                (kind, out)
+            }
+            _ => return,
+        };
+        let merged = Input {
+            edges: inputs.iter().flat_map(|i| i.edges.clone()).collect(),
+            known: out_known,
+            updates: inputs.iter().any(|i| i.updates),
+            depth: inputs.iter().filter_map(|i| i.depth).max(),
+        };
+        let plan = StepPlan {
+            name: name.to_string(),
+            kind,
+        };
+        g.add_step(name, plan, merged);
+    }
+
+    /// Compiles one expression; reports its error, or a field the records it reads cannot have.
+    fn expression(&mut self, text: &str, key: KeyPath, known: &[Known]) {
+        let program = match expr::compile(text) {
+            Ok(p) => p,
+            Err(e) => return self.err(key, format!("invalid expression: {e}")),
+        };
+        for path in program.fields() {
+            for k in known {
+                if let Err(why) = k.schema.check(path) {
+                    self.err(
+                        key.clone(),
+                        format!("`{text}` reads field `{path}`, but {} {why}", k.from),
+                    );
+                }
+            }
+        }
+    }
+}

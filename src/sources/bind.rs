@@ -1,0 +1,430 @@
+//! Binding a record to the events its consumers need: the record model.
+//!
+//! A [`Binding`] says, for one operator input port fed by a stream, which field paths form the
+//! key, which go to value slots, and whether the event carries the record itself. The parser finds
+//! only those fields (plus the event time) and builds one [`Event`] per binding, with a payload
+//! when the key is long, a value is wide or the row is wanted. It is used where records are read
+//! (sources) and where operators emit them (derived streams). Anything it cannot interpret is a
+//! [`Malformed`] reason for the dead-letter output; nothing is guessed.
+//!
+//! The record model:
+//! - Paths: `a` is a top-level field (found in one pass over the line with the rest), `a.b.c`
+//!   steps into objects (the top-level token is scanned again for each step). A step into
+//!   something that is not an object, or a missing field, is null.
+//! - Keys: each field's canonical JSON token (a string stays a string, a number a number), fields
+//!   separated by a 0 byte; any length. A missing or null key field writes `null` and marks the
+//!   event [`NULL_KEY`]: a window groups such events under the NULL group, joins and dedupe never
+//!   match them (SQL NULL).
+//! - Numbers: an integer that fits `i64` is an integer; any other number is the exact decimal it
+//!   spells (`1.2345`, `2.50` keeps its scale), or a float only when no 28-digit decimal holds it.
+
+use super::json::{self, FieldSet, Number, Token, TokenKind};
+use crate::event::{hash_key, Event, PayloadBuf, Value, NULL_KEY};
+use crate::expr::{FieldPath, Segment};
+use crate::plan::{SlotUse, TimeUnit};
+use rust_decimal::Decimal;
+
+/// Largest accepted |event time| in ms (about year 33658): keeps window arithmetic far from overflow.
+pub const MAX_ABS_EVENT_TIME_MS: i64 = 1_000_000_000_000_000;
+/// Distinct top-level fields found on the stack in one pass; more are found through a heap buffer.
+pub const MAX_FIELDS: usize = 64;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    pub port: u16,
+    /// Key fields, in order.
+    pub key: Vec<FieldPath>,
+    /// Value slots: slot i is `values[i]`.
+    pub values: Vec<(FieldPath, SlotUse)>,
+    /// The event carries the record (trimmed) as its row.
+    pub row: bool,
+}
+
+/// Why a record went to the dead-letter output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Malformed(pub String);
+
+/// A path compiled against the parser's top-level fields.
+struct Path {
+    text: String,
+    top: usize,
+    /// One one-name field set per further object step.
+    rest: Vec<FieldSet>,
+}
+
+struct CompiledBinding {
+    port: u16,
+    key: Vec<usize>,
+    values: Vec<(usize, SlotUse)>,
+    row: bool,
+}
+
+pub struct RecordParser {
+    fields: FieldSet,
+    names: Vec<String>,
+    ts_field: usize,
+    /// False for records past a filter or select, or emitted by an operator: their event time is
+    /// given to [`RecordParser::parse_at`].
+    with_time: bool,
+    unit: TimeUnit,
+    /// Clock-skew guard: event times below `min_ts` or above `max_ts` are dead letters.
+    min_ts: i64,
+    max_ts: i64,
+    /// How far ahead of the wall clock an event may be (`max_ts` = clock + this).
+    max_future_ms: Option<i64>,
+    paths: Vec<Path>,
+    bindings: Vec<CompiledBinding>,
+    key: Vec<u8>,
+    canon: Vec<u8>,
+    /// The events of the last parse, one per binding, and their payloads.
+    pub events: Vec<Event>,
+    pub payloads: Vec<PayloadBuf>,
+}
+
+/// Index of `n` in `names`, added if new.
+fn index_of(names: &mut Vec<String>, n: &str) -> usize {
+    match names.iter().position(|x| x == n) {
+        Some(i) => i,
+        None => {
+            names.push(n.to_string());
+            names.len() - 1
+        }
+    }
+}
+
+impl RecordParser {
+    /// `Err` says what cannot be bound; checked before any thread starts.
+    pub fn new(ts_field: &str, unit: TimeUnit, bindings: &[Binding]) -> Result<Self, String> {
+        let mut names: Vec<String> = vec![ts_field.to_string()];
+        let mut paths: Vec<Path> = Vec::new();
+        let mut path_of = |p: &FieldPath, names: &mut Vec<String>| -> Result<usize, String> {
+            if let Some(i) = paths.iter().position(|x| x.text == p.as_str()) {
+                return Ok(i);
+            }
+            let mut segs = p.segments().iter();
+            let Some(Segment::Key(first)) = segs.next() else {
+                return Err(format!("`{p}` does not start with a field name"));
+            };
+            let top = index_of(names, first);
+            let mut rest = Vec::new();
+            for s in segs {
+                match s {
+                    Segment::Key(k) => rest.push(FieldSet::new(&[k.as_str()])),
+                    Segment::Index(_) => {
+                        return Err(format!(
+                            "`{p}`: array indexes are not supported in keys and aggregate inputs; a select can take the element out first"
+                        ))
+                    }
+                }
+            }
+            paths.push(Path {
+                text: p.as_str().to_string(),
+                top,
+                rest,
+            });
+            Ok(paths.len() - 1)
+        };
+        let mut compiled = Vec::new();
+        for b in bindings {
+            let key = b
+                .key
+                .iter()
+                .map(|p| path_of(p, &mut names))
+                .collect::<Result<_, _>>()?;
+            let values = b
+                .values
+                .iter()
+                .map(|(p, u)| Ok((path_of(p, &mut names)?, *u)))
+                .collect::<Result<_, String>>()?;
+            compiled.push(CompiledBinding {
+                port: b.port,
+                key,
+                values,
+                row: b.row,
+            });
+        }
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        Ok(RecordParser {
+            fields: FieldSet::new(&refs),
+            names,
+            ts_field: 0,
+            with_time: true,
+            unit,
+            min_ts: -MAX_ABS_EVENT_TIME_MS,
+            max_ts: MAX_ABS_EVENT_TIME_MS,
+            max_future_ms: None,
+            paths,
+            events: vec![Event::EMPTY; compiled.len()],
+            payloads: (0..compiled.len()).map(|_| PayloadBuf::default()).collect(),
+            bindings: compiled,
+            key: Vec::with_capacity(64),
+            canon: Vec::with_capacity(64),
+        })
+    }
+
+    /// A parser for records that carry no event time of their own (a select's output, an
+    /// operator's output): key, values and row only, the time given by the caller.
+    pub fn keyed(bindings: &[Binding]) -> Result<Self, String> {
+        // A field name no JSON key can be (the time slot stays, unused).
+        let mut p = RecordParser::new("\u{0}no event time", TimeUnit::Millis, bindings)?;
+        p.with_time = false;
+        Ok(p)
+    }
+
+    /// Turns on the clock-skew guard: times before 1970 (unless `allow_negative`) and more than
+    /// `max_future_ms` ahead of the clock given to [`RecordParser::set_clock`] are dead letters.
+    pub fn with_guard(mut self, max_future_ms: i64, allow_negative: bool) -> Self {
+        self.max_future_ms = Some(max_future_ms);
+        if !allow_negative {
+            self.min_ts = 0;
+        }
+        self
+    }
+
+    /// The wall clock now (epoch ms), read once per chunk: the guard's upper bound follows it.
+    pub fn set_clock(&mut self, now_ms: i64) {
+        if let Some(ahead) = self.max_future_ms {
+            self.max_ts = now_ms.saturating_add(ahead).min(MAX_ABS_EVENT_TIME_MS);
+        }
+    }
+
+    /// Events one record becomes (one per binding).
+    pub fn outputs(&self) -> usize {
+        self.bindings.len()
+    }
+
+    /// Parses `line` into `events[..outputs()]` (and their payloads); returns its event time.
+    #[inline]
+    pub fn parse(&mut self, line: &[u8]) -> Result<i64, Malformed> {
+        self.parse_inner(line, None)
+    }
+
+    /// Parses a record of a [`RecordParser::keyed`] parser, at time `ts`.
+    #[inline]
+    pub fn parse_at(&mut self, line: &[u8], ts: i64) -> Result<(), Malformed> {
+        self.parse_inner(line, Some(ts)).map(|_| ())
+    }
+
+    #[inline(always)]
+    fn parse_inner(&mut self, line: &[u8], given: Option<i64>) -> Result<i64, Malformed> {
+        let n = self.names.len();
+        if n <= MAX_FIELDS {
+            let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
+            self.parse_with(line, given, &mut toks[..n])
+        } else {
+            let mut toks: Vec<Option<Token<'_>>> = vec![None; n];
+            self.parse_with(line, given, &mut toks)
+        }
+    }
+
+    #[inline(always)]
+    fn parse_with<'a>(
+        &mut self,
+        line: &'a [u8],
+        given: Option<i64>,
+        toks: &mut [Option<Token<'a>>],
+    ) -> Result<i64, Malformed> {
+        json::extract(line, &self.fields, toks)
+            .map_err(|e| Malformed(format!("invalid JSON: {e}")))?;
+        let ts = match given {
+            Some(ts) if !self.with_time => ts,
+            _ => self.event_time(toks[self.ts_field])?,
+        };
+        for b in 0..self.bindings.len() {
+            self.bind(b, line, ts, toks)?;
+        }
+        Ok(ts)
+    }
+
+    /// The token at path `p`, stepping into objects.
+    #[inline(always)]
+    fn token<'a>(&self, p: usize, toks: &[Option<Token<'a>>]) -> Result<Option<Token<'a>>, Malformed> {
+        let path = &self.paths[p];
+        let mut tok = toks[path.top];
+        for fs in &path.rest {
+            tok = match tok {
+                Some(t) if t.kind == TokenKind::Object => {
+                    let mut one = [None];
+                    json::extract(t.raw, fs, &mut one)
+                        .map_err(|e| Malformed(format!("field `{}`: {e}", path.text)))?;
+                    one[0]
+                }
+                _ => None,
+            };
+        }
+        Ok(tok)
+    }
+
+    /// Fills event `b` (and its payload) from the located tokens.
+    #[inline(always)]
+    fn bind(&mut self, b: usize, line: &[u8], ts: i64, toks: &[Option<Token<'_>>]) -> Result<(), Malformed> {
+        let mut ev = Event::EMPTY;
+        ev.ts = ts;
+        ev.port = self.bindings[b].port;
+        self.key.clear();
+        for i in 0..self.bindings[b].key.len() {
+            if i > 0 {
+                self.key.push(0);
+            }
+            let p = self.bindings[b].key[i];
+            match self.token(p, toks)? {
+                Some(t) if t.kind != TokenKind::Null => {
+                    if t.has_escape {
+                        let c = json::canonical(&t, &mut self.canon).map_err(|e| {
+                            Malformed(format!("field `{}`: {e}", self.paths[p].text))
+                        })?;
+                        self.key.extend_from_slice(c);
+                    } else {
+                        self.key.extend_from_slice(t.raw);
+                    }
+                }
+                _ => {
+                    self.key.extend_from_slice(b"null");
+                    ev.flags |= NULL_KEY;
+                }
+            }
+        }
+        ev.hash = hash_key(&self.key);
+        let mut payload = std::mem::take(&mut self.payloads[b]);
+        payload.clear();
+        payload.set_key(&mut ev, &self.key);
+        for slot in 0..self.bindings[b].values.len() {
+            let (p, use_) = self.bindings[b].values[slot];
+            let v = self.value(p, use_, toks)?;
+            payload.set_value(&mut ev, slot, v);
+        }
+        let row = self.bindings[b].row.then(|| trim(line));
+        payload.finish(&mut ev, row, None);
+        self.events[b] = ev;
+        self.payloads[b] = payload;
+        Ok(())
+    }
+
+    fn value(&mut self, p: usize, use_: SlotUse, toks: &[Option<Token<'_>>]) -> Result<Value, Malformed> {
+        let tok = self.token(p, toks)?;
+        let name = &self.paths[p].text;
+        Ok(match (tok, use_) {
+            (None, _) => Value::Null,
+            (Some(t), _) if t.kind == TokenKind::Null => Value::Null,
+            (Some(t), SlotUse::Number) => match t.kind {
+                TokenKind::Number => number(t.raw)
+                    .map_err(|e| Malformed(format!("field `{name}`: {e}")))?,
+                _ => {
+                    return Err(Malformed(format!(
+                        "field `{name}` is not a number (aggregates over it need one)"
+                    )))
+                }
+            },
+            (Some(t), SlotUse::Hash) => {
+                let bytes = if t.has_escape {
+                    json::canonical(&t, &mut self.canon)
+                        .map_err(|e| Malformed(format!("field `{name}`: {e}")))?
+                } else {
+                    t.raw
+                };
+                Value::Hash(hash_key(bytes))
+            }
+        })
+    }
+
+    fn event_time(&self, tok: Option<Token<'_>>) -> Result<i64, Malformed> {
+        let name = &self.names[self.ts_field];
+        let tok = tok.ok_or_else(|| Malformed(format!("missing event time field `{name}`")))?;
+        let ms = match (self.unit, tok.kind) {
+            (TimeUnit::Rfc3339, TokenKind::String) => {
+                let s = json::unescape(tok.raw)
+                    .map_err(|e| Malformed(format!("field `{name}`: {e}")))?;
+                json::parse_rfc3339_ms(s.as_bytes()).ok_or_else(|| {
+                    Malformed(format!("field `{name}` is not an RFC 3339 timestamp"))
+                })?
+            }
+            (TimeUnit::Rfc3339, _) => {
+                return Err(Malformed(format!(
+                    "field `{name}` must be an RFC 3339 string"
+                )))
+            }
+            (unit, TokenKind::Number) => {
+                let n = json::parse_number(tok.raw)
+                    .map_err(|e| Malformed(format!("field `{name}`: {e}")))?;
+                to_millis(n, unit)
+                    .ok_or_else(|| Malformed(format!("field `{name}` is out of range")))?
+            }
+            _ => {
+                return Err(Malformed(format!(
+                    "field `{name}` must be a number (event time)"
+                )))
+            }
+        };
+        if ms.abs() > MAX_ABS_EVENT_TIME_MS {
+            return Err(Malformed(format!(
+                "field `{name}` is out of range: {ms} ms"
+            )));
+        }
+        if ms < self.min_ts {
+            return Err(Malformed(format!(
+                "field `{name}` is before 1970 ({ms} ms); set event_time.allow_negative = true if that is meant"
+            )));
+        }
+        if ms > self.max_ts {
+            return Err(Malformed(format!(
+                "field `{name}` is {:.0} s ahead of the wall clock (max_future {} s): a skewed clock would move the watermark past every other event",
+                (ms - (self.max_ts - self.max_future_ms.unwrap_or(0))) as f64 / 1e3,
+                self.max_future_ms.unwrap_or(0) / 1000
+            )));
+        }
+        Ok(ms)
+    }
+}
+
+/// A JSON number token as a value: an `i64` integer, else the exact decimal it spells, else (no
+/// decimal of 28 digits holds it) a float.
+pub fn number(raw: &[u8]) -> Result<Value, json::JsonError> {
+    match json::parse_number(raw)? {
+        Number::Int(i) => Ok(Value::Int(i)),
+        Number::Float(f) => {
+            let text = std::str::from_utf8(raw).unwrap_or_default();
+            let exact = if text.contains(['e', 'E']) {
+                Decimal::from_scientific(text).ok()
+            } else {
+                Decimal::from_str_exact(text).ok()
+            };
+            Ok(exact.map_or(Value::Float(f), Value::Dec))
+        }
+    }
+}
+
+/// `b` without leading and trailing ASCII whitespace (a row is the record as written).
+fn trim(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &b[start..end]
+}
+
+fn to_millis(n: Number, unit: TimeUnit) -> Option<i64> {
+    let f = |x: f64| {
+        if x.is_finite() && x.abs() < 9e18 {
+            Some(x.floor() as i64)
+        } else {
+            None
+        }
+    };
+    match (n, unit) {
+        (Number::Int(i), TimeUnit::Millis) => Some(i),
+        (Number::Int(i), TimeUnit::Seconds) => i.checked_mul(1000),
+        (Number::Int(i), TimeUnit::Micros) => Some(i.div_euclid(1000)),
+        (Number::Float(x), TimeUnit::Millis) => f(x),
+        (Number::Float(x), TimeUnit::Seconds) => f(x * 1000.0),
+        (Number::Float(x), TimeUnit::Micros) => f(x / 1000.0),
+        (_, TimeUnit::Rfc3339) => None,
+    }
+}
+
+#[cfg(test)]
+#[path = "bind_tests.rs"]
+mod tests;

@@ -1,0 +1,147 @@
+//! The record model against hand-written records: projection, nested paths, keys of any length,
+//! NULL keys, exact decimals, rows, and the reasons malformed records are refused with.
+
+use super::*;
+use crate::event::{Rec, KEY_OUT, ROW};
+use std::str::FromStr;
+
+fn path(s: &str) -> FieldPath {
+    FieldPath::parse(s).unwrap()
+}
+
+fn parser(unit: TimeUnit) -> RecordParser {
+    RecordParser::new(
+        "ts",
+        unit,
+        &[Binding {
+            port: 3,
+            key: vec![path("ad_id"), path("n")],
+            values: vec![(path("bid"), SlotUse::Number), (path("user"), SlotUse::Hash)],
+            row: false,
+        }],
+    )
+    .unwrap()
+}
+
+/// The first event of the last parse, with its payload.
+fn rec(p: &RecordParser) -> Rec<'_> {
+    Rec::parse(&p.events[0], &p.payloads[0].bytes).unwrap()
+}
+
+#[test]
+fn projects_key_values_and_time() {
+    let mut p = parser(TimeUnit::Millis);
+    let ts = p
+        .parse(br#"{"x":[1,{"y":2}],"ad_id":"a\u0062","ts":1700,"bid":2.5,"user":"u1","n":7}"#)
+        .unwrap();
+    assert_eq!(ts, 1700);
+    let r = rec(&p);
+    assert_eq!(r.key(), b"\"ab\"\x007");
+    assert_eq!(r.ev.port, 3);
+    assert_eq!(r.value(0), Value::Dec(Decimal::from_str("2.5").unwrap()));
+    assert_eq!(r.value(1), Value::Hash(hash_key(b"\"u1\"")));
+    let hash = r.ev.hash;
+    // The same key spelt without escapes hashes identically.
+    p.parse(br#"{"ad_id":"ab","ts":1,"n":7}"#).unwrap();
+    assert_eq!(p.events[0].hash, hash);
+    assert_eq!(rec(&p).value(0), Value::Null, "missing numeric field is null");
+}
+
+#[test]
+fn nested_paths_step_into_objects_and_missing_steps_are_null() {
+    let mut p = RecordParser::keyed(&[Binding {
+        port: 0,
+        key: vec![path("user.country")],
+        values: vec![(path("table.price"), SlotUse::Number)],
+        row: false,
+    }])
+    .unwrap();
+    p.parse_at(br#"{"user":{"id":1,"country":"DE"},"table":{"price":1.2345}}"#, 5)
+        .unwrap();
+    let r = rec(&p);
+    assert_eq!(r.key(), b"\"DE\"");
+    assert_eq!(r.ev.flags & NULL_KEY, 0);
+    assert_eq!(r.value(0), Value::Dec(Decimal::from_str("1.2345").unwrap()));
+    assert_eq!(r.ev.ts, 5);
+    for line in [&br#"{"user":{"id":1}}"#[..], br#"{"user":"DE"}"#, br#"{"user":null}"#, b"{}"] {
+        p.parse_at(line, 0).unwrap();
+        let r = rec(&p);
+        assert_eq!(r.key(), b"null", "{}", String::from_utf8_lossy(line));
+        assert_ne!(r.ev.flags & NULL_KEY, 0, "a missing key field is NULL");
+    }
+}
+
+#[test]
+fn keys_of_any_length_travel_out_of_line() {
+    let mut p = RecordParser::keyed(&[Binding {
+        port: 0,
+        key: vec![path("k")],
+        values: Vec::new(),
+        row: true,
+    }])
+    .unwrap();
+    let long = "x".repeat(200);
+    let line = format!(r#"{{"k":"{long}","v":1}}"#);
+    p.parse_at(line.as_bytes(), 0).unwrap();
+    let r = rec(&p);
+    assert_ne!(r.ev.flags & KEY_OUT, 0);
+    assert_eq!(r.key(), format!("\"{long}\"").as_bytes());
+    assert_eq!(r.ev.hash, hash_key(format!("\"{long}\"").as_bytes()));
+    assert_ne!(r.ev.flags & ROW, 0);
+    assert_eq!(r.row(), Some(line.as_bytes()));
+}
+
+#[test]
+fn numbers_are_integers_exact_decimals_or_floats_only_beyond_them() {
+    for (text, want) in [
+        ("7", Value::Int(7)),
+        ("-0.50", Value::Dec(Decimal::from_str("-0.50").unwrap())),
+        ("12345678901234567890", Value::Dec(Decimal::from_str("12345678901234567890").unwrap())),
+        ("1.5e2", Value::Dec(Decimal::from_str("150").unwrap())),
+    ] {
+        assert_eq!(number(text.as_bytes()).unwrap(), want, "{text}");
+    }
+    assert!(matches!(number(b"1e300").unwrap(), Value::Float(_)));
+    assert_eq!(
+        number(b"2.50").unwrap(),
+        Value::Dec(Decimal::from_str("2.50").unwrap()),
+        "the scale as written"
+    );
+}
+
+#[test]
+fn units_convert_to_millis_with_floor() {
+    assert_eq!(parser(TimeUnit::Seconds).parse(br#"{"ts":1.5}"#), Ok(1500));
+    assert_eq!(parser(TimeUnit::Micros).parse(br#"{"ts":-1}"#), Ok(-1));
+    assert_eq!(
+        parser(TimeUnit::Rfc3339).parse(br#"{"ts":"1970-01-01T00:00:01.250Z"}"#),
+        Ok(1250)
+    );
+}
+
+#[test]
+fn malformed_records_say_why() {
+    let mut p = parser(TimeUnit::Millis);
+    let mut err = |l: &[u8]| p.parse(l).unwrap_err().0;
+    assert!(err(br#"{"ad_id":"a"}"#).contains("missing event time field `ts`"));
+    assert!(err(br#"{"ts":"soon"}"#).contains("must be a number"));
+    assert!(err(br#"{"ts":1,"bid":"9"}"#).contains("`bid` is not a number"));
+    assert!(err(br#"{"ts":1,"#).contains("invalid JSON"));
+    assert!(err(br#"{"ts":1e300}"#).contains("out of range"));
+    let long = format!(r#"{{"ts":1,"ad_id":"{}"}}"#, "k".repeat(80));
+    assert!(p.parse(long.as_bytes()).is_ok(), "long keys are fine now");
+    assert!(p.parse(br#"{"ts":1}"#).is_ok());
+}
+
+#[test]
+fn array_indexes_in_key_paths_are_refused_with_a_reason() {
+    let e = RecordParser::keyed(&[Binding {
+        port: 0,
+        key: vec![path("items[0].sku")],
+        values: Vec::new(),
+        row: false,
+    }])
+    .err()
+    .unwrap();
+    assert!(e.contains("array indexes"), "{e}");
+}
