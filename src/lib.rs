@@ -15,6 +15,7 @@ pub mod config;
 pub mod event;
 pub mod expr;
 pub mod loadgen;
+pub mod loadgen_flow;
 pub mod loadgen_kafka;
 pub mod metrics;
 pub mod operators;

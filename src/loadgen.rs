@@ -1,4 +1,5 @@
-//! `sluice loadgen clicks`: writes the synthetic click stream to NDJSON files.
+//! `sluice loadgen clicks`: writes the synthetic click stream to NDJSON files. (`sluice loadgen
+//! flow`, the three inputs of the ad-spend dataflow, lives in [`crate::loadgen_flow`].)
 //!
 //! It owns the command's arguments and the file writing; the events themselves come from
 //! [`crate::sources::generator::model`], so line `i` of the output (across all files, in order) is
@@ -35,6 +36,9 @@ type Lane = (Receiver<Vec<u8>>, Sender<Vec<u8>>);
 pub enum LoadgenKind {
     /// Ad clicks: `{"ad_id":"ad-1","user_id":"u-2","ts":1700000000000,"bid":250}`.
     Clicks,
+    /// Impressions, clicks (with duplicates) and ad prices for the ad-spend dataflow, as three
+    /// files in the `--out` directory (see `loadgen_flow`).
+    Flow,
 }
 
 /// Arguments of `sluice loadgen`.
@@ -43,10 +47,10 @@ pub struct LoadgenArgs {
     /// What to generate.
     #[arg(value_enum)]
     pub kind: LoadgenKind,
-    /// Number of events to write (over all files).
+    /// Number of events to write (over all files); for `flow`, the number of impressions.
     #[arg(long)]
     pub events: u64,
-    /// Output file; parent directories are created. Not with `--kafka`.
+    /// Output file (a directory for `flow`); parent directories are created. Not with `--kafka`.
     #[arg(long, required_unless_present = "kafka", conflicts_with = "kafka")]
     pub out: Option<PathBuf>,
     /// Produce the events into Kafka (bootstrap servers) instead of writing files; needs --topic.
@@ -61,9 +65,9 @@ pub struct LoadgenArgs {
     pub send_rate: u64,
     #[arg(long, default_value_t = defaults::SEED)]
     pub seed: u64,
-    /// Distinct ad ids (ad-0 .. ad-{keys-1}).
-    #[arg(long, default_value_t = defaults::KEYS)]
-    pub keys: u64,
+    /// Distinct ad ids (ad-0 .. ad-{keys-1}) [default: 100000; flow: 1000].
+    #[arg(long)]
+    pub keys: Option<u64>,
     /// Zipf exponent of the ad ids; 0 is uniform.
     #[arg(long, default_value_t = defaults::ZIPF_EXPONENT)]
     pub zipf: f64,
@@ -73,16 +77,16 @@ pub struct LoadgenArgs {
     /// Distinct user ids, drawn uniformly.
     #[arg(long, default_value_t = defaults::USERS)]
     pub users: u64,
-    /// Events per second of event time.
-    #[arg(long, default_value_t = defaults::EVENTS_PER_SECOND)]
-    pub rate: u64,
+    /// Events per second of event time [default: 100000; flow: 10000].
+    #[arg(long)]
+    pub rate: Option<u64>,
     /// Event time of the first event, epoch ms.
     #[arg(long, default_value_t = defaults::START_MS, allow_negative_numbers = true)]
     pub start_ms: i64,
-    /// Largest jitter back from an event's slot time, ms.
-    #[arg(long, default_value_t = defaults::OUT_OF_ORDERNESS_MS)]
-    pub out_of_orderness_ms: i64,
-    /// Share of events made late on purpose (0..=1).
+    /// Largest jitter back from an event's slot time, ms [default: 2000; flow: 4000].
+    #[arg(long)]
+    pub out_of_orderness_ms: Option<i64>,
+    /// Share of events (for `flow`: of clicks) made late on purpose (0..=1).
     #[arg(long, default_value_t = defaults::LATE_FRACTION)]
     pub late_fraction: f64,
     /// How far behind its slot a late event is, ms.
@@ -157,13 +161,14 @@ impl LoadgenArgs {
             })
         };
         let unit = |p: f64| (0.0..=1.0).contains(&p);
-        if self.keys == 0 {
+        let (keys, rate, out_of_orderness_ms) = self.shape();
+        if keys == 0 {
             return bad("keys", "must be at least 1");
         }
         if self.users == 0 {
             return bad("users", "must be at least 1");
         }
-        if self.rate == 0 {
+        if rate == 0 {
             return bad("rate", "must be at least 1 event per second");
         }
         if !(self.zipf.is_finite() && self.zipf >= 0.0) {
@@ -175,7 +180,7 @@ impl LoadgenArgs {
         if !unit(self.late_fraction) {
             return bad("late-fraction", "must be between 0 and 1");
         }
-        if self.out_of_orderness_ms < 0 {
+        if out_of_orderness_ms < 0 {
             return bad("out-of-orderness-ms", "must not be negative");
         }
         if self.late_by_ms < 0 {
@@ -186,17 +191,40 @@ impl LoadgenArgs {
         }
         Ok(GeneratorPlan {
             seed: self.seed,
-            keys: self.keys,
+            keys,
             zipf_exponent: self.zipf,
             celebrity_share: self.celebrity_share,
             users: self.users,
-            events_per_second: self.rate,
+            events_per_second: rate,
             start_ms: self.start_ms,
-            out_of_orderness_ms: self.out_of_orderness_ms,
+            out_of_orderness_ms,
             late_fraction: self.late_fraction,
             late_by_ms: self.late_by_ms,
             count: Some(self.events),
         })
+    }
+
+    /// `--keys`, `--rate` and `--out-of-orderness-ms` as given, else the kind's defaults.
+    fn shape(&self) -> (u64, u64, i64) {
+        use crate::loadgen_flow::defaults as flow;
+        let (keys, rate, ooo) = match self.kind {
+            LoadgenKind::Clicks => (
+                defaults::KEYS,
+                defaults::EVENTS_PER_SECOND,
+                defaults::OUT_OF_ORDERNESS_MS,
+            ),
+            LoadgenKind::Flow => (
+                flow::KEYS,
+                flow::EVENTS_PER_SECOND,
+                flow::OUT_OF_ORDERNESS_MS,
+            ),
+        };
+        let given = (self.keys, self.rate, self.out_of_orderness_ms);
+        (
+            given.0.unwrap_or(keys),
+            given.1.unwrap_or(rate),
+            given.2.unwrap_or(ooo),
+        )
     }
 
     /// The files a run writes, in index order: `--out` itself, or `<stem>.<k>.<ext>` (ext
@@ -246,6 +274,9 @@ fn chunks(events: u64, files: usize, chunk_events: u64) -> Vec<Chunk> {
 
 /// Writes the events; see the module doc.
 pub fn run(args: &LoadgenArgs) -> Result<LoadgenReport, LoadgenError> {
+    if args.kind == LoadgenKind::Flow {
+        return crate::loadgen_flow::run(args);
+    }
     let plan = args.plan()?;
     if let (Some(brokers), Some(topic)) = (&args.kafka, &args.topic) {
         return crate::loadgen_kafka::produce(args, &plan, brokers, topic);
