@@ -41,9 +41,11 @@
 //! Layout: `http` (a client for the `[api]` endpoint), `model` (the job description and the reference model), `input` (the seeded generator
 //! and file-content helpers), `run` (running the binary, writing configs, comparing its output
 //! with the model). Everything public is re-exported here, so test files write `common::x` or
-//! `use common::*`.
+//! `use common::*`; except `flow_model` (the ad-spend dataflow's reference model), used as
+//! `common::flow_model::x`, since its names (`Click`, `dedupe`) would clash with the others.
 #![allow(dead_code)]
 
+pub mod flow_model;
 mod http;
 mod input;
 mod model;
