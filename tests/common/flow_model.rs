@@ -57,7 +57,7 @@ pub struct Click {
     pub click_id: String,
     pub imp_id: String,
     pub ts: i64,
-    /// Position in the file (0-based): breaks ties of equal ts.
+    /// Position among the file's non-blank lines (0-based): breaks ties of equal ts.
     pub line: usize,
 }
 
