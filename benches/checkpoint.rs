@@ -25,8 +25,8 @@ use std::time::Duration;
 
 struct Discard;
 impl Emitter for Discard {
-    fn result(&mut self, _line: &[u8]) {}
-    fn late(&mut self, _event: &Event) {}
+    fn emit(&mut self, _out: sluice::operators::Output<'_>) {}
+    fn late(&mut self, _rec: &sluice::event::Rec<'_>) {}
 }
 
 /// An operator with `keys` distinct keys in one open window.
@@ -39,7 +39,7 @@ fn filled(keys: u64) -> Box<dyn Operator> {
         ev.hash = hash_key(key.as_bytes());
         ev.ts = 1_700_000_000_000 + (i % 50_000) as i64;
         ev.set_value(0, Value::Int(100 + (i % 7) as i64));
-        op.on_event(&ev, i64::MIN, &mut Discard);
+        op.on_event(&sluice::event::Rec::of(&ev), i64::MIN, &mut Discard);
     }
     op
 }

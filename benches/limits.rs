@@ -4,10 +4,11 @@
 //! - `hashbrown_only`: a `hashbrown::HashMap` keyed by the same `ad_id`s in the same order, updating
 //!   a (count, sum) pair per event, with nothing else.
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use sluice::event::Event;
 use sluice::plan::TimeUnit;
 use sluice::sources::generator::model::{default_plan, write_ndjson, ClickModel};
-use sluice::sources::record::{Binding, RecordParser, SlotUse};
+use sluice::expr::FieldPath;
+use sluice::plan::SlotUse;
+use sluice::sources::bind::{Binding, RecordParser};
 
 const N: u64 = 2_000_000;
 
@@ -28,19 +29,20 @@ fn limits(c: &mut Criterion) {
     let mut g = c.benchmark_group("limits");
     g.sample_size(10);
     g.throughput(Throughput::Elements(N));
+    let path = |p: &str| FieldPath::parse(p).expect("a path");
     let binding = Binding {
-        op: 0,
-        key_fields: vec!["ad_id".into()],
-        slots: vec![("bid".into(), SlotUse::Number)],
+        port: 0,
+        key: vec![path("ad_id")],
+        values: vec![(path("bid"), SlotUse::Number)],
+        row: false,
     };
     let mut parser = RecordParser::new("ts", TimeUnit::Millis, &[binding]).expect("parser");
-    let mut evs = [Event::EMPTY];
     g.bench_function("parse_only", |b| {
         b.iter(|| {
             let mut acc = 0i64;
             for &(s, e) in &spans {
-                acc = acc.wrapping_add(parser.parse(&buf[s..e], &mut evs).unwrap_or(0));
-                black_box(&evs);
+                acc = acc.wrapping_add(parser.parse(&buf[s..e]).unwrap_or(0));
+                black_box(&parser.events);
             }
             acc
         })

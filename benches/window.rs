@@ -18,8 +18,8 @@ mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use hashbrown::{HashMap, HashTable};
-use sluice::event::{hash_key, Event, Value};
-use sluice::operators::{Emitter, Operator};
+use sluice::event::{hash_key, Event, Rec, Value};
+use sluice::operators::{Emitter, Operator, Output};
 use sluice::sources::generator::model::defaults;
 use sluice::time::ChunkTime;
 use std::time::{Duration, Instant};
@@ -43,11 +43,11 @@ struct Discard {
 }
 
 impl Emitter for Discard {
-    fn result(&mut self, line: &[u8]) {
+    fn emit(&mut self, out: Output<'_>) {
         self.lines += 1;
-        self.bytes += line.len() as u64;
+        self.bytes += out.line.len() as u64;
     }
-    fn late(&mut self, _event: &Event) {
+    fn late(&mut self, _rec: &Rec<'_>) {
         self.late += 1;
     }
 }
@@ -103,7 +103,7 @@ impl Driver {
                         self.wm = wm;
                         self.op.on_watermark(wm, &mut self.out);
                     }
-                    self.op.on_event(&run[i], self.wm, &mut self.out);
+                    self.op.on_event(&Rec::of(&run[i]), self.wm, &mut self.out);
                     i += 1;
                     continue;
                 }

@@ -11,7 +11,9 @@ use sluice::plan::Plan;
 use sluice::runtime::{self, RunOptions};
 use sluice::sources::generator::model::ClickModel;
 use sluice::sources::generator::GenParser;
-use sluice::sources::record::{Binding, SlotUse};
+use sluice::expr::FieldPath;
+use sluice::plan::SlotUse;
+use sluice::sources::bind::Binding;
 use sluice::sources::{PartKind, Partition};
 use std::path::Path;
 use std::sync::Arc;
@@ -48,10 +50,12 @@ fn events(plan: &Plan) -> Vec<Event> {
         panic!("the test job reads a generator");
     };
     let model = ClickModel::new(g);
+    let path = |p: &str| FieldPath::parse(p).unwrap();
     let binding = Binding {
-        op: 0,
-        key_fields: vec!["ad_id".into()],
-        slots: vec![("bid".into(), SlotUse::Number)],
+        port: 0,
+        key: vec![path("ad_id")],
+        values: vec![(path("bid"), SlotUse::Number)],
+        row: false,
     };
     let mut builder = GenParser::new(&[binding]).unwrap();
     let mut ev = [Event::EMPTY];

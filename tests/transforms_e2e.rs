@@ -323,7 +323,7 @@ fn validate_refuses_bad_expressions_and_fields_a_select_does_not_output_naming_t
         ("group_by = [\"currency\"]", "group_by = [\"country\"]", "transforms.per_currency.group_by[0]", "`country`", None),
         ("sum(amount_usd)", "sum(amount)", "transforms.per_currency.aggregates.total", "`amount`", None),
         // Over window results a filter reads the window's fields: `amount_usd` is not one.
-        ("inputs = [\"priced_usd\"]\nwhere", "inputs = [\"per_currency\"]\nwhere", "transforms.big_orders.where", "which records of window `per_currency` do not have", None),
+        ("inputs = [\"priced_usd\"]\nwhere", "inputs = [\"per_currency\"]\nwhere", "transforms.big_orders.where", "but window `per_currency` has no field `amount_usd`", None),
     ];
     for (from, to, key, says, caret_at) in cases {
         assert_eq!(good.matches(from).count(), 1, "{from}");

@@ -5,19 +5,25 @@
 
 use sluice::event::Event;
 use sluice::operators::{window, Operator};
-use sluice::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
+use sluice::expr::FieldPath;
+use sluice::plan::{AggFunc, AggPlan, SlotUse, WindowKind, WindowPlan};
+use sluice::sources::bind::Binding;
 use sluice::sources::generator::model::{default_plan, ClickModel};
 use sluice::sources::generator::GenParser;
-use sluice::sources::record::{Binding, SlotUse};
 
-/// Clicks `0..n` keyed for window 0: key `ad_id`, value slot 0 = `bid` (the `sum(bid)` slot),
-/// `pos` = the click's index.
+fn path(p: &str) -> FieldPath {
+    FieldPath::parse(p).expect("a field path")
+}
+
+/// Clicks `0..n` keyed for port 0 (window 0): key `ad_id`, value slot 0 = `bid` (the `sum(bid)`
+/// slot), `pos` = the click's index.
 pub fn click_events(n: u64) -> Vec<Event> {
     let model = ClickModel::new(&default_plan(Some(n)));
     let binding = Binding {
-        op: 0,
-        key_fields: vec!["ad_id".into()],
-        slots: vec![("bid".into(), SlotUse::Number)],
+        port: 0,
+        key: vec![path("ad_id")],
+        values: vec![(path("bid"), SlotUse::Number)],
+        row: false,
     };
     let mut builder = GenParser::new(&[binding]).expect("generator fields");
     let mut ev = [Event::EMPTY];
@@ -34,26 +40,24 @@ pub fn click_events(n: u64) -> Vec<Event> {
 /// value slot 0.
 pub fn tumbling_count_sum(size_ms: i64) -> Box<dyn Operator> {
     let plan = WindowPlan {
-        name: "clicks_per_minute".into(),
-        inputs: vec![0],
-        via: vec![],
-        group_by: vec!["ad_id".into()],
+        group_by: vec![path("ad_id")],
         window: WindowKind::Tumbling { size_ms },
         allowed_lateness_ms: 0,
-        late_events: None,
         aggregates: vec![
             AggPlan {
                 name: "clicks".into(),
                 func: AggFunc::Count,
                 field: None,
+                slot: None,
             },
             AggPlan {
                 name: "spend".into(),
                 func: AggFunc::Sum,
-                field: Some("bid".into()),
+                field: Some(path("bid")),
+                slot: Some(0),
             },
         ],
         hot_keys: sluice::plan::HotKeysPlan::OFF,
     };
-    window::build(&plan, &[None, Some(0)])
+    window::build(&plan)
 }

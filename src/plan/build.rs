@@ -286,6 +286,8 @@ impl graph::Graph<'_> {
 }
 
 mod graph;
+#[cfg(test)]
+mod graph_tests;
 mod io;
 mod join;
 mod order;

@@ -31,7 +31,10 @@ impl Shard {
     pub(super) fn due_below(&self, depth: usize) -> i64 {
         let mut below = i64::MAX;
         for &n in &self.setup.topo.by_depth[depth] {
-            below = below.min(self.chunk.times[n].seen_below(self.ops[n].next_action()));
+            let next = self.ops[n].next_action();
+            if next < crate::time::WM_MAX {
+                below = below.min(self.chunk.times[n].seen_below(next));
+            }
         }
         below
     }
@@ -48,7 +51,11 @@ impl Shard {
         loop {
             let mut best: Option<(i64, usize)> = None;
             for &n in &self.setup.topo.by_depth[depth] {
-                let t = self.chunk.times[n].seen_below(self.ops[n].next_action());
+                let next = self.ops[n].next_action();
+                if next == crate::time::WM_MAX {
+                    continue; // nothing waits for the watermark
+                }
+                let t = self.chunk.times[n].seen_below(next);
                 let due = t < at || (inclusive && t == at);
                 if due && t <= cap && best.is_none_or(|b| (t, n) < b) {
                     best = Some((t, n));
@@ -65,6 +72,9 @@ impl Shard {
     /// One watermark step of node `n` to `wm`, its records tagged with position `at`; false when
     /// the operator did not move past it (so the caller stops asking).
     fn fire(&mut self, depth: usize, n: usize, wm: i64, at: i64) -> bool {
+        if std::env::var_os("SLUICE_DEBUG_FIRE").is_some() {
+            eprintln!("shard {} fire depth {depth} node {n} wm {wm} at {at} next {}", self.id, self.ops[n].next_action());
+        }
         let before = self.emitter.emitted;
         self.emitter.depth = depth;
         self.emitter.begin_firing(n, at);
