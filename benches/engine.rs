@@ -160,6 +160,7 @@ fn bench_engine(c: &mut Criterion) {
                 events: events.clone(),
                 per_chunk: MEMORY_PER_CHUNK,
             },
+            first_chunk: 0,
         }])
     };
     g.throughput(Throughput::Elements(n));

@@ -110,6 +110,7 @@ fn memory_partition_gives_what_the_generator_gives() {
                 events: evs.clone(),
                 per_chunk,
             },
+            first_chunk: 0,
         }];
         let got = runtime::run(
             &plan,

@@ -1,7 +1,9 @@
-//! Kafka read positions in checkpoints, and each shard's consumer. A Kafka job's position is not a
-//! chunk number but, per partition, the next offset after the chunks a checkpoint covers (every
-//! receiver learns it from chunk-end markers) and the end offset a bounded job stops at (taken
-//! when the job first started, so a restored job stops where the uninterrupted one would). Both
+//! Read positions of a job that reads Kafka, in checkpoints, and each shard's consumer. Such a
+//! job's position is not one chunk number but each partition's own: for a Kafka partition the
+//! next offset after the chunks a checkpoint covers (every receiver learns it from chunk-end
+//! markers) and the end offset a bounded job stops at (taken when the job first started, so a
+//! restored job stops where the uninterrupted one would); for a file or the generator the number
+//! of its chunks the checkpoint covers. A resumed job numbers its chunks afresh from there. Both
 //! follow the chunk order in the checkpoint's `time` section. Never reads records.
 
 use super::checkpointing::Resume;
@@ -12,7 +14,7 @@ use crate::sources::kafka::KafkaReader;
 use crate::sources::{PartKind, Partition};
 use crate::time::WatermarkTracker;
 
-/// Appends each partition's (next offset, end offset) to a checkpoint (-1: none).
+/// Appends each partition's (next offset or chunks done, end offset) to a checkpoint (-1: none).
 pub fn encode(next: &[i64], parts: &[Partition], e: &mut Enc) {
     e.u64(parts.len() as u64);
     for (p, n) in parts.iter().zip(next) {
@@ -42,7 +44,7 @@ pub fn restore(parts: &mut [Partition], r: &Resume) -> Result<(), RuntimeError> 
     d.i64("watermark").map_err(fail)?;
     if d.u8("chunk order").map_err(fail)? != 0 {
         return Err(fail(
-            "a Kafka job's checkpoint has an aligned chunk order".into(),
+            "a job reading Kafka has a checkpoint with an aligned chunk order".into(),
         ));
     }
     let n = d.count(16, "kafka positions").map_err(fail)?;
@@ -55,12 +57,18 @@ pub fn restore(parts: &mut [Partition], r: &Resume) -> Result<(), RuntimeError> 
     for p in parts.iter_mut() {
         let next = d.i64("kafka offset").map_err(fail)?;
         let end = d.i64("kafka end offset").map_err(fail)?;
-        if let PartKind::Kafka(k) = &mut p.kind {
-            if next >= 0 {
-                k.start = next;
+        match &mut p.kind {
+            PartKind::Kafka(k) => {
+                if next >= 0 {
+                    k.start = next;
+                }
+                k.end = (end >= 0).then_some(end);
+                tracing::info!(partition = %p.name, offset = k.start, "kafka partition resumes at its checkpointed offset");
             }
-            k.end = (end >= 0).then_some(end);
-            tracing::info!(partition = %p.name, offset = k.start, "kafka partition resumes at its checkpointed offset");
+            _ => {
+                p.first_chunk = next.max(0) as u64;
+                tracing::info!(partition = %p.name, chunk = p.first_chunk, "partition resumes after its checkpointed chunks");
+            }
         }
     }
     Ok(())

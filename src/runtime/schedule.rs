@@ -16,14 +16,84 @@ pub type ChunkCount = Option<u64>;
 pub enum ChunkOrder {
     Fixed(Schedule),
     Aligned(AlignedOrder),
-    /// Kafka partitions: rounds of every partition padded with empty slots to a multiple of the
-    /// shard count, so that partition `i`'s chunks always fall to shard `i % shards` (the one
-    /// whose consumer owns it). All partitions have `count` chunks (`None`: unbounded).
-    Padded {
-        parts: u64,
-        round: u64,
-        count: Option<u64>,
-    },
+    /// A job that reads Kafka (alone or with files and the generator): rounds of one chunk of
+    /// every partition, laid out so that Kafka partition `i`'s chunks always fall to shard
+    /// `i % shards` (the one whose consumer owns it); see [`Mixed`].
+    Mixed(Mixed),
+}
+
+/// The round layout of a job with Kafka partitions. A round has `cells.len()` slots (a multiple
+/// of the shard count, slot `j` produced by shard `j % shards`): each Kafka partition sits in a
+/// slot of its shard's column, the other partitions fill the free slots in order, the rest is
+/// padding. Round `r` holds chunk `r` of every partition that has more than `r` chunks (their
+/// slots are padding after that), so the order is still a pure function of the chunk counts.
+#[derive(Debug, Clone)]
+pub struct Mixed {
+    cells: Vec<Option<u16>>,
+    counts: Vec<ChunkCount>,
+    total: Option<u64>,
+}
+
+impl Mixed {
+    /// `pinned[p]`: the shard partition `p` must be read by (Kafka), or `None` (any shard).
+    pub fn new(counts: &[ChunkCount], pinned: &[Option<usize>], shards: usize) -> Mixed {
+        let n = shards.max(1);
+        let mut per_column = vec![0usize; n];
+        for s in pinned.iter().flatten() {
+            per_column[s % n] += 1;
+        }
+        let rows = per_column
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max((pinned.len()).div_ceil(n))
+            .max(1);
+        let mut cells: Vec<Option<u16>> = vec![None; rows * n];
+        let mut next_row = vec![0usize; n];
+        for (p, s) in pinned.iter().enumerate() {
+            if let Some(s) = s {
+                let col = s % n;
+                cells[next_row[col] * n + col] = Some(p as u16);
+                next_row[col] += 1;
+            }
+        }
+        let mut others = pinned
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(p, _)| p as u16);
+        for cell in cells.iter_mut() {
+            if cell.is_none() {
+                match others.next() {
+                    Some(p) => *cell = Some(p),
+                    None => break,
+                }
+            }
+        }
+        // Every free partition found a cell: rows * shards >= partitions.
+        let total = counts
+            .iter()
+            .try_fold(0u64, |m, c| c.map(|c| m.max(c)))
+            .map(|rounds| rounds * cells.len() as u64);
+        Mixed {
+            cells,
+            counts: counts.to_vec(),
+            total,
+        }
+    }
+
+    fn chunk(&self, seq: u64) -> Next {
+        if self.total.is_some_and(|t| seq >= t) {
+            return Next::End;
+        }
+        let len = self.cells.len() as u64;
+        let (round, slot) = (seq / len, (seq % len) as usize);
+        match self.cells[slot] {
+            Some(p) if self.counts[p as usize].is_none_or(|c| round < c) => Next::Chunk(p, round),
+            _ => Next::Pad,
+        }
+    }
 }
 
 impl ChunkOrder {
@@ -31,20 +101,7 @@ impl ChunkOrder {
         match self {
             ChunkOrder::Fixed(s) => s.chunk(seq).map_or(Next::End, |(p, k)| Next::Chunk(p, k)),
             ChunkOrder::Aligned(a) => a.chunk(seq),
-            &ChunkOrder::Padded {
-                parts,
-                round,
-                count,
-            } => {
-                let (k, slot) = (seq / round, seq % round);
-                if count.is_some_and(|c| k >= c) {
-                    Next::End
-                } else if slot >= parts {
-                    Next::Pad
-                } else {
-                    Next::Chunk(slot as u16, k)
-                }
-            }
+            ChunkOrder::Mixed(m) => m.chunk(seq),
         }
     }
 
@@ -54,7 +111,7 @@ impl ChunkOrder {
         match self {
             ChunkOrder::Fixed(s) => s.total(),
             ChunkOrder::Aligned(a) => a.total(),
-            ChunkOrder::Padded { round, count, .. } => count.map(|c| c * round),
+            ChunkOrder::Mixed(m) => m.total,
         }
     }
 
@@ -77,7 +134,7 @@ impl ChunkOrder {
     /// Rounds each partition sat out for alignment (empty without alignment).
     pub fn paused(&self) -> Vec<u64> {
         match self {
-            ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. } => Vec::new(),
+            ChunkOrder::Fixed(_) | ChunkOrder::Mixed(_) => Vec::new(),
             ChunkOrder::Aligned(a) => a
                 .paused
                 .iter()
@@ -89,7 +146,7 @@ impl ChunkOrder {
     /// Appends the order's state to a checkpoint: a tag, and the aligned order's rounds.
     pub fn encode(&self, e: &mut Enc) {
         match self {
-            ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. } => e.u8(0),
+            ChunkOrder::Fixed(_) | ChunkOrder::Mixed(_) => e.u8(0),
             ChunkOrder::Aligned(a) => {
                 e.u8(1);
                 a.encode(e);
@@ -107,9 +164,9 @@ impl ChunkOrder {
             d.u8("chunk order")?
         };
         match (self, tag) {
-            (ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. }, 0) => Ok(()),
+            (ChunkOrder::Fixed(_) | ChunkOrder::Mixed(_), 0) => Ok(()),
             (ChunkOrder::Aligned(a), 1) => a.decode(d),
-            (ChunkOrder::Fixed(_) | ChunkOrder::Padded { .. }, _) => Err(
+            (ChunkOrder::Fixed(_) | ChunkOrder::Mixed(_), _) => Err(
                 "the checkpoint was taken with watermark alignment (`max_drift`) and this job has \
                  none; chunk positions differ between the two orders, so restore it with the same \
                  `max_drift` settings"
@@ -238,6 +295,39 @@ mod tests {
         assert_eq!(s.total(), None);
         let got: Vec<_> = (0..6).map(|q| s.chunk(q).unwrap()).collect();
         assert_eq!(got, vec![(0, 0), (1, 0), (0, 1), (1, 1), (1, 2), (1, 3)]);
+    }
+
+    #[test]
+    fn mixed_rounds_keep_kafka_partitions_on_their_shard_and_files_anywhere() {
+        // Partitions 0 and 2 are Kafka (shards 0 and 0 of 2), 1 and 3 files of 2 and 1 chunks.
+        let counts = [Some(3), Some(2), Some(3), Some(1)];
+        let pinned = [Some(0), None, Some(2), None];
+        let m = Mixed::new(&counts, &pinned, 2);
+        let order: Vec<Next> = (0..14).map(|q| m.chunk(q)).collect();
+        for (q, n) in order.iter().enumerate() {
+            if let Next::Chunk(p, _) = n {
+                if let Some(s) = pinned[*p as usize] {
+                    assert_eq!(q % 2, s % 2, "partition {p} at seq {q} falls to its shard");
+                }
+            }
+        }
+        let chunks: Vec<(u16, u64)> = order
+            .iter()
+            .filter_map(|n| match n {
+                Next::Chunk(p, k) => Some((*p, *k)),
+                _ => None,
+            })
+            .collect();
+        let mut per: Vec<Vec<u64>> = vec![Vec::new(); 4];
+        for (p, k) in chunks {
+            per[p as usize].push(k);
+        }
+        assert_eq!(per, [vec![0, 1, 2], vec![0, 1], vec![0, 1, 2], vec![0]], "each chunk once, in order");
+        assert_eq!(m.total, Some(3 * 4));
+        assert!(matches!(m.chunk(12), Next::End));
+        let unbounded = Mixed::new(&[None, Some(1)], &[Some(1), None], 2);
+        assert_eq!(unbounded.total, None);
+        assert!(matches!(unbounded.chunk(1), Next::Chunk(0, 0)));
     }
 
     #[test]

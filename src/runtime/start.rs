@@ -47,22 +47,29 @@ fn schedule(
         .collect();
     if kafka_job {
         // Every Kafka partition gets a chunk in every round (bounded ones run empty once done),
-        // so the padded order stays a plain function of the sequence number.
-        let common = chunk_counts
+        // so the order stays a plain function of the sequence number.
+        let common = parts
             .iter()
-            .try_fold(0u64, |m, c| c.map(|c| m.max(c)));
-        chunk_counts.iter_mut().for_each(|c| *c = common);
+            .zip(&chunk_counts)
+            .filter(|(p, _)| matches!(p.kind, PartKind::Kafka(_)))
+            .try_fold(0u64, |m, (_, c)| c.map(|c| m.max(c)));
+        for (p, c) in parts.iter().zip(chunk_counts.iter_mut()) {
+            if matches!(p.kind, PartKind::Kafka(_)) {
+                *c = common;
+            }
+        }
     }
     let aligned = parts
         .iter()
         .any(|p| plan.sources[p.source].watermark.max_drift_ms.is_some());
     let order = if kafka_job {
-        let parts_n = parts.len() as u64;
-        ChunkOrder::Padded {
-            parts: parts_n,
-            round: parts_n.div_ceil(n as u64).max(1) * n as u64,
-            count: chunk_counts.first().copied().flatten(),
-        }
+        // A Kafka partition is read by the shard whose consumer owns it (`i % shards`).
+        let pinned: Vec<Option<usize>> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| matches!(p.kind, PartKind::Kafka(_)).then_some(i % n))
+            .collect();
+        ChunkOrder::Mixed(super::schedule::Mixed::new(&chunk_counts, &pinned, n))
     } else if aligned {
         ChunkOrder::Aligned(aligned::AlignedOrder::new(
             parts

@@ -83,11 +83,19 @@ pub struct Partition {
     pub name: String,
     pub max_out_of_orderness_ms: i64,
     pub kind: PartKind,
+    /// Chunks of a file or the generator already read by the run a job resumes (a job that reads
+    /// Kafka numbers its chunks afresh when it resumes; Kafka partitions resume at an offset).
+    pub first_chunk: u64,
 }
 
 impl Partition {
-    /// Chunks this partition is cut into; `None` = unbounded.
+    /// Chunks this partition is cut into (from `first_chunk` on); `None` = unbounded.
     pub fn chunks(&self, chunk_bytes: usize) -> Option<u64> {
+        self.all_chunks(chunk_bytes)
+            .map(|c| c.saturating_sub(self.first_chunk))
+    }
+
+    fn all_chunks(&self, chunk_bytes: usize) -> Option<u64> {
         match &self.kind {
             PartKind::File { size, .. } => Some(size.div_ceil(chunk_bytes as u64)),
             PartKind::Generator {
@@ -123,6 +131,7 @@ pub fn partitions(plan: &Plan) -> Result<Vec<Partition>, SourceError> {
                         name: p.display().to_string(),
                         max_out_of_orderness_ms: ooo,
                         kind: PartKind::File { path: p, size },
+                        first_chunk: 0,
                     });
                 }
             }
@@ -136,6 +145,7 @@ pub fn partitions(plan: &Plan) -> Result<Vec<Partition>, SourceError> {
                         name: format!("{}/{}", p.topic, p.partition),
                         max_out_of_orderness_ms: ooo,
                         kind: PartKind::Kafka(p),
+                        first_chunk: 0,
                     });
                 }
             }
@@ -165,5 +175,6 @@ fn generator_partition(
             per_chunk: (chunk_bytes / GENERATED_EVENT_BYTES).max(1) as u64,
             count: g.count,
         },
+        first_chunk: 0,
     }
 }

@@ -145,22 +145,23 @@ impl Builder<'_> {
         }
     }
 
-    /// What Kafka sources cannot do yet, refused by name: share a job with files or the
-    /// generator (their positions are chunk numbers, Kafka's are offsets).
+    /// What a job that reads Kafka cannot do yet, refused by name: watermark alignment on any of
+    /// its sources (Kafka partitions are read as their records arrive, in rounds of every
+    /// partition, not in an order aligned on event time).
     pub(super) fn kafka_limits(&mut self, sources: &[SourcePlan]) {
         if !sources.iter().any(|s| matches!(s.kind, SourceKind::Kafka(_))) {
             return;
         }
-        if let Some(other) = sources
-            .iter()
-            .find(|s| !matches!(s.kind, SourceKind::Kafka(_)))
-        {
-            self.err(
-                KeyPath::new(["sources", &other.name, "type"]),
-                "a job that reads Kafka cannot also read files or the generator yet (Kafka \
-                 positions are offsets, theirs are chunk numbers); run them as two jobs"
-                    .into(),
-            );
+        for s in sources {
+            if s.watermark.max_drift_ms.is_some() && !matches!(s.kind, SourceKind::Kafka(_)) {
+                self.err(
+                    KeyPath::new(["sources", &s.name, "watermark", "max_drift"]),
+                    "watermark alignment is not available in a job that also reads Kafka (its \
+                     partitions are read in rounds as their records arrive, not in an order \
+                     aligned on event time); run the aligned sources as their own job"
+                        .into(),
+                );
+            }
         }
     }
 

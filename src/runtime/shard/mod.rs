@@ -186,8 +186,9 @@ pub struct Shard {
     kbuf: Vec<u8>,
     /// Per partition: the Kafka offset this run started at (chunk ranges count from it).
     kafka_first: Vec<i64>,
-    /// Per partition: the next Kafka offset after the chunks received so far (-1: not Kafka);
-    /// the position a checkpoint records.
+    /// Per partition: the next Kafka offset after the chunks received so far, or for a file or
+    /// the generator the chunks received so far; the position a checkpoint of a job reading Kafka
+    /// records.
     kafka_next: Vec<i64>,
     kafka_committed: Instant,
     kafka_serviced: Instant,
@@ -301,7 +302,7 @@ impl Shard {
                 .iter()
                 .map(|p| match &p.kind {
                     crate::sources::PartKind::Kafka(k) => k.start,
-                    _ => -1,
+                    _ => p.first_chunk as i64,
                 })
                 .collect(),
             kafka_committed: Instant::now(),

@@ -142,6 +142,9 @@ impl Shard {
                 chunk.is_file = true;
                 // An unreadable input is a failed run, not a dead letter: skipping a chunk would lose
                 // every line in it without a trace.
+                // A resumed job that reads Kafka numbers chunks afresh: this file's chunk is
+                // `first_chunk` further on.
+                let k = k + p.first_chunk;
                 let offset = k * setup.chunk_bytes as u64;
                 if self.files[part as usize].is_none() {
                     match File::open(path) {
@@ -190,6 +193,7 @@ impl Shard {
             PartKind::Generator {
                 per_chunk, count, ..
             } => {
+                let k = k + p.first_chunk;
                 chunk.next = k * per_chunk;
                 chunk.end = ((k + 1) * per_chunk).min(count.unwrap_or(u64::MAX));
             }

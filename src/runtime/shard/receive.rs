@@ -209,6 +209,9 @@ impl Shard {
         }
         if ev.len & CHUNK_OFFSET != 0 {
             self.kafka_next[ev.part as usize] = ev.hash as i64;
+        } else if ev.len & CHUNK_PAD == 0 && self.setup.kafka_job {
+            // A file's or the generator's position in a job that reads Kafka: chunks done.
+            self.kafka_next[ev.part as usize] += 1;
         }
         self.chunk.ingest_ns = ev.seen_max;
         self.finish_depth();
