@@ -8,7 +8,6 @@
 //! one page per long-lived row. A row larger than a page gets a page of its own.
 
 use crate::checkpoint::codec::{Dec, Enc};
-use hashbrown::HashMap;
 
 /// Bytes per page of a [`RowStore`].
 const PAGE: usize = 64 * 1024;
@@ -117,34 +116,31 @@ impl RowStore {
     }
 }
 
-/// A key looked up without allocating: hashes and compares as the `(hash, Box<[u8]>)` it finds.
-#[derive(Hash)]
-pub struct KeyRef<'a>(pub u64, pub &'a [u8]);
-
-impl hashbrown::Equivalent<(u64, Box<[u8]>)> for KeyRef<'_> {
-    fn equivalent(&self, k: &(u64, Box<[u8]>)) -> bool {
-        self.0 == k.0 && self.1 == &*k.1
-    }
-}
-
 /// Keys by (hash, bytes) -> dense index, so per-key state lives in a `Vec` and timers can name a
-/// key by a small number. A removed key's index is reused, so the index stays as small as the
-/// number of keys held, not the number ever seen. Keys may be of any length.
+/// key by a small number. The key bytes live in a [`RowStore`] and the index in a table of
+/// indices, so interning a new key or forgetting one allocates nothing once the pages exist. A
+/// removed key's index is reused, so the index stays as small as the number of keys held, not
+/// the number ever seen. Keys may be of any length.
 #[derive(Default)]
 pub struct Keys {
-    index: HashMap<(u64, Box<[u8]>), u32>,
+    table: hashbrown::HashTable<u32>,
     /// (hash, bytes) by index; `None` for a free index.
-    list: Vec<Option<(u64, Box<[u8]>)>>,
+    list: Vec<Option<(u64, RowId)>>,
     free: Vec<u32>,
+    bytes: RowStore,
 }
 
 impl Keys {
-    /// The index of a key, added if new (allocates only then); true when new.
+    /// The index of a key, added if new; true when new.
     pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
-        if let Some(&i) = self.index.get(&KeyRef(hash, key)) {
+        let (list, bytes) = (&self.list, &self.bytes);
+        let same = |&i: &u32| {
+            list[i as usize].is_some_and(|(h, r)| h == hash && bytes.get(r) == key)
+        };
+        if let Some(&i) = self.table.find(hash, same) {
             return (i, false);
         }
-        let entry = Some((hash, Box::<[u8]>::from(key)));
+        let entry = Some((hash, self.bytes.put(key)));
         let i = match self.free.pop() {
             Some(i) => {
                 self.list[i as usize] = entry;
@@ -155,36 +151,43 @@ impl Keys {
                 (self.list.len() - 1) as u32
             }
         };
-        self.index.insert((hash, Box::from(key)), i);
+        let list = &self.list;
+        self.table.insert_unique(hash, i, |&j| {
+            list[j as usize].map_or(0, |(h, _)| h)
+        });
         (i, true)
     }
 
     /// The (hash, bytes) of key `i`.
-    pub fn get(&self, i: u32) -> Option<&(u64, Box<[u8]>)> {
-        self.list.get(i as usize).and_then(Option::as_ref)
+    pub fn get(&self, i: u32) -> Option<(u64, &[u8])> {
+        let (h, r) = (*self.list.get(i as usize)?)?;
+        Some((h, self.bytes.get(r)))
     }
 
     /// Forgets key `i`; its index will be given to a new key.
     pub fn remove(&mut self, i: u32) {
-        if let Some((hash, key)) = self.list.get_mut(i as usize).and_then(Option::take) {
-            self.index.remove(&KeyRef(hash, &key));
-            self.free.push(i);
+        let Some((hash, row)) = self.list.get_mut(i as usize).and_then(Option::take) else {
+            return;
+        };
+        if let Ok(e) = self.table.find_entry(hash, |&j| j == i) {
+            e.remove();
         }
+        self.bytes.drop_row(row);
+        self.free.push(i);
     }
 
-    /// Approximate bytes the index holds: per key its bytes twice (map and list) and the slots.
+    /// Approximate bytes the index holds: the key bytes' pages, the slots and the table.
     pub fn bytes(&self) -> u64 {
-        let keys: usize = self.list.iter().flatten().map(|(_, k)| k.len()).sum();
-        (2 * keys + self.list.len() * 40 + self.index.len() * 40) as u64
+        self.bytes.bytes().1 + (self.list.len() * 24 + self.table.capacity() * 5) as u64
     }
 
     /// Keys held now.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.table.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.table.is_empty()
     }
 }
 

@@ -200,7 +200,7 @@ impl Operator for Dedupe {
         self.counters.encode(e);
         e.u64(self.forget.len() as u64);
         for &(_, k) in self.forget.keys() {
-            let (hash, key) = self.keys.get(k).map_or((0, &[][..]), |(h, b)| (*h, b));
+            let (hash, key) = self.keys.get(k).unwrap_or((0, &[]));
             e.u64(hash);
             e.bytes(key);
             e.i64(self.passed[k as usize]);
@@ -210,7 +210,7 @@ impl Operator for Dedupe {
             let key = if *k == NULL {
                 None
             } else {
-                self.keys.get(*k).map(|(_, b)| &b[..])
+                self.keys.get(*k).map(|(_, b)| b)
             };
             e.u64(*hash);
             e.u8(u8::from(key.is_none()));

@@ -24,7 +24,8 @@ use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::IntervalJoinPlan;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 const LEFT: usize = 0;
 const RIGHT: usize = 1;
@@ -47,8 +48,8 @@ pub struct IntervalJoin {
     keys: Keys,
     rows: Vec<[Vec<Row>; 2]>,
     store: RowStore,
-    /// (expiry, row id) -> (key, side).
-    cleanup: BTreeMap<(i64, u64), (u32, usize)>,
+    /// (expiry, row id, key, side), soonest first: rows leave only through it, in this order.
+    cleanup: BinaryHeap<Reverse<(i64, u64, u32, usize)>>,
     next_id: u64,
     /// Keys whose last row was cleaned up in this watermark step.
     emptied: Vec<u32>,
@@ -69,7 +70,7 @@ impl IntervalJoin {
             keys: Keys::default(),
             rows: Vec::new(),
             store: RowStore::default(),
-            cleanup: BTreeMap::new(),
+            cleanup: BinaryHeap::new(),
             next_id: 0,
             emptied: Vec::new(),
             wm: i64::MIN,
@@ -116,7 +117,7 @@ impl IntervalJoin {
             matched,
             id,
         });
-        self.cleanup.insert((self.expiry(side, ts), id), (k, side));
+        self.cleanup.push(Reverse((self.expiry(side, ts), id, k, side)));
         self.join.buffered[side] += 1;
         self.join.peak[side] = self.join.peak[side].max(self.join.buffered[side]);
     }
@@ -228,11 +229,11 @@ impl Operator for IntervalJoin {
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
-        while let Some(entry) = self.cleanup.first_entry() {
-            if entry.key().0 > wm {
+        while let Some(&Reverse((expiry, id, k, side))) = self.cleanup.peek() {
+            if expiry > wm {
                 break;
             }
-            let ((_, id), (k, side)) = entry.remove_entry();
+            self.cleanup.pop();
             let held = &mut self.rows[k as usize][side];
             let Some(at) = held.iter().position(|r| r.id == id) else {
                 continue;
@@ -245,7 +246,7 @@ impl Operator for IntervalJoin {
             self.join.buffered[side] -= 1;
             self.join.cleaned[side] += 1;
             if !row.matched && self.outer[side] {
-                let (hash, key) = self.keys.get(k).map_or((0, &[][..]), |(h, b)| (*h, &b[..]));
+                let (hash, key) = self.keys.get(k).unwrap_or((0, &[]));
                 let bytes = self.store.get(row.row);
                 let (l, r) = if side == LEFT {
                     (Some(bytes), None)
@@ -266,7 +267,7 @@ impl Operator for IntervalJoin {
     }
 
     fn next_action(&self) -> i64 {
-        self.cleanup.keys().next().map_or(i64::MAX, |(t, _)| *t)
+        self.cleanup.peek().map_or(i64::MAX, |Reverse(t)| t.0)
     }
 
     fn report(&self, r: &mut OperatorReport) {
@@ -294,7 +295,7 @@ impl Operator for IntervalJoin {
             let Some((hash, key)) = self.keys.get(k) else {
                 continue;
             };
-            e.u64(*hash);
+            e.u64(hash);
             e.bytes(key);
             for side in [LEFT, RIGHT] {
                 let rows = &self.rows[k as usize][side];

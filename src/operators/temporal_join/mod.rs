@@ -229,7 +229,7 @@ impl Operator for TemporalJoin {
             let ((t, _), (k, row)) = entry.remove_entry();
             self.join.buffered[0] -= 1;
             self.join.cleaned[0] += 1;
-            let hash = self.index.get(k).map_or(0, |(h, _)| *h);
+            let hash = self.index.get(k).map_or(0, |(h, _)| h);
             self.answer(Some(k), t, Err(row), None, hash, out);
             self.store.drop_row(row);
             self.touched.push(k);
@@ -268,7 +268,7 @@ impl Operator for TemporalJoin {
             let (hash, key) = self
                 .index
                 .get(k as u32)
-                .map_or((0, &[][..]), |(h, b)| (*h, b));
+                .unwrap_or((0, &[]));
             e.u64(hash);
             e.bytes(key);
             e.u8(u8::from(s.pruned));

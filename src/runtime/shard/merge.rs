@@ -22,8 +22,10 @@ struct Run {
 }
 
 pub(super) struct Merge {
-    /// Per depth: the runs kept for it in the current chunk.
+    /// Per depth: the runs kept for it in the current chunk (the first `used[d]`; the others keep
+    /// their memory for the next chunk).
     stash: Vec<Vec<Run>>,
+    used: Vec<usize>,
     /// Per sender: its end marker of the current chunk at the current depth has arrived.
     ended: Vec<bool>,
     pub(super) scratch: Vec<u8>,
@@ -42,6 +44,7 @@ impl Merge {
     pub(super) fn new(depths: usize, shards: usize) -> Merge {
         Merge {
             stash: (0..depths.max(1)).map(|_| Vec::new()).collect(),
+            used: vec![0; depths.max(1)],
             ended: vec![false; shards],
             scratch: Vec::new(),
         }
@@ -49,18 +52,28 @@ impl Merge {
 
     /// Keeps a record (header and payload bytes) for depth `to`, met while receiving depth `at`.
     pub(super) fn stash(&mut self, to: usize, at: usize, head: &Event, payload: &[u8]) {
-        let Some(runs) = self.stash.get_mut(to) else {
+        let (Some(runs), Some(used)) = (self.stash.get_mut(to), self.used.get_mut(to)) else {
             return;
         };
-        if runs.last().is_none_or(|r| r.from != at) {
-            runs.push(Run {
-                from: at,
-                ..Run::default()
-            });
+        if *used == 0 || runs[*used - 1].from != at {
+            if *used == runs.len() {
+                runs.push(Run::default());
+            }
+            let r = &mut runs[*used];
+            r.from = at;
+            r.at = 0;
+            r.slots.clear();
+            *used += 1;
         }
-        if let Some(r) = runs.last_mut() {
-            r.slots.push(*head);
-            r.slots.extend(payload.chunks(SLOT_BYTES).map(slot_of));
+        let r = &mut runs[*used - 1];
+        r.slots.push(*head);
+        r.slots.extend(payload.chunks(SLOT_BYTES).map(slot_of));
+    }
+
+    /// Everything kept for depth `d` is taken: its runs' memory stays for the next chunk.
+    fn finish(&mut self, d: usize) {
+        if let Some(used) = self.used.get_mut(d) {
+            *used = 0;
         }
     }
 
@@ -88,7 +101,7 @@ impl Shard {
             match from {
                 None => {
                     // Every sender ended the chunk and every kept run is read.
-                    self.merge.stash[d].clear();
+                    self.merge.finish(d);
                     self.finish_depth();
                     return done + 1;
                 }
@@ -131,7 +144,8 @@ impl Shard {
                 best = Some((k, s, true));
             }
         }
-        for (r, run) in self.merge.stash[d].iter().enumerate() {
+        let used = self.merge.used[d];
+        for (r, run) in self.merge.stash[d][..used].iter().enumerate() {
             if let Some(head) = run.slots.get(run.at) {
                 let k = key_of(head, self.n + r);
                 if best.is_none_or(|b| k < b.0) {
