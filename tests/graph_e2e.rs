@@ -143,3 +143,75 @@ fn kill_9_three_times_and_restore_on_other_shard_counts_gives_the_uninterrupted_
     assert_eq!(got.len(), want.len(), "no line lost or written twice");
     assert_eq!(got, want);
 }
+
+/// Two unrelated pipelines in one job, both read at a steady rate: a window over a source whose
+/// event time covers an hour, and one over a source whose event time stays in its first seconds.
+/// Each window's watermark follows its own inputs only, so the first pipeline's windows fire while
+/// both are being read; stopped by SIGTERM halfway, the job has written them (a job-wide
+/// watermark would have held every one back behind the second source, which is never idle and
+/// never ends before the stop).
+#[test]
+fn an_unrelated_lagging_source_does_not_hold_back_another_pipelines_windows() {
+    use std::fmt::Write as _;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (mut fast, mut slow) = (String::new(), String::new());
+    for i in 0..10_000i64 {
+        let _ = writeln!(fast, r#"{{"k":"a","ts":{}}}"#, 1_699_999_980_000 + i * 360);
+        let _ = writeln!(slow, r#"{{"k":"b","ts":{}}}"#, 1_699_999_980_000 + i / 2);
+    }
+    std::fs::write(d.join("fast.ndjson"), fast).unwrap();
+    std::fs::write(d.join("slow.ndjson"), slow).unwrap();
+    let p = |f: &str| toml_str(&d.join(f).to_string_lossy());
+    let window = |name: &str, input: &str| {
+        format!("[transforms.{name}]\ntype = \"window\"\ninputs = [\"{input}\"]\ngroup_by = [\"k\"]\nwindow = {{ type = \"tumbling\", size = \"1m\" }}\naggregates = {{ n = \"count()\" }}\n\n")
+    };
+    let source = |name: &str, file: &str| {
+        format!("[sources.{name}]\ntype = \"file\"\npath = {}\nevent_time = {{ field = \"ts\" }}\nrate_limit = \"2000/s\"\n\n", p(file))
+    };
+    let cfg = format!(
+        "[runtime]\nshards = 2\nchunk_bytes = 4096\n\n{}{}{}{}[sinks.a_out]\ntype = \"file\"\ninputs = [\"a\"]\npath = {}\n\n[sinks.b_out]\ntype = \"file\"\ninputs = [\"b\"]\npath = {}\n",
+        source("fast", "fast.ndjson"),
+        source("slow", "slow.ndjson"),
+        window("a", "fast"),
+        window("b", "slow"),
+        p("a.ndjson"),
+        p("b.ndjson"),
+    );
+    std::fs::write(d.join("two.toml"), cfg).unwrap();
+    let mut child = Command::new(common::BIN)
+        .args(["run", "--config", &d.join("two.toml").to_string_lossy()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Both sources take 5 s to read; stop the job halfway.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(child.try_wait().unwrap().is_none(), "still reading");
+    // SAFETY: sending a signal to our own child process, whose pid is valid until we wait on it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < MIN, "did not stop after SIGTERM");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success());
+    let a = read_lines(&d.join("a.ndjson"));
+    assert!(
+        (10..60).contains(&a.len()),
+        "the first pipeline's windows fired while the lagging source was read: {} of 60",
+        a.len()
+    );
+    for l in &a {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert!(v["n"].as_u64().unwrap() >= 166, "a closed minute holds its events: {l}");
+    }
+    assert!(
+        read_lines(&d.join("b.ndjson")).is_empty(),
+        "the lagging pipeline's window had not closed"
+    );
+}

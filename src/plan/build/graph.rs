@@ -74,6 +74,9 @@ pub(super) struct Input {
     pub known: Vec<Known>,
     /// It carries updates of earlier records (retractions before re-fired window results).
     pub updates: bool,
+    /// Some update in it cannot be taken back (a session window's re-fire replaces a session
+    /// under a new `window_start`).
+    pub unretractable: bool,
     /// Depth of the deepest node it comes from; `None` when it comes only from sources.
     pub depth: Option<usize>,
 }
@@ -87,6 +90,7 @@ enum Done {
         output: Vec<Known>,
         late: Vec<Known>,
         updates: bool,
+        unretractable: bool,
         depth: usize,
     },
 }
@@ -106,6 +110,8 @@ pub(super) struct NodeDraft {
     pub late_events: Option<String>,
     pub hold_ms: i64,
     pub updates: bool,
+    /// Its updates cannot be retracted (a session window's).
+    pub unretractable: bool,
     /// What its output records hold, and its late side output's.
     pub output: crate::plan::build::schema::Schema,
     pub late: Vec<Known>,
@@ -151,6 +157,7 @@ impl<'c> Graph<'c> {
                     }],
                     known,
                     updates: false,
+                    unretractable: false,
                     depth: None,
                 })
             }
@@ -160,6 +167,7 @@ impl<'c> Graph<'c> {
                     id,
                     output,
                     updates,
+                    unretractable,
                     depth,
                     ..
                 } => Some(Input {
@@ -169,6 +177,7 @@ impl<'c> Graph<'c> {
                     }],
                     known: output.clone(),
                     updates: *updates,
+                    unretractable: *unretractable,
                     depth: Some(*depth),
                 }),
             },
@@ -180,6 +189,7 @@ impl<'c> Graph<'c> {
                     }],
                     known: late.clone(),
                     updates: false,
+                    unretractable: false,
                     depth: Some(*depth),
                 }),
                 Done::Step(_) => None,
@@ -268,6 +278,7 @@ impl<'c> Graph<'c> {
                 }],
                 late: draft.late,
                 updates: draft.updates,
+                unretractable: draft.unretractable,
                 depth,
             },
         );

@@ -81,6 +81,7 @@ impl Builder<'_> {
             late_events: j.late_events.clone(),
             hold_ms: 0,
             updates: false,
+            unretractable: false,
             output,
             late,
         };
@@ -158,6 +159,7 @@ impl Builder<'_> {
             late_events: j.late_events.clone(),
             hold_ms,
             updates: false,
+            unretractable: false,
             output,
             late,
         };
@@ -203,6 +205,7 @@ impl Builder<'_> {
             late_events: d.late_events.clone(),
             hold_ms: 0,
             updates: false,
+            unretractable: false,
             output,
             late,
         };

@@ -60,6 +60,7 @@ impl Builder<'_> {
             edges: inputs.iter().flat_map(|i| i.edges.clone()).collect(),
             known: out_known,
             updates: inputs.iter().any(|i| i.updates),
+            unretractable: inputs.iter().any(|i| i.unretractable),
             depth: inputs.iter().filter_map(|i| i.depth).max(),
         };
         let plan = StepPlan {

@@ -37,6 +37,9 @@ impl Builder<'_> {
         if updating {
             self.refuse_over_updates(name, w, &window, &aggregates);
         }
+        if inputs.iter().any(|i| i.unretractable) {
+            self.err(at("inputs"), "this window reads a session window that re-fires (allowed_lateness > 0): a late event that merges sessions replaces their results under a new window_start, which cannot be taken back; set allowed_lateness = \"0s\" on the session window, or read a tumbling, sliding or cumulative one".into());
+        }
         let hot_keys = self.hot_keys(name, w, &window);
         if hot_keys.mode != HotKeyPlanMode::Off && inputs.iter().any(|i| i.depth.is_some()) {
             self.err(
@@ -83,8 +86,10 @@ impl Builder<'_> {
             aggregates,
             hot_keys,
         };
+        let session = matches!(plan.window, WindowKind::Session { .. });
         let draft = NodeDraft {
             updates: plan.allowed_lateness_ms > 0,
+            unretractable: session && plan.allowed_lateness_ms > 0,
             kind: NodeKind::Window(plan),
             late_events: w.late_events.clone(),
             hold_ms: 0,
