@@ -23,6 +23,14 @@ pub struct RawJson<'a>(pub &'a [u8]);
 
 impl Record for RawJson<'_> {
     fn get(&self, path: &FieldPath) -> Result<Value<'_>, RecordError> {
+        self.value_at(path)
+    }
+}
+
+impl<'a> RawJson<'a> {
+    /// The scalar at `path`, borrowing from the text itself (not from this wrapper), so a value
+    /// read from a token found in a longer line lives as long as the line.
+    pub fn value_at(self, path: &FieldPath) -> Result<Value<'a>, RecordError> {
         let mut scan = Scanner {
             bytes: self.0,
             at: 0,

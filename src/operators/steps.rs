@@ -22,10 +22,13 @@ enum Kind {
 
 struct Step {
     kind: Kind,
-    /// Top-level fields the expressions read, found in one pass (empty when more than
-    /// [`MAX_FIELDS`]: then every read scans the line).
+    /// Top-level fields the expressions read (or step into), found in one pass (empty when more
+    /// than [`MAX_FIELDS`]: then every read scans the line).
     names: Vec<String>,
     fields: FieldSet,
+    /// Nested paths the expressions read: (path, its top-level field's index in `names`, the rest
+    /// of the path), walked inside that field's token rather than from the line's start.
+    nested: Vec<(FieldPath, usize, FieldPath)>,
 }
 
 impl Step {
@@ -36,7 +39,7 @@ impl Step {
         };
         let mut names: Vec<String> = Vec::new();
         for path in programs.iter().flat_map(|p| p.fields()) {
-            if let [Segment::Key(k)] = path.segments() {
+            if let Some(Segment::Key(k)) = path.segments().first() {
                 if !names.contains(k) {
                     names.push(k.clone());
                 }
@@ -45,11 +48,28 @@ impl Step {
         if names.len() > MAX_FIELDS {
             names.clear();
         }
+        let mut nested = Vec::new();
+        for path in programs.iter().flat_map(|p| p.fields()) {
+            let (Some(Segment::Key(k)), rest) = (path.segments().first(), &path.segments()[1..]) else {
+                continue;
+            };
+            let Some(i) = names.iter().position(|n| n == k) else {
+                continue;
+            };
+            // A rest that starts with a key is a path of its own; one that starts with an index
+            // (`items[0]`) is read from the line.
+            if let Some(rest) = FieldPath::new(rest.to_vec()) {
+                if !nested.iter().any(|(p, _, _)| p == path) {
+                    nested.push((path.clone(), i, rest));
+                }
+            }
+        }
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         Step {
             kind,
             fields: FieldSet::new(&refs),
             names,
+            nested,
         }
     }
 }
@@ -60,6 +80,7 @@ struct Extracted<'a, 't> {
     line: RawJson<'a>,
     names: &'t [String],
     toks: &'t [Option<Token<'a>>],
+    nested: &'t [(FieldPath, usize, FieldPath)],
 }
 
 impl Record for Extracted<'_, '_> {
@@ -71,6 +92,13 @@ impl Record for Extracted<'_, '_> {
                     Some(t) => expr::scalar_token(t.raw),
                 };
             }
+        }
+        if let Some((_, i, rest)) = self.nested.iter().find(|(p, _, _)| p == path) {
+            // Inside the field's own token: the rest of the line is not scanned again.
+            return match self.toks.get(*i).copied().flatten() {
+                None => Ok(Value::Null),
+                Some(t) => RawJson(t.raw).value_at(rest),
+            };
         }
         self.line.get(path)
     }
@@ -139,6 +167,7 @@ impl RecordChain {
                 line: RawJson(input),
                 names: &step.names,
                 toks,
+                nested: &step.nested,
             };
             match &step.kind {
                 Kind::Filter(p) => {
