@@ -209,7 +209,10 @@ impl Operator for TemporalJoin {
             self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
             return;
         }
-        // Behind the watermark: answerable only while the version valid then is still held.
+        // Behind the watermark: answerable only while the version valid then is still held. What
+        // is held is decided at this watermark (as if pruned at every step), not by when a step
+        // last touched the key, so the answer is a function of the input alone.
+        self.prune(k);
         let s = &self.keys[k as usize];
         if !s.pruned || s.versions.first().is_some_and(|(from, _)| *from <= e.ts) {
             self.answer(Some(k), e.ts, Ok(input), Some(e), e.hash, out);
