@@ -13,6 +13,8 @@ pub mod interval_join;
 pub mod rows;
 pub mod steps;
 pub mod temporal_join;
+#[cfg(test)]
+pub mod testing;
 pub mod window;
 
 use crate::checkpoint::codec::{Dec, Enc};

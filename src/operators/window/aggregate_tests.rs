@@ -17,7 +17,7 @@ struct Acc {
 impl Acc {
     fn new(func: AggFunc) -> Acc {
         let slot = (func != AggFunc::Count).then_some(0);
-        let layout = AggLayout::new(&[plan("a", func)], &[slot]);
+        let layout = AggLayout::new(&[plan("a", func, slot)]);
         let words = vec![0; layout.words()];
         Acc {
             layout,
@@ -203,26 +203,27 @@ fn floats_render_as_json_numbers() {
     assert_eq!(render(f64::NEG_INFINITY), "null");
 }
 
-fn plan(name: &str, func: AggFunc) -> AggPlan {
+/// Aggregate `func` named `name` over value slot `slot` (`None`: `count()`).
+fn plan(name: &str, func: AggFunc, slot: Option<usize>) -> AggPlan {
     AggPlan {
         name: name.into(),
         func,
-        field: None,
+        field: slot.map(|s| crate::expr::FieldPath::parse(&format!("f{s}")).unwrap()),
+        slot,
     }
 }
 
 #[test]
 fn layout_updates_from_slots_and_writes_fields() {
     let aggs = [
-        plan("clicks", AggFunc::Count),
-        plan("spend", AggFunc::Sum),
-        plan("top_bid", AggFunc::Max),
-        plan("users", AggFunc::CountDistinct),
-        plan("bids", AggFunc::Count),
-        plan("we\"ird\\\n", AggFunc::Min),
+        plan("clicks", AggFunc::Count, None),
+        plan("spend", AggFunc::Sum, Some(0)),
+        plan("top_bid", AggFunc::Max, Some(0)),
+        plan("users", AggFunc::CountDistinct, Some(1)),
+        plan("bids", AggFunc::Count, Some(0)),
+        plan("we\"ird\\\n", AggFunc::Min, Some(2)),
     ];
-    let slots = [None, Some(0), Some(0), Some(1), Some(0), Some(2)];
-    let layout = AggLayout::new(&aggs, &slots);
+    let layout = AggLayout::new(&aggs);
     assert_eq!(layout.len(), 6);
     assert_eq!(layout.words(), 1 + 4 + 2 + 1 + 1 + 2);
     let (mut a, mut sa) = (vec![0; layout.words()], Sketches::default());

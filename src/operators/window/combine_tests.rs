@@ -2,48 +2,34 @@
 //! give the same lines as fed one by one (hand-computed action points besides).
 
 use super::Combiner;
-use crate::event::{hash_key, unpack_partial, Event, Tag, Value};
+use crate::event::{hash_key, slot_bytes, Event, PayloadBuf, Rec, Tag, Value};
+use crate::expr::FieldPath;
+use crate::operators::testing::Collect;
 use crate::operators::window::build;
-use crate::operators::Emitter;
 use crate::plan::{AggFunc, AggPlan, HotKeysPlan, WindowKind, WindowPlan};
 use crate::time::{WM_MAX, WM_MIN};
 
-#[derive(Default)]
-struct Lines(Vec<String>);
-
-impl Emitter for Lines {
-    fn result(&mut self, line: &[u8]) {
-        self.0
-            .push(String::from_utf8_lossy(line).trim_end().to_string());
-    }
-    fn late(&mut self, _: &Event) {}
-}
-
-fn plan(window: WindowKind, lateness: i64) -> (WindowPlan, Vec<Option<usize>>) {
-    let agg = |name: &str, func, field: Option<&str>| AggPlan {
+fn plan(window: WindowKind, lateness: i64) -> WindowPlan {
+    let agg = |name: &str, func, field: Option<(&str, usize)>| AggPlan {
         name: name.into(),
         func,
-        field: field.map(String::from),
+        field: field.map(|(f, _)| FieldPath::parse(f).unwrap()),
+        slot: field.map(|(_, s)| s),
     };
-    let p = WindowPlan {
-        name: "w".into(),
-        inputs: vec![0],
-        via: vec![],
-        group_by: vec!["k".into()],
+    WindowPlan {
+        group_by: vec![FieldPath::parse("k").unwrap()],
         window,
         allowed_lateness_ms: lateness,
-        late_events: None,
         aggregates: vec![
             agg("n", AggFunc::Count, None),
-            agg("s", AggFunc::Sum, Some("v")),
-            agg("lo", AggFunc::Min, Some("v")),
-            agg("hi", AggFunc::Max, Some("f")),
-            agg("a", AggFunc::Avg, Some("v")),
-            agg("u", AggFunc::CountDistinct, Some("u")),
+            agg("s", AggFunc::Sum, Some(("v", 0))),
+            agg("lo", AggFunc::Min, Some(("v", 0))),
+            agg("hi", AggFunc::Max, Some(("f", 1))),
+            agg("a", AggFunc::Avg, Some(("v", 0))),
+            agg("u", AggFunc::CountDistinct, Some(("u", 2))),
         ],
         hot_keys: HotKeysPlan::OFF,
-    };
-    (p, vec![None, Some(0), Some(0), Some(1), Some(0), Some(2)])
+    }
 }
 
 fn ev(key: &str, ts: i64, i: u64) -> Event {
@@ -63,22 +49,15 @@ fn ev(key: &str, ts: i64, i: u64) -> Event {
     e
 }
 
-/// Splits hand-off messages into (head, payload) partials.
-fn partials(msgs: &[Event]) -> Vec<(Event, Vec<u8>)> {
-    let mut out: Vec<(Event, Vec<u8>)> = Vec::new();
-    for m in msgs {
-        if m.tag == Tag::PARTIAL {
-            out.push((*m, Vec::new()));
-        }
-        let (head, buf) = out.last_mut().expect("a head first");
-        unpack_partial(m, head.len as usize, buf);
-    }
-    out
-}
+/// A hand-off's messages: each `PARTIAL` head with its payload, read back from ring slots.
+type Msgs = Vec<(Event, Vec<u8>)>;
 
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
+fn collect(msgs: &mut Msgs) -> impl FnMut(&Event, &PayloadBuf) + '_ {
+    |head, payload| {
+        assert_eq!(head.tag, Tag::PARTIAL);
+        let slots: Vec<Event> = payload.slots().collect();
+        msgs.push((*head, slot_bytes(&slots).to_vec()));
+    }
 }
 
 #[test]
@@ -94,7 +73,7 @@ fn combined_partials_merge_to_the_same_lines_as_events_one_by_one() {
             max_size_ms: 400,
         },
     ] {
-        let (p, slots) = plan(window, 0);
+        let p = plan(window, 0);
         let events: Vec<Event> = (0..3000u64)
             .map(|i| {
                 // One key 80%, a few others, timestamps out of order over 5 panes.
@@ -106,14 +85,14 @@ fn combined_partials_merge_to_the_same_lines_as_events_one_by_one() {
                 ev(&key, ((i * 37) % 500) as i64, i)
             })
             .collect();
-        let mut direct = build(&p, &slots);
-        let mut out_direct = Lines::default();
+        let mut direct = build(&p);
+        let mut out_direct = Collect::default();
         for e in &events {
-            direct.on_event(e, WM_MIN, &mut out_direct);
+            direct.on_event(&Rec::of(e), WM_MIN, &mut out_direct);
         }
         direct.on_watermark(WM_MAX, &mut out_direct);
 
-        let mut c = Combiner::new(&p, &slots).unwrap();
+        let mut c = Combiner::new(&p).unwrap();
         let held: Vec<(Event, u32, u32)> = events
             .iter()
             .map(|e| {
@@ -122,31 +101,32 @@ fn combined_partials_merge_to_the_same_lines_as_events_one_by_one() {
             })
             .collect();
         let mut msgs = Vec::new();
-        let combined = c.hand_off(WM_MIN, &Event::EMPTY, |m| msgs.push(*m));
+        let combined = c.hand_off(WM_MIN, &Event::EMPTY, collect(&mut msgs));
         assert!(combined > 2000, "the hot key's events combine: {combined}");
-        let mut merged = build(&p, &slots);
-        let mut out_merged = Lines::default();
-        for (head, payload) in partials(&msgs) {
-            merged.on_partial(&head, &payload, WM_MIN).unwrap();
+        let mut merged = build(&p);
+        let mut out_merged = Collect::default();
+        for (head, payload) in &msgs {
+            let rec = Rec::parse(head, payload).unwrap();
+            merged.on_partial(&rec, WM_MIN).unwrap();
         }
         let mut raw = 0;
         for (e, pane, row) in &held {
             if !c.combined(*pane, *row) {
-                merged.on_event(e, WM_MIN, &mut out_merged);
+                merged.on_event(&Rec::of(e), WM_MIN, &mut out_merged);
                 raw += 1;
             }
         }
         assert_eq!(raw as u64 + combined, events.len() as u64);
         merged.on_watermark(WM_MAX, &mut out_merged);
-        assert!(!out_direct.0.is_empty());
-        assert_eq!(sorted(out_merged.0), sorted(out_direct.0), "{window:?}");
+        assert!(!out_direct.lines.is_empty());
+        assert_eq!(out_merged.sorted(), out_direct.sorted(), "{window:?}");
     }
 }
 
 #[test]
 fn a_pane_whose_window_fired_is_not_combined() {
-    let (p, slots) = plan(WindowKind::Tumbling { size_ms: 100 }, 50);
-    let mut c = Combiner::new(&p, &slots).unwrap();
+    let p = plan(WindowKind::Tumbling { size_ms: 100 }, 50);
+    let mut c = Combiner::new(&p).unwrap();
     let a: Vec<(u32, u32)> = (0..10)
         .map(|i| {
             let (pane, row, _) = c.add(&ev("hot", 50, i));
@@ -161,24 +141,24 @@ fn a_pane_whose_window_fired_is_not_combined() {
         .collect();
     let mut msgs = Vec::new();
     // Watermark 99: window [0, 100) has fired; [100, 200) is open.
-    let n = c.hand_off(99, &Event::EMPTY, |m| msgs.push(*m));
+    let n = c.hand_off(99, &Event::EMPTY, collect(&mut msgs));
     assert_eq!(n, 10);
     assert!(a.iter().all(|&(p, r)| !c.combined(p, r)), "late: raw");
     assert!(b.iter().all(|&(p, r)| c.combined(p, r)));
-    assert_eq!(partials(&msgs).len(), 1);
-    assert_eq!(partials(&msgs)[0].0.ts, 100);
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0].0.ts, 100);
 }
 
 #[test]
 fn a_single_event_goes_raw() {
-    let (p, slots) = plan(WindowKind::Tumbling { size_ms: 100 }, 0);
-    let mut c = Combiner::new(&p, &slots).unwrap();
+    let p = plan(WindowKind::Tumbling { size_ms: 100 }, 0);
+    let mut c = Combiner::new(&p).unwrap();
     let (pane, row, first) = c.add(&ev("once", 5, 1));
     assert_eq!(first, Some(0));
     let (_, _, again) = c.add(&ev("other", 6, 2));
     assert_eq!(again, None, "the pane is known since the last hand-off");
     let mut msgs = Vec::new();
-    assert_eq!(c.hand_off(WM_MIN, &Event::EMPTY, |m| msgs.push(*m)), 0);
+    assert_eq!(c.hand_off(WM_MIN, &Event::EMPTY, collect(&mut msgs)), 0);
     assert!(msgs.is_empty());
     assert!(!c.combined(pane, row));
     c.clear();
@@ -192,22 +172,74 @@ fn a_single_event_goes_raw() {
 #[test]
 fn action_points_are_window_ends_and_lateness_ends() {
     // Sliding 300/100 with 50 ms lateness: pane [100, 200) is in windows ending 200, 300, 400.
-    let (p, slots) = plan(
+    let p = plan(
         WindowKind::Sliding {
             size_ms: 300,
             slide_ms: 100,
         },
         50,
     );
-    let c = Combiner::new(&p, &slots).unwrap();
+    let c = Combiner::new(&p).unwrap();
     assert_eq!(c.next_change_above(100, WM_MIN), 199);
     assert_eq!(c.next_change_above(100, 199), 249);
     assert_eq!(c.next_change_above(100, 249), 299);
     assert_eq!(c.next_change_above(100, 300), 349);
     assert_eq!(c.next_change_above(100, 449), WM_MAX);
-    let (p, slots) = plan(WindowKind::Session { gap_ms: 10 }, 0);
-    assert!(
-        Combiner::new(&p, &slots).is_none(),
-        "sessions do not combine"
-    );
+    let p = plan(WindowKind::Session { gap_ms: 10 }, 0);
+    assert!(Combiner::new(&p).is_none(), "sessions do not combine");
+}
+
+#[test]
+fn a_partial_of_a_long_key_merges_like_its_events() {
+    // The combiner holds only events with inline keys, but the owner's side of the protocol takes
+    // any key: a partial whose key travels in the payload, beside its accumulators.
+    use crate::checkpoint::codec::Enc;
+    use crate::operators::testing::{long_token, Owned};
+    use crate::state::acc_table::AccTable;
+    let p = plan(WindowKind::Tumbling { size_ms: 100 }, 0);
+    let key = long_token("hot", 200);
+    let events: Vec<Owned> = (0..50u64)
+        .map(|i| {
+            let e = ev("x", (i * 7 % 100) as i64, i);
+            let vals: Vec<Value> = (0..3).map(|s| e.value(s)).collect();
+            Owned::new(0, key.as_bytes(), e.ts, &vals, None)
+        })
+        .collect();
+    let mut direct = build(&p);
+    let mut want = Collect::default();
+    for e in &events {
+        direct.on_event(&e.rec(), WM_MIN, &mut want);
+    }
+    direct.on_watermark(WM_MAX, &mut want);
+
+    // The accumulators of the first 30 as phase one would encode them; the rest go raw.
+    let layout = super::AggLayout::new(&p.aggregates);
+    let mut t = AccTable::new(&layout);
+    for e in &events[..30] {
+        t.add_rec(&e.rec(), &layout);
+    }
+    let row = t.rows().next().unwrap();
+    let mut enc = Enc::default();
+    layout.encode(row.accs, t.sketches(), &mut enc);
+    let mut head = Event::EMPTY;
+    head.tag = Tag::PARTIAL;
+    head.hash = hash_key(key.as_bytes());
+    let mut payload = PayloadBuf::default();
+    payload.set_key(&mut head, key.as_bytes());
+    payload.finish(&mut head, None, Some(&enc.bytes));
+    let mut msgs = Msgs::new();
+    collect(&mut msgs)(&head, &payload);
+
+    let mut merged = build(&p);
+    let mut got = Collect::default();
+    merged
+        .on_partial(&Rec::parse(&msgs[0].0, &msgs[0].1).unwrap(), WM_MIN)
+        .unwrap();
+    for e in &events[30..] {
+        merged.on_event(&e.rec(), WM_MIN, &mut got);
+    }
+    merged.on_watermark(WM_MAX, &mut got);
+    assert_eq!(got.lines.len(), 1);
+    assert!(got.lines[0].starts_with(&format!("{{\"k\":{key},")));
+    assert_eq!(got.lines, want.lines);
 }

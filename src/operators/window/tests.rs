@@ -1,80 +1,75 @@
 //! Hand-computed cases for the window operators, driven directly (no runtime).
 
 use super::build;
-use crate::event::{hash_key, Event, Value};
-use crate::operators::{Emitter, Operator};
+use crate::event::{Event, Value};
+use crate::expr::FieldPath;
+use crate::metrics::OperatorReport;
+use crate::operators::testing::{long_token, Collect, Owned};
+use crate::operators::Operator;
 use crate::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
 
-#[derive(Default)]
-struct Collect {
-    lines: Vec<String>,
-    late: Vec<i64>,
-}
-
-impl Emitter for Collect {
-    fn result(&mut self, line: &[u8]) {
-        self.lines.push(
-            String::from_utf8(line.to_vec())
-                .unwrap()
-                .trim_end()
-                .to_string(),
-        );
-    }
-    fn late(&mut self, e: &Event) {
-        self.late.push(e.ts);
-    }
+fn path(p: &str) -> FieldPath {
+    FieldPath::parse(p).unwrap()
 }
 
 fn op(window: WindowKind, lateness: i64) -> Box<dyn Operator> {
     let plan = WindowPlan {
-        name: "w".into(),
-        inputs: vec![0],
-        via: vec![],
-        group_by: vec!["k".into()],
+        group_by: vec![path("k")],
         window,
         allowed_lateness_ms: lateness,
-        late_events: None,
         aggregates: vec![
             AggPlan {
                 name: "n".into(),
                 func: AggFunc::Count,
                 field: None,
+                slot: None,
             },
             AggPlan {
                 name: "s".into(),
                 func: AggFunc::Sum,
-                field: Some("v".into()),
+                field: Some(path("v")),
+                slot: Some(0),
             },
         ],
         hot_keys: crate::plan::HotKeysPlan::OFF,
     };
-    build(&plan, &[None, Some(0)])
+    build(&plan)
 }
 
-fn ev(key: &str, ts: i64, v: i64) -> Event {
-    let mut e = Event::EMPTY;
-    let k = format!("\"{key}\"");
-    e.set_key(k.as_bytes());
-    e.hash = hash_key(k.as_bytes());
-    e.ts = ts;
-    e.set_value(0, Value::Int(v));
-    e
+fn report(op: &dyn Operator) -> OperatorReport {
+    let mut r = OperatorReport::default();
+    op.report(&mut r);
+    r
 }
 
-/// Feeds (event, watermark-before-it) pairs, then the end of input.
-fn drive(op: &mut dyn Operator, input: &[(Event, i64)]) -> Collect {
-    let mut out = Collect::default();
+/// An event of key `"key"` (a JSON string token) with `v` in slot 0.
+fn ev(key: &str, ts: i64, v: i64) -> Owned {
+    keyed(&format!("\"{key}\""), ts, v)
+}
+
+/// An event whose key is the token `token`, of any length.
+fn keyed(token: &str, ts: i64, v: i64) -> Owned {
+    Owned::new(0, token.as_bytes(), ts, &[Value::Int(v)], None)
+}
+
+/// Feeds (event, watermark-before-it) pairs, then the end of input, into `out`.
+fn drive_into(op: &mut dyn Operator, input: &[(Owned, i64)], out: &mut Collect) {
     let mut wm = i64::MIN;
     for (e, w) in input {
         if *w > wm {
             wm = *w;
             if wm >= op.next_action() {
-                op.on_watermark(wm, &mut out);
+                op.on_watermark(wm, out);
             }
         }
-        op.on_event(e, wm, &mut out);
+        op.on_event(&e.rec(), wm, out);
     }
-    op.on_watermark(i64::MAX, &mut out);
+    op.on_watermark(i64::MAX, out);
+}
+
+fn drive(op: &mut dyn Operator, input: &[(Owned, i64)]) -> Collect {
+    let mut out = Collect::default();
+    drive_into(op, input, &mut out);
     out
 }
 
@@ -100,7 +95,7 @@ fn tumbling_fires_at_last_millisecond_and_refires_within_lateness() {
         ]
     );
     assert_eq!(out.late, vec![4]);
-    assert_eq!(w.open_windows(), 0);
+    assert_eq!(report(&*w).open, 0);
 }
 
 #[test]
@@ -199,10 +194,12 @@ fn session_too_late_goes_to_side_output() {
 /// Drives one chunk's events as the shard's receive loop does: runs cut where a watermark step may
 /// fall (`ChunkTime::seen_below`), handed to `on_run`, the operator stopping where its own events
 /// make something due; each event's `seen_max` is the largest time before it.
-fn drive_runs(op: &mut dyn Operator, events: &[Event], ooo: i64, run: usize) -> Collect {
+fn drive_runs(op: &mut dyn Operator, events: &[Owned], ooo: i64, run: usize) -> Collect {
     let mut out = Collect::default();
     let time = crate::time::ChunkTime::new(i64::MAX, i64::MIN, ooo);
-    let mut evs = events.to_vec();
+    // Runs hold payload-free events only (the runtime hands the others over one by one).
+    assert!(events.iter().all(|e| !e.ev.has_payload()));
+    let mut evs: Vec<Event> = events.iter().map(|e| e.ev).collect();
     let mut seen = i64::MIN;
     for e in &mut evs {
         e.seen_max = seen;
@@ -225,7 +222,7 @@ fn drive_runs(op: &mut dyn Operator, events: &[Event], ooo: i64, run: usize) -> 
                     op.on_watermark(wm, &mut out);
                 }
             }
-            op.on_event(&evs[i], wm, &mut out);
+            op.on_event(&crate::event::Rec::of(&evs[i]), wm, &mut out);
             i += 1;
             continue;
         }
@@ -256,12 +253,17 @@ fn window_kinds() -> impl proptest::strategy::Strategy<Value = WindowKind> {
 }
 
 /// Events from (key, time slot, step back, value): times mostly advance, with jitter and
-/// occasional far-behind (late) events.
-fn jittered_events(raw: &[(u8, i64, i64, i64)]) -> Vec<Event> {
+/// occasional far-behind (late) events. With `long`, keys from 3 up are 200 bytes (in the payload).
+fn jittered_events(raw: &[(u8, i64, i64, i64)], long: bool) -> Vec<Owned> {
     raw.iter()
         .map(|&(k, slot, back, v)| {
             let back = if back < 0 { back * 2 } else { back };
-            ev(&format!("k{k}"), (slot + back).max(0), v)
+            let ts = (slot + back).max(0);
+            if long && k >= 3 {
+                keyed(&long_token(&format!("k{k}"), 200), ts, v)
+            } else {
+                ev(&format!("k{k}"), ts, v)
+            }
         })
         .collect()
 }
@@ -282,14 +284,14 @@ mod runs_equal_events {
             run in 1usize..40,
             raw in proptest::collection::vec((0u8..4, 0i64..120, -30i64..3, 0i64..100), 1..200),
         ) {
-            let events = jittered_events(&raw);
+            let events = jittered_events(&raw, false);
             let mut by_event = op(kind, lateness);
             let mut input = Vec::new();
             let mut seen = i64::MIN;
             for e in &events {
                 let wm = if seen == i64::MIN { i64::MIN } else { seen - ooo };
-                input.push((*e, wm));
-                seen = seen.max(e.ts);
+                input.push((e.clone(), wm));
+                seen = seen.max(e.ev.ts);
             }
             let want = drive(by_event.as_mut(), &input);
             let mut by_run = op(kind, lateness);
@@ -317,16 +319,13 @@ mod snapshot_restore {
         let agg = |name: &str, func, field: Option<&str>| AggPlan {
             name: name.into(),
             func,
-            field: field.map(Into::into),
+            field: field.map(path),
+            slot: field.map(|_| 0),
         };
         let plan = WindowPlan {
-            name: "w".into(),
-            inputs: vec![0],
-            via: vec![],
-            group_by: vec!["k".into()],
+            group_by: vec![path("k")],
             window,
             allowed_lateness_ms: lateness,
-            late_events: None,
             aggregates: vec![
                 agg("n", AggFunc::Count, None),
                 agg("s", AggFunc::Sum, Some("v")),
@@ -335,7 +334,7 @@ mod snapshot_restore {
             ],
             hot_keys: crate::plan::HotKeysPlan::OFF,
         };
-        build(&plan, &[None, Some(0), Some(0), Some(0)])
+        build(&plan)
     }
 
     /// Feeds events with the watermark rule (largest earlier time minus `ooo`), as `drive` does,
@@ -348,7 +347,7 @@ mod snapshot_restore {
     }
 
     impl Feeder {
-        fn feed(&mut self, op: &mut dyn Operator, events: &[Event], out: &mut Collect) {
+        fn feed(&mut self, op: &mut dyn Operator, events: &[Owned], out: &mut Collect) {
             for e in events {
                 let w = if self.seen == i64::MIN {
                     i64::MIN
@@ -361,8 +360,8 @@ mod snapshot_restore {
                         op.on_watermark(w, out);
                     }
                 }
-                op.on_event(e, self.wm, out);
-                self.seen = self.seen.max(e.ts);
+                op.on_event(&e.rec(), self.wm, out);
+                self.seen = self.seen.max(e.ev.ts);
             }
         }
     }
@@ -375,7 +374,8 @@ mod snapshot_restore {
     proptest! {
         /// Snapshot at any point, restore into a fresh operator (or split by key hash into two, as a
         /// rescale does), continue with the same input: exactly the lines and late events the
-        /// uninterrupted operator produces from that point on.
+        /// uninterrupted operator produces from that point on. Half the keys are 200 bytes long
+        /// (kept beside the rows, and written row by row even without sketches).
         #[test]
         fn restored_state_continues_exactly(
             kind in window_kinds(),
@@ -386,7 +386,7 @@ mod snapshot_restore {
             distinct in any::<bool>(),
         ) {
             let op_all = |k, l| op_with(k, l, distinct);
-            let events = jittered_events(&raw);
+            let events = jittered_events(&raw, true);
             let cut = cut.index(events.len() + 1);
             let (before, after) = events.split_at(cut);
             let mut a = op_all(kind, lateness);
@@ -420,11 +420,11 @@ mod snapshot_restore {
                 let mut out = Collect::default();
                 let mut fc = feeder;
                 for e in after {
-                    if keep(e.hash) {
+                    if keep(e.ev.hash) {
                         fc.feed(c.as_mut(), std::slice::from_ref(e), &mut out);
                     } else {
                         // Its time still moves the watermark, as another shard's event would.
-                        fc.seen = fc.seen.max(e.ts);
+                        fc.seen = fc.seen.max(e.ev.ts);
                     }
                 }
                 c.on_watermark(i64::MAX, &mut out);
@@ -454,7 +454,7 @@ mod snapshot_restore {
             seen: i64::MIN,
             wm: i64::MIN,
         };
-        let evs: Vec<Event> = (0..300).map(|i| ev(&format!("k{}", i % 3), 5, i)).collect();
+        let evs: Vec<Owned> = (0..300).map(|i| ev(&format!("k{}", i % 3), 5, i)).collect();
         f.feed(a.as_mut(), &evs, &mut Collect::default());
         let mut state = Enc::default();
         a.snapshot(&mut state);
@@ -469,5 +469,236 @@ mod snapshot_restore {
         twice.restore(&state.bytes, &|_| true, f.wm).unwrap();
         let e = twice.restore(&state.bytes, &|_| true, f.wm).unwrap_err();
         assert!(e.contains("twice"), "{e}");
+    }
+}
+
+mod retractions {
+    use super::*;
+    use crate::operators::testing::Emitted;
+
+    fn out(line: &str, ts: i64, cause: Option<i64>, retract: bool) -> Emitted {
+        Emitted {
+            line: line.into(),
+            ts,
+            cause,
+            key: crate::event::hash_key(b"\"a\""),
+            retract,
+        }
+    }
+
+    /// The input of `tumbling_fires_at_last_millisecond_and_refires_within_lateness`.
+    fn late_within_lateness() -> Vec<(Owned, i64)> {
+        vec![
+            (ev("a", 1, 1), i64::MIN),
+            (ev("a", 9, 2), 0),
+            (ev("a", 12, 4), 8),
+            (ev("a", 3, 8), 9),   // re-fires [0,10)
+            (ev("a", 4, 16), 14), // too late
+        ]
+    }
+
+    #[test]
+    fn a_refire_retracts_the_previous_result_first_when_asked_to() {
+        let first = r#"{"k":"a","window_start":0,"window_end":10,"n":2,"s":3}"#;
+        let again = r#"{"k":"a","window_start":0,"window_end":10,"n":3,"s":11}"#;
+        let next = r#"{"k":"a","window_start":10,"window_end":20,"n":1,"s":4}"#;
+        let mut w = op(WindowKind::Tumbling { size_ms: 10 }, 5);
+        let mut got = Collect::wanting_retractions();
+        drive_into(&mut *w, &late_within_lateness(), &mut got);
+        assert_eq!(
+            got.emitted,
+            vec![
+                out(first, 9, None, false),
+                // Caused by the late event, carrying the window's last millisecond as its time.
+                out(first, 9, Some(3), true),
+                out(again, 9, Some(3), false),
+                out(next, 19, None, false),
+            ]
+        );
+        let r = report(&*w);
+        assert_eq!((r.fired, r.refired, r.late_dropped), (2, 1, 1));
+
+        // Nobody consumes retractions: only the new result.
+        let mut w = op(WindowKind::Tumbling { size_ms: 10 }, 5);
+        let got = drive(&mut *w, &late_within_lateness());
+        assert_eq!(
+            got.emitted,
+            vec![
+                out(first, 9, None, false),
+                out(again, 9, Some(3), false),
+                out(next, 19, None, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_refiring_two_sliding_windows_retracts_both_before_the_new_results() {
+        let input = [
+            (ev("a", 7, 1), i64::MIN),
+            (ev("b", 30, 0), 16), // wm 16 fires [0,10) and [5,15) for "a"
+            (ev("a", 8, 2), 16),  // re-fires both (lateness 10)
+        ];
+        let kind = WindowKind::Sliding {
+            size_ms: 10,
+            slide_ms: 5,
+        };
+        let w0 = r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#;
+        let w5 = r#"{"k":"a","window_start":5,"window_end":15,"n":1,"s":1}"#;
+        let w0b = r#"{"k":"a","window_start":0,"window_end":10,"n":2,"s":3}"#;
+        let w5b = r#"{"k":"a","window_start":5,"window_end":15,"n":2,"s":3}"#;
+        let mut w = op(kind, 10);
+        let mut got = Collect::wanting_retractions();
+        drive_into(&mut *w, &input, &mut got);
+        let a: Vec<Emitted> = got
+            .emitted
+            .into_iter()
+            .filter(|e| e.line.contains(r#""k":"a""#))
+            .collect();
+        assert_eq!(
+            a,
+            vec![
+                out(w0, 9, None, false),
+                out(w5, 14, None, false),
+                out(w0, 9, Some(8), true),
+                out(w5, 14, Some(8), true),
+                out(w0b, 9, Some(8), false),
+                out(w5b, 14, Some(8), false),
+            ]
+        );
+        let mut w = op(kind, 10);
+        let got = drive(&mut *w, &input);
+        assert!(got.emitted.iter().all(|e| !e.retract));
+        assert_eq!(
+            got.lines
+                .iter()
+                .filter(|l| l.contains(r#""k":"a""#))
+                .count(),
+            4
+        );
+    }
+
+    #[test]
+    fn a_late_event_of_a_new_key_has_nothing_to_retract() {
+        let mut w = op(WindowKind::Tumbling { size_ms: 10 }, 5);
+        let mut got = Collect::wanting_retractions();
+        drive_into(
+            &mut *w,
+            &[(ev("a", 1, 1), i64::MIN), (ev("b", 2, 5), 9)],
+            &mut got,
+        );
+        assert_eq!(
+            got.emitted,
+            vec![
+                out(
+                    r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#,
+                    9,
+                    None,
+                    false
+                ),
+                Emitted {
+                    key: crate::event::hash_key(b"\"b\""),
+                    ..out(
+                        r#"{"k":"b","window_start":0,"window_end":10,"n":1,"s":5}"#,
+                        9,
+                        Some(2),
+                        false
+                    )
+                },
+            ]
+        );
+    }
+}
+
+mod long_keys {
+    use super::*;
+
+    fn kinds() -> [WindowKind; 4] {
+        [
+            WindowKind::Tumbling { size_ms: 10 },
+            WindowKind::Sliding {
+                size_ms: 20,
+                slide_ms: 5,
+            },
+            WindowKind::Cumulative {
+                step_ms: 5,
+                max_size_ms: 20,
+            },
+            WindowKind::Session { gap_ms: 7 },
+        ]
+    }
+
+    #[test]
+    fn a_200_byte_key_is_one_group() {
+        let key = long_token("ad", 200);
+        let mut w = op(WindowKind::Tumbling { size_ms: 10 }, 0);
+        let got = drive(
+            &mut *w,
+            &[
+                (keyed(&key, 1, 1), i64::MIN),
+                (ev("short", 2, 10), i64::MIN),
+                (keyed(&key, 9, 2), i64::MIN),
+                // Same 200 bytes but the last one: another group.
+                (keyed(&format!("{}x\"", &key[..198]), 5, 100), i64::MIN),
+            ],
+        );
+        assert_eq!(
+            got.sorted(),
+            vec![
+                format!(r#"{{"k":{key},"window_start":0,"window_end":10,"n":2,"s":3}}"#),
+                format!(
+                    r#"{{"k":{}x","window_start":0,"window_end":10,"n":1,"s":100}}"#,
+                    &key[..198]
+                ),
+                r#"{"k":"short","window_start":0,"window_end":10,"n":1,"s":10}"#.to_string(),
+            ]
+        );
+    }
+
+    /// The same events with keys of 200 bytes (and of 39 and 40 bytes, either side of the inline
+    /// limit) give the lines their short twins give, for every window kind, with late events
+    /// inside and beyond the lateness.
+    #[test]
+    fn long_keys_aggregate_like_short_ones() {
+        let raw: Vec<(u8, i64, i64, i64)> = (0..400i64)
+            .map(|i| ((i * 7 % 5) as u8, i / 3, -((i * 13) % 23) + 2, i % 17))
+            .collect();
+        let long_of = |k: u8| match k {
+            0 => long_token("k0", 39),
+            1 => long_token("k1", 40),
+            k => long_token(&format!("k{k}"), 200),
+        };
+        for kind in kinds() {
+            let mut feeds: Vec<Vec<(Owned, i64)>> = Vec::new();
+            for long in [false, true] {
+                let mut seen = i64::MIN;
+                let mut input = Vec::new();
+                for &(k, slot, back, v) in &raw {
+                    let ts = (slot + back).max(0);
+                    let e = if long {
+                        keyed(&long_of(k), ts, v)
+                    } else {
+                        ev(&format!("k{k}"), ts, v)
+                    };
+                    input.push((e, if seen == i64::MIN { seen } else { seen - 3 }));
+                    seen = seen.max(ts);
+                }
+                feeds.push(input);
+            }
+            let short = drive(&mut *op(kind, 6), &feeds[0]);
+            let long = drive(&mut *op(kind, 6), &feeds[1]);
+            let mut renamed: Vec<String> = long
+                .lines
+                .iter()
+                .map(|l| {
+                    (0..5u8).fold(l.clone(), |l, k| {
+                        l.replace(&long_of(k), &format!("\"k{k}\""))
+                    })
+                })
+                .collect();
+            renamed.sort();
+            assert!(!short.lines.is_empty());
+            assert_eq!(renamed, short.sorted(), "{kind:?}");
+            assert_eq!(long.late, short.late, "{kind:?}");
+        }
     }
 }
