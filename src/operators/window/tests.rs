@@ -702,3 +702,144 @@ mod long_keys {
         }
     }
 }
+
+mod wide_values {
+    use super::*;
+    use crate::checkpoint::codec::Enc;
+    use crate::event::{hash_key, WIDE};
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+
+    /// 8 aggregates over 6 fields `f0`..`f5`, in slots 0..6: slots 4 and 5 travel in the
+    /// payload's WIDE section (past the 4 inline ones), and so does a decimal too wide for one
+    /// word in an inline slot.
+    fn op8(window: WindowKind) -> Box<dyn Operator> {
+        let agg = |name: &str, func, slot: Option<usize>| AggPlan {
+            name: name.into(),
+            func,
+            field: slot.map(|s| path(&format!("f{s}"))),
+            slot,
+        };
+        build(&WindowPlan {
+            group_by: vec![path("k")],
+            window,
+            allowed_lateness_ms: 0,
+            aggregates: vec![
+                agg("n", AggFunc::Count, None),
+                agg("s0", AggFunc::Sum, Some(0)),
+                agg("a1", AggFunc::Avg, Some(1)),
+                agg("lo2", AggFunc::Min, Some(2)),
+                agg("hi3", AggFunc::Max, Some(3)),
+                agg("s4", AggFunc::Sum, Some(4)),
+                agg("hi4", AggFunc::Max, Some(4)),
+                agg("d5", AggFunc::CountDistinct, Some(5)),
+            ],
+            hot_keys: crate::plan::HotKeysPlan::OFF,
+        })
+    }
+
+    fn dec(s: &str) -> Value {
+        Value::Dec(Decimal::from_str(s).unwrap())
+    }
+
+    fn events(key: &str) -> Vec<Owned> {
+        let h = |s: &str| Value::Hash(hash_key(s.as_bytes()));
+        let rows = [
+            (
+                1,
+                [
+                    Value::Int(1),
+                    dec("1.00"),
+                    dec("2.50"),
+                    Value::Int(7),
+                    dec("0.0001"),
+                    h("x"),
+                ],
+            ),
+            (
+                4,
+                [
+                    dec("0.25"),
+                    dec("123456789012345678.9012"), // a 70-bit mantissa: wide
+                    Value::Int(2),
+                    dec("7.5"),
+                    Value::Int(3),
+                    h("y"),
+                ],
+            ),
+            (
+                8,
+                [
+                    Value::Null,
+                    dec("2.00"),
+                    dec("2.5"),
+                    Value::Float(7.25),
+                    Value::Null,
+                    h("x"),
+                ],
+            ),
+        ];
+        rows.iter()
+            .map(|(ts, vals)| Owned::new(0, key.as_bytes(), *ts, vals, None))
+            .collect()
+    }
+
+    fn expected(key: &str, (start, end): (i64, i64)) -> String {
+        let avg =
+            (Decimal::from_str("123456789012345681.9012").unwrap() / Decimal::from(3)).normalize();
+        format!(
+            r#"{{"k":{key},"window_start":{start},"window_end":{end},"n":3,"s0":1.25,"a1":{avg},"lo2":2,"hi3":7.5,"s4":3.0001,"hi4":3,"d5":2}}"#
+        )
+    }
+
+    #[test]
+    fn values_past_the_inline_slots_are_read_from_the_payload() {
+        let long = long_token("b", 200);
+        for key in [r#""a""#.to_string(), long] {
+            let evs = events(&key);
+            assert!(evs.iter().all(|e| e.ev.flags & WIDE != 0));
+            for (kind, window) in [
+                (WindowKind::Tumbling { size_ms: 10 }, (0, 10)),
+                (
+                    WindowKind::Sliding {
+                        size_ms: 10,
+                        slide_ms: 5,
+                    },
+                    (0, 10),
+                ),
+                (WindowKind::Session { gap_ms: 5 }, (1, 13)),
+            ] {
+                let input: Vec<(Owned, i64)> = evs.iter().map(|e| (e.clone(), i64::MIN)).collect();
+                let got = drive(&mut *op8(kind), &input);
+                let want = expected(&key, window);
+                assert!(got.lines.contains(&want), "{kind:?}: {:?}", got.lines);
+            }
+        }
+    }
+
+    #[test]
+    fn wide_values_and_decimals_survive_a_snapshot() {
+        for kind in [
+            WindowKind::Tumbling { size_ms: 10 },
+            WindowKind::Session { gap_ms: 5 },
+        ] {
+            let evs = events(r#""a""#);
+            let mut a = op8(kind);
+            let mut out = Collect::default();
+            for e in &evs[..2] {
+                a.on_event(&e.rec(), i64::MIN, &mut out);
+            }
+            let mut state = Enc::default();
+            a.snapshot(&mut state);
+            let mut b = op8(kind);
+            b.restore(&state.bytes, &|_| true, i64::MIN).unwrap();
+            b.on_event(&evs[2].rec(), i64::MIN, &mut out);
+            b.on_watermark(i64::MAX, &mut out);
+            let window = match kind {
+                WindowKind::Session { .. } => (1, 13),
+                _ => (0, 10),
+            };
+            assert_eq!(out.lines, [expected(r#""a""#, window)], "{kind:?}");
+        }
+    }
+}
