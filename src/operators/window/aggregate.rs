@@ -10,6 +10,9 @@
 //! Semantics (SQL-like; every accumulator merges associatively, so panes and session merges give
 //! the same result as feeding the events one by one):
 //! - `count()` counts rows; `count(field)` counts non-null values of `field`.
+//! - A record marked `RETRACT` (an upstream window's previous result, re-fired) is taken back out
+//!   of `count`, `sum` and `avg`; `min`, `max` and `count_distinct` cannot take a value back, and
+//!   the plan refuses them over such an input.
 //! - Every other aggregate ignores `Null` (absent field or JSON `null`); one that saw only nulls
 //!   renders `null`, except `count_distinct`, which renders `0`.
 //! - `sum` is exact over integers and decimals: integers alone render an integer if the total fits
@@ -45,7 +48,7 @@ use super::distinct::Distinct;
 use super::numbers::sum::{self, Total};
 use super::numbers::{extreme, Num};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{number_hash, Event, Rec, Value};
+use crate::event::{number_hash, Event, Rec, Value, RETRACT};
 use crate::plan::{AggFunc, AggPlan};
 use crate::text::{write_i64, write_u64};
 
@@ -98,6 +101,11 @@ fn to_num(v: Value) -> Option<Num> {
 /// Where an aggregate reads its inputs: an event's inline slots, or an event with its payload.
 pub trait Values {
     fn value(&self, slot: usize) -> Value;
+    /// The record withdraws an earlier one of its stream (`event::RETRACT`: an upstream window's
+    /// previous result): its values are taken back out instead of added.
+    fn retracts(&self) -> bool {
+        false
+    }
 }
 
 impl Values for Event {
@@ -109,12 +117,22 @@ impl Values for Event {
             Value::Null
         }
     }
+
+    #[inline(always)]
+    fn retracts(&self) -> bool {
+        self.flags & RETRACT != 0
+    }
 }
 
 impl Values for Rec<'_> {
     #[inline]
     fn value(&self, slot: usize) -> Value {
         Rec::value(self, slot)
+    }
+
+    #[inline]
+    fn retracts(&self) -> bool {
+        self.ev.flags & RETRACT != 0
     }
 }
 
@@ -256,12 +274,16 @@ impl AggLayout {
     /// Updates the set `accs` (exactly `words()` long) from one event's value slots.
     #[inline(always)]
     pub fn update<V: Values + ?Sized>(&self, accs: &mut [u64], event: &V, sketches: &mut Sketches) {
+        // A retraction counts -1 (counts wrap, so one arriving in another pane or partial than
+        // its record still merges to the right total).
+        let back = event.retracts();
+        let one = if back { u64::MAX } else { 1 };
         for spec in &self.specs {
             let w = &mut accs[spec.at..spec.at + words_of(spec.func)];
             let v = match spec.slot {
                 // count() counts rows; count(field) and every other aggregate skip nulls.
                 None => {
-                    w[0] += 1;
+                    w[0] = w[0].wrapping_add(one);
                     continue;
                 }
                 Some(s) => event.value(s),
@@ -270,8 +292,12 @@ impl AggLayout {
                 continue;
             }
             match spec.func {
-                AggFunc::Count => w[0] += 1,
+                AggFunc::Count => w[0] = w[0].wrapping_add(one),
+                AggFunc::Sum | AggFunc::Avg if back => sum::retract(w, v),
                 AggFunc::Sum | AggFunc::Avg => sum::update(w, v),
+                // min, max and count_distinct cannot take a value back; the plan refuses them
+                // over an input with retractions, so none arrives here in a job.
+                AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct if back => {}
                 AggFunc::Min | AggFunc::Max => {
                     if let Some(x) = to_num(v) {
                         extreme::offer(w, x, spec.func == AggFunc::Max);
@@ -306,7 +332,7 @@ impl AggLayout {
             let r = spec.at..spec.at + words_of(spec.func);
             let (w, f) = (&mut into[r.clone()], &from[r]);
             match spec.func {
-                AggFunc::Count => w[0] += f[0],
+                AggFunc::Count => w[0] = w[0].wrapping_add(f[0]),
                 AggFunc::Sum | AggFunc::Avg => sum::merge(w, f),
                 AggFunc::Min | AggFunc::Max => {
                     if let Some(x) = extreme::get(f) {

@@ -262,6 +262,25 @@ pub mod sum {
         count_add(w, 1);
     }
 
+    /// Takes `v` back out (a retracted record's value): exact for integers and decimals.
+    #[inline]
+    pub fn retract(w: &mut [u64], v: Value) {
+        match v {
+            // i128: the negation of any i64 fits.
+            Value::Int(i) => add_exact(w, -i128::from(i), 0),
+            Value::Dec(d) => {
+                w[3] |= HAS_DEC;
+                add_exact(w, -d.mantissa(), d.scale());
+            }
+            Value::Float(f) => {
+                add_float(w, -f);
+                w[3] |= HAS_FLOAT;
+            }
+            Value::Null | Value::Hash(_) => return,
+        }
+        count_add(w, COUNT); // -1 modulo the count's width
+    }
+
     pub fn merge(w: &mut [u64], from: &[u64]) {
         let (n, flags) = (from[3] & COUNT, from[3] & (HAS_DEC | INEXACT | HAS_FLOAT));
         if flags & (HAS_FLOAT | INEXACT) != 0 {

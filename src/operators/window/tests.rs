@@ -843,3 +843,177 @@ mod wide_values {
         }
     }
 }
+
+mod consuming_retractions {
+    use super::*;
+    use crate::event::RETRACT;
+
+    /// `ev` marked as a retraction of an earlier record of the same stream (an upstream window's
+    /// previous result), as the emitter routes it to a window that reads that stream.
+    fn retraction(key: &str, ts: i64, v: i64) -> Owned {
+        let mut e = ev(key, ts, v);
+        e.ev.flags |= RETRACT;
+        e
+    }
+
+    fn count_sum_avg(window: WindowKind) -> Box<dyn Operator> {
+        let agg = |name: &str, func, slot: Option<usize>| AggPlan {
+            name: name.into(),
+            func,
+            field: slot.map(|_| path("v")),
+            slot,
+        };
+        build(&WindowPlan {
+            group_by: vec![path("k")],
+            window,
+            allowed_lateness_ms: 0,
+            aggregates: vec![
+                agg("n", AggFunc::Count, None),
+                agg("c", AggFunc::Count, Some(0)),
+                agg("s", AggFunc::Sum, Some(0)),
+                agg("a", AggFunc::Avg, Some(0)),
+            ],
+            hot_keys: crate::plan::HotKeysPlan::OFF,
+        })
+    }
+
+    #[test]
+    fn a_retraction_takes_its_record_back_out_of_count_sum_and_avg() {
+        for kind in [
+            WindowKind::Tumbling { size_ms: 10 },
+            WindowKind::Sliding {
+                size_ms: 10,
+                slide_ms: 5,
+            },
+        ] {
+            // Upstream re-fired a result: 5 was its first value, 7 the new one.
+            let input = [
+                (ev("a", 1, 5), i64::MIN),
+                (ev("a", 2, 3), i64::MIN),
+                (retraction("a", 1, 5), i64::MIN),
+                (ev("a", 1, 7), i64::MIN),
+            ];
+            let got = drive(&mut *count_sum_avg(kind), &input);
+            let want = r#"{"k":"a","window_start":0,"window_end":10,"n":2,"c":2,"s":10,"a":5.0}"#;
+            assert!(
+                got.lines.contains(&want.to_string()),
+                "{kind:?}: {:?}",
+                got.lines
+            );
+            // The same through runs (payload-free events are handed over in runs).
+            let events: Vec<Owned> = input.iter().map(|(e, _)| e.clone()).collect();
+            let got = drive_runs(&mut *count_sum_avg(kind), &events, 0, 8);
+            assert!(
+                got.lines.contains(&want.to_string()),
+                "{kind:?} runs: {:?}",
+                got.lines
+            );
+        }
+    }
+
+    #[test]
+    fn a_retraction_of_a_decimal_result_leaves_the_exact_rest() {
+        use rust_decimal::Decimal;
+        use std::str::FromStr;
+        let dec = |s: &str| Value::Dec(Decimal::from_str(s).unwrap());
+        let e = |v: Value, back: bool| {
+            let mut o = Owned::new(0, b"\"a\"", 3, &[v], None);
+            if back {
+                o.ev.flags |= RETRACT;
+            }
+            (o, i64::MIN)
+        };
+        let got = drive(
+            &mut *count_sum_avg(WindowKind::Tumbling { size_ms: 10 }),
+            &[
+                e(dec("0.10"), false),
+                e(dec("1.2345"), false),
+                e(dec("0.10"), true),
+                e(dec("0.20"), false),
+            ],
+        );
+        assert_eq!(
+            got.lines,
+            [r#"{"k":"a","window_start":0,"window_end":10,"n":2,"c":2,"s":1.4345,"a":0.71725}"#]
+        );
+    }
+
+    #[test]
+    fn a_session_that_re_fires_or_merges_away_retracts_what_it_emitted() {
+        // gap 10, lateness 100: [0,10) fires at 9 and [20,30) at 29; the late event at 10 merges
+        // both into [0,30), which fires at once: both earlier results are taken back first.
+        let input = [
+            (ev("a", 0, 1), i64::MIN),
+            (ev("a", 20, 2), 9),
+            (ev("a", 40, 0), 35),
+            (ev("a", 10, 4), 35),
+        ];
+        let s0 = r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#;
+        let s20 = r#"{"k":"a","window_start":20,"window_end":30,"n":1,"s":2}"#;
+        let merged = r#"{"k":"a","window_start":0,"window_end":30,"n":3,"s":7}"#;
+        let mut w = op(WindowKind::Session { gap_ms: 10 }, 100);
+        let mut got = Collect::wanting_retractions();
+        drive_into(&mut *w, &input, &mut got);
+        let seq: Vec<(&str, bool)> = got
+            .emitted
+            .iter()
+            .filter(|e| !e.line.contains("\"window_start\":40"))
+            .map(|e| (e.line.as_str(), e.retract))
+            .collect();
+        let retracted: Vec<&str> = seq.iter().filter(|s| s.1).map(|s| s.0).collect();
+        assert_eq!(seq.first(), Some(&(s0, false)));
+        assert_eq!(seq.last(), Some(&(merged, false)));
+        assert_eq!(seq.len(), 5, "{seq:?}");
+        let mut retracted = retracted;
+        retracted.sort();
+        assert_eq!(retracted, [s0, s20]);
+        // Nobody consumes retractions: only results.
+        let got = drive(&mut *op(WindowKind::Session { gap_ms: 10 }, 100), &input);
+        assert!(got.emitted.iter().all(|e| !e.retract));
+        assert_eq!(
+            got.lines
+                .iter()
+                .filter(|l| l.contains("\"k\":\"a\""))
+                .count(),
+            4
+        );
+    }
+
+    #[test]
+    fn a_session_extended_past_the_watermark_retracts_now_and_fires_later() {
+        // [0,10) fired at 9; an event at 8 (late, within lateness) extends it to [0,18), which is
+        // still open at watermark 12: the old result is withdrawn now, the new one fires at 17.
+        let mut w = op(WindowKind::Session { gap_ms: 10 }, 100);
+        let mut got = Collect::wanting_retractions();
+        drive_into(
+            &mut *w,
+            &[(ev("a", 0, 1), i64::MIN), (ev("a", 8, 2), 12)],
+            &mut got,
+        );
+        let seq: Vec<(&str, bool, Option<i64>)> = got
+            .emitted
+            .iter()
+            .map(|e| (e.line.as_str(), e.retract, e.cause))
+            .collect();
+        assert_eq!(
+            seq,
+            [
+                (
+                    r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#,
+                    false,
+                    None
+                ),
+                (
+                    r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#,
+                    true,
+                    Some(8)
+                ),
+                (
+                    r#"{"k":"a","window_start":0,"window_end":18,"n":2,"s":3}"#,
+                    false,
+                    None
+                ),
+            ]
+        );
+    }
+}
