@@ -340,6 +340,30 @@ pub fn hash_key(key: &[u8]) -> u64 {
     foldhash::fast::FixedState::with_seed(0x5eed_5107).hash_one(key)
 }
 
+/// The hash `count_distinct` counts a number by: that of its canonical text, the normalized
+/// decimal, so a number counts once however it was written (`2.5`, `2.50` and `25e-1` are one
+/// value; `2.0` is `2`). An integer's text is its JSON token, so the record binding hashes integer
+/// tokens as they are and parses only the others. `None` for what is not a number.
+pub fn number_hash(v: Value) -> Option<u64> {
+    use std::io::Write;
+    // The longest text: a 29-digit mantissa, its sign and point (decimal); 20 (i64); 24 (f64).
+    let mut buf = [0u8; 48];
+    let mut w = &mut buf[..];
+    let written = match v {
+        Value::Int(i) => write!(w, "{i}"),
+        Value::Dec(d) => write!(w, "{}", d.normalize()),
+        // A float is a number no decimal holds: it never equals an integer or a decimal.
+        Value::Float(f) => write!(w, "{f:?}"),
+        Value::Null | Value::Hash(_) => return None,
+    };
+    let len = 48 - w.len();
+    match written {
+        Ok(()) => Some(hash_key(&buf[..len])),
+        // Cannot happen (the buffer holds every text above), but never a wrong count for it.
+        Err(_) => Some(hash_key(format!("{v:?}").as_bytes())),
+    }
+}
+
 /// Builds an event's payload from its parts and sets the header's `extra` and flags. Reused:
 /// the buffer is cleared, never shrunk, so steady state allocates nothing.
 #[derive(Default)]

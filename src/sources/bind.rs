@@ -17,6 +17,7 @@
 //!   match them (SQL NULL).
 //! - Numbers: an integer that fits `i64` is an integer; any other number is the exact decimal it
 //!   spells (`1.2345`, `2.50` keeps its scale), or a float only when no 28-digit decimal holds it.
+//!   Hashed for `count_distinct`, a number is hashed by value (`2.5` and `2.50` are one value).
 
 use super::json::{self, FieldSet, Number, Token, TokenKind};
 use crate::event::{hash_key, Event, PayloadBuf, Value, NULL_KEY};
@@ -315,6 +316,7 @@ impl RecordParser {
                     )))
                 }
             },
+            (Some(t), SlotUse::Hash) if t.kind == TokenKind::Number => number_token_hash(t.raw),
             (Some(t), SlotUse::Hash) => {
                 let bytes = if t.has_escape {
                     json::canonical(&t, &mut self.canon)
@@ -391,6 +393,23 @@ pub fn number(raw: &[u8]) -> Result<Value, json::JsonError> {
             Ok(exact.map_or(Value::Float(f), Value::Dec))
         }
     }
+}
+
+/// A number token as `count_distinct` counts it: by value, not spelling (`event::number_hash`).
+/// An integer token is already its canonical text (JSON has no leading zeros or `+`), so only
+/// `-0` and tokens with a fraction or exponent are parsed.
+fn number_token_hash(raw: &[u8]) -> Value {
+    let integer = raw.iter().all(|&b| b.is_ascii_digit() || b == b'-');
+    let h = if integer && raw != b"-0" {
+        hash_key(raw)
+    } else {
+        // A token the number parser refuses is still a value: counted by its bytes.
+        number(raw)
+            .ok()
+            .and_then(crate::event::number_hash)
+            .unwrap_or_else(|| hash_key(raw))
+    };
+    Value::Hash(h)
 }
 
 /// `b` without leading and trailing ASCII whitespace (a row is the record as written).

@@ -145,3 +145,55 @@ fn array_indexes_in_key_paths_are_refused_with_a_reason() {
     .unwrap();
     assert!(e.contains("array indexes"), "{e}");
 }
+
+#[test]
+fn count_distinct_hashes_numbers_by_value_not_spelling() {
+    let mut p = RecordParser::keyed(&[Binding {
+        port: 0,
+        key: Vec::new(),
+        values: vec![(path("v"), SlotUse::Hash)],
+        row: false,
+    }])
+    .unwrap();
+    let mut hash_of = |v: &str| {
+        p.parse_at(format!(r#"{{"v":{v}}}"#).as_bytes(), 0).unwrap();
+        match rec(&p).value(0) {
+            Value::Hash(h) => h,
+            other => panic!("{v}: {other:?}"),
+        }
+    };
+    let same = |a: &[&str], hash_of: &mut dyn FnMut(&str) -> u64| {
+        let hs: Vec<u64> = a.iter().map(|v| hash_of(v)).collect();
+        assert!(hs.iter().all(|&h| h == hs[0]), "{a:?} are one value");
+        hs[0]
+    };
+    let two_and_a_half = same(&["2.5", "2.50", "25e-1", "0.25E1"], &mut hash_of);
+    let two = same(&["2", "2.0", "2.000", "0.2e1"], &mut hash_of);
+    let zero = same(&["0", "-0", "0.00", "-0.0"], &mut hash_of);
+    let big = same(
+        &["12345678901234567890", "12345678901234567890.00"],
+        &mut hash_of,
+    );
+    let distinct = [
+        two_and_a_half,
+        two,
+        zero,
+        big,
+        hash_of("-2.5"),
+        hash_of("\"2.5\""),
+    ];
+    let set: std::collections::HashSet<u64> = distinct.iter().copied().collect();
+    assert_eq!(
+        set.len(),
+        distinct.len(),
+        "different values, and a string is not a number"
+    );
+    // The hash is the one `count_distinct` gives a number that reaches it unhashed.
+    assert_eq!(two, crate::event::number_hash(Value::Int(2)).unwrap());
+    assert_eq!(
+        two_and_a_half,
+        crate::event::number_hash(Value::Dec(Decimal::from_str("2.50").unwrap())).unwrap()
+    );
+    // An integer token keeps the hash it always had: its bytes.
+    assert_eq!(hash_of("-17"), hash_key(b"-17"));
+}

@@ -218,7 +218,7 @@ fn filled(l: &AggLayout, n: u64, long_every: u64) -> AccTable {
     let mut t = AccTable::new(l);
     for i in 0..n * 3 {
         let k = i % n;
-        let key = if long_every > 0 && k % long_every == 0 {
+        let key = if long_every > 0 && k.is_multiple_of(long_every) {
             format!("{k}-{}", "p".repeat(196))
         } else {
             format!("k{k}")

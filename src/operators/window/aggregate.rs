@@ -10,172 +10,47 @@
 //! Semantics (SQL-like; every accumulator merges associatively, so panes and session merges give
 //! the same result as feeding the events one by one):
 //! - `count()` counts rows; `count(field)` counts non-null values of `field`.
+//! - A record marked `RETRACT` (an upstream window's previous result, re-fired) is taken back out
+//!   of `count`, `sum` and `avg`; `min`, `max` and `count_distinct` cannot take a value back, and
+//!   the plan refuses them over such an input.
 //! - Every other aggregate ignores `Null` (absent field or JSON `null`); one that saw only nulls
 //!   renders `null`, except `count_distinct`, which renders `0`.
-//! - `sum` adds integers exactly in 128 bits and renders an integer if every input was an integer
-//!   and the total fits in `i64`; a total outside `i64` (overflow) or any float input renders a
-//!   float. `avg` is always a float (sum / count).
-//! - `min`/`max` render the winning input as given (an integer stays an integer); integers and
-//!   floats compare numerically and exactly; NaN inputs are ignored; on ties the first seen wins.
+//! - `sum` is exact over integers and decimals: integers alone render an integer if the total fits
+//!   in `i64` (a float beyond); with a decimal among the inputs, the exact decimal total renders
+//!   with the largest scale among them, as SQL prints it (`1.2345 + 2.0000` is `3.2345`,
+//!   `0.10 + 0.20` is `0.30`, `1 + 2.50` is `3.50`). A total of more than 28 digits (more than a
+//!   decimal holds) renders the float sum, as does any float input (a number no decimal holds).
+//! - `avg` over inputs with a decimal (and no float) is the exact decimal `sum / n`, rounded and
+//!   with trailing zeros dropped as the expression language divides decimals (`avg(1.00, 2.00)`
+//!   is `1.5`); over integers alone, or with a float, it is a float, as before decimals existed
+//!   (`avg(1, 2)` is `1.5`, `avg(2, 2)` is `2.0`).
+//! - `min`/`max` render the winning input exactly as given (an integer stays an integer, `2.50`
+//!   stays `2.50`); integers, decimals and floats compare numerically and exactly; NaN inputs are
+//!   ignored; on ties the first seen wins (`min(2.50, 2.5)` is `2.50`).
 //! - Floats render as the shortest string that round-trips, always a JSON number distinguishable
 //!   from an integer (`3.0`, `1e17`); NaN and ±infinity (which JSON cannot hold) render `null`.
-//! - `count_distinct` takes `Value::Hash`; see [`super::distinct`] for its error bound.
+//! - `count_distinct` takes `Value::Hash` (the binding hashes each value's canonical token, a
+//!   number by its value: `2.5` and `2.50` count once); see [`super::distinct`] for its error bound.
 //!
-//! Words per aggregate: `count` 1 (the count); `sum`/`avg` 4 (128-bit integer total as low and high
-//! word, float total, non-null inputs with bit 63 set once a float was seen); `min`/`max` 2 (kind:
-//! 0 none, 1 integer, 2 float; the value's bits); `count_distinct` 1 (0: no sketch yet, else the
-//! sketch's index in the arena plus one).
-
-use std::cmp::Ordering;
+//! Words per aggregate (all zeros is the empty state; [`super::numbers`] has the bits):
+//!
+//! ```text
+//! count           1  the count
+//! sum, avg        4  w0 w1: exact total of integers and decimals x 10^scale (i128)
+//!                    w2: float total; w3: non-null inputs (56 bits), scale, has-decimal,
+//!                    inexact and has-float flags
+//! min, max        2  w0: kind (0 none, 1 integer, 2 float, 3 decimal) with a decimal's scale,
+//!                    sign and mantissa bits 64..96; w1: the value's bits (a decimal's 0..64)
+//! count_distinct  1  0: no sketch yet, else the sketch's index in the arena plus one
+//! ```
 
 use super::distinct::Distinct;
+use super::numbers::sum::{self, Total};
+use super::numbers::{extreme, Num};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec, Value};
+use crate::event::{number_hash, Event, Rec, Value, RETRACT};
 use crate::plan::{AggFunc, AggPlan};
 use crate::text::{write_i64, write_u64};
-
-/// A number as `min`/`max` keep it: the input exactly as given.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Num {
-    Int(i64),
-    Float(f64),
-}
-
-impl Num {
-    /// Numeric order; neither side is NaN (NaN never enters a `Num`).
-    #[inline]
-    fn less_than(self, other: Num) -> bool {
-        match (self, other) {
-            (Num::Int(a), Num::Int(b)) => a < b,
-            (Num::Float(a), Num::Float(b)) => a < b,
-            (Num::Int(a), Num::Float(b)) => cmp_int_float(a, b) == Ordering::Less,
-            (Num::Float(a), Num::Int(b)) => cmp_int_float(b, a) == Ordering::Greater,
-        }
-    }
-}
-
-/// Exact comparison of an integer with a non-NaN float (`i as f64` would round above 2^53).
-fn cmp_int_float(i: i64, f: f64) -> Ordering {
-    // 2^63 is exact in f64; every f64 in [-2^63, 2^63) has an integral part that fits in i64.
-    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-    if f >= TWO_63 {
-        return Ordering::Less;
-    }
-    if f < -TWO_63 {
-        return Ordering::Greater;
-    }
-    let t = f.trunc();
-    match i.cmp(&(t as i64)) {
-        Ordering::Equal => 0.0.partial_cmp(&(f - t)).unwrap_or(Ordering::Equal),
-        other => other,
-    }
-}
-
-/// Bit 63 of a sum's input count: some input was a float.
-const HAS_FLOAT: u64 = 1 << 63;
-
-/// Running sum shared by `sum` and `avg`, over its 4 words: integers exact in 128 bits
-/// (order-independent, cannot overflow below 2^64 inputs), floats in a separate f64.
-mod sum {
-    use super::{Value, HAS_FLOAT};
-
-    pub const WORDS: usize = 4;
-
-    #[inline(always)]
-    fn int(w: &[u64]) -> i128 {
-        (i128::from(w[1] as i64) << 64) | i128::from(w[0])
-    }
-
-    #[inline(always)]
-    fn add_int(w: &mut [u64], v: i128) {
-        let s = int(w).wrapping_add(v);
-        w[0] = s as u64;
-        w[1] = (s >> 64) as u64;
-    }
-
-    #[inline(always)]
-    fn add_float(w: &mut [u64], f: f64) {
-        w[2] = (f64::from_bits(w[2]) + f).to_bits();
-        w[3] |= HAS_FLOAT;
-    }
-
-    #[inline(always)]
-    pub fn update(w: &mut [u64], v: Value) {
-        match v {
-            Value::Int(i) => add_int(w, i128::from(i)),
-            Value::Float(f) => add_float(w, f),
-            // Exact decimal sums come with the decimal aggregates; until then, as a float.
-            Value::Dec(d) => add_float(w, rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(f64::NAN)),
-            Value::Null | Value::Hash(_) => return,
-        }
-        w[3] += 1;
-    }
-
-    pub fn merge(w: &mut [u64], from: &[u64]) {
-        add_int(w, int(from));
-        if from[3] & HAS_FLOAT != 0 {
-            add_float(w, f64::from_bits(from[2]));
-        }
-        w[3] += from[3] & !HAS_FLOAT;
-    }
-
-    /// Non-null inputs.
-    pub fn n(w: &[u64]) -> u64 {
-        w[3] & !HAS_FLOAT
-    }
-
-    /// The exact integer total, if every input was an integer.
-    pub fn exact(w: &[u64]) -> Option<i128> {
-        (w[3] & HAS_FLOAT == 0).then(|| int(w))
-    }
-
-    pub fn total_f64(w: &[u64]) -> f64 {
-        int(w) as f64 + f64::from_bits(w[2])
-    }
-}
-
-/// `min`/`max` over their 2 words: the winning input as given.
-mod extreme {
-    use super::Num;
-
-    pub const WORDS: usize = 2;
-
-    #[inline(always)]
-    pub fn get(w: &[u64]) -> Option<Num> {
-        match w[0] {
-            1 => Some(Num::Int(w[1] as i64)),
-            2 => Some(Num::Float(f64::from_bits(w[1]))),
-            _ => None,
-        }
-    }
-
-    #[inline(always)]
-    pub fn set(w: &mut [u64], n: Num) {
-        match n {
-            Num::Int(i) => {
-                w[0] = 1;
-                w[1] = i as u64;
-            }
-            Num::Float(f) => {
-                w[0] = 2;
-                w[1] = f.to_bits();
-            }
-        }
-    }
-
-    /// Keeps `x` if it beats the current value (`max`: greater; `min`: less); ties keep the first.
-    #[inline(always)]
-    pub fn offer(w: &mut [u64], x: Num, max: bool) {
-        let wins = match get(w) {
-            None => true,
-            Some(cur) if max => cur.less_than(x),
-            Some(cur) => x.less_than(cur),
-        };
-        if wins {
-            set(w, x);
-        }
-    }
-}
 
 /// The `count_distinct` sketches of one table (or one session), indexed from the rows' words.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -218,7 +93,7 @@ fn to_num(v: Value) -> Option<Num> {
     match v {
         Value::Int(i) => Some(Num::Int(i)),
         Value::Float(f) if !f.is_nan() => Some(Num::Float(f)),
-        Value::Dec(d) => rust_decimal::prelude::ToPrimitive::to_f64(&d).map(Num::Float),
+        Value::Dec(d) => Some(Num::Dec(d)),
         _ => None,
     }
 }
@@ -226,6 +101,11 @@ fn to_num(v: Value) -> Option<Num> {
 /// Where an aggregate reads its inputs: an event's inline slots, or an event with its payload.
 pub trait Values {
     fn value(&self, slot: usize) -> Value;
+    /// The record withdraws an earlier one of its stream (`event::RETRACT`: an upstream window's
+    /// previous result): its values are taken back out instead of added.
+    fn retracts(&self) -> bool {
+        false
+    }
 }
 
 impl Values for Event {
@@ -237,6 +117,11 @@ impl Values for Event {
             Value::Null
         }
     }
+
+    #[inline(always)]
+    fn retracts(&self) -> bool {
+        self.flags & RETRACT != 0
+    }
 }
 
 impl Values for Rec<'_> {
@@ -244,14 +129,11 @@ impl Values for Rec<'_> {
     fn value(&self, slot: usize) -> Value {
         Rec::value(self, slot)
     }
-}
 
-/// splitmix64 finaliser, for numbers that reach `count_distinct` unhashed.
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    #[inline]
+    fn retracts(&self) -> bool {
+        self.ev.flags & RETRACT != 0
+    }
 }
 
 /// Shortest round-trip form; integral values keep a `.0` (or an exponent) so they read as floats.
@@ -270,6 +152,30 @@ fn write_f64(out: &mut Vec<u8>, f: f64) {
         .any(|&b| matches!(b, b'.' | b'e' | b'E'))
     {
         out.extend_from_slice(b".0");
+    }
+}
+
+/// A decimal as written: every digit of its scale (`2.50`, `0.30`, `3`).
+fn write_dec(out: &mut Vec<u8>, d: rust_decimal::Decimal) {
+    use std::io::Write;
+    // Writing to a Vec cannot fail.
+    let _ = write!(out, "{d}");
+}
+
+/// `total / n` (`n` > 0): over decimals the exact quotient, rounded where a decimal's 96-bit
+/// mantissa ends (28 or 29 significant digits) and without trailing zeros, as the expression
+/// language divides decimals; a float otherwise.
+fn write_avg(out: &mut Vec<u8>, total: Total, n: u64) {
+    match total {
+        Total::Dec(d) => match d.checked_div(rust_decimal::Decimal::from(n)) {
+            Some(q) => write_dec(out, q.normalize()),
+            None => write_f64(
+                out,
+                super::numbers::scaled_to_f64(d.mantissa(), d.scale()) / n as f64,
+            ),
+        },
+        Total::Int(m) => write_f64(out, m as f64 / n as f64),
+        Total::Float(f) => write_f64(out, f / n as f64),
     }
 }
 
@@ -368,12 +274,16 @@ impl AggLayout {
     /// Updates the set `accs` (exactly `words()` long) from one event's value slots.
     #[inline(always)]
     pub fn update<V: Values + ?Sized>(&self, accs: &mut [u64], event: &V, sketches: &mut Sketches) {
+        // A retraction counts -1 (counts wrap, so one arriving in another pane or partial than
+        // its record still merges to the right total).
+        let back = event.retracts();
+        let one = if back { u64::MAX } else { 1 };
         for spec in &self.specs {
             let w = &mut accs[spec.at..spec.at + words_of(spec.func)];
             let v = match spec.slot {
                 // count() counts rows; count(field) and every other aggregate skip nulls.
                 None => {
-                    w[0] += 1;
+                    w[0] = w[0].wrapping_add(one);
                     continue;
                 }
                 Some(s) => event.value(s),
@@ -382,21 +292,26 @@ impl AggLayout {
                 continue;
             }
             match spec.func {
-                AggFunc::Count => w[0] += 1,
+                AggFunc::Count => w[0] = w[0].wrapping_add(one),
+                AggFunc::Sum | AggFunc::Avg if back => sum::retract(w, v),
                 AggFunc::Sum | AggFunc::Avg => sum::update(w, v),
+                // min, max and count_distinct cannot take a value back; the plan refuses them
+                // over an input with retractions, so none arrives here in a job.
+                AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct if back => {}
                 AggFunc::Min | AggFunc::Max => {
                     if let Some(x) = to_num(v) {
                         extreme::offer(w, x, spec.func == AggFunc::Max);
                     }
                 }
                 AggFunc::CountDistinct => {
+                    // Records hash their values where they are read (`Value::Hash`); a number
+                    // that arrives as one hashes as the binding would hash its token.
                     let h = match v {
                         Value::Hash(h) => h,
-                        Value::Int(i) => mix64(i as u64),
-                        Value::Float(f) => mix64(f.to_bits()),
-                        // The canonical text, as for any other value a record carries.
-                        Value::Dec(d) => crate::event::hash_key(d.normalize().to_string().as_bytes()),
-                        Value::Null => continue,
+                        v => match number_hash(v) {
+                            Some(h) => h,
+                            None => continue,
+                        },
                     };
                     sketches.get_or_new(&mut w[0]).insert(h);
                 }
@@ -417,7 +332,7 @@ impl AggLayout {
             let r = spec.at..spec.at + words_of(spec.func);
             let (w, f) = (&mut into[r.clone()], &from[r]);
             match spec.func {
-                AggFunc::Count => w[0] += f[0],
+                AggFunc::Count => w[0] = w[0].wrapping_add(f[0]),
                 AggFunc::Sum | AggFunc::Avg => sum::merge(w, f),
                 AggFunc::Min | AggFunc::Max => {
                     if let Some(x) = extreme::get(f) {
@@ -490,15 +405,20 @@ impl AggLayout {
                     write_u64(sketches.get(w[0]).map_or(0, Distinct::estimate), out)
                 }
                 AggFunc::Sum | AggFunc::Avg if sum::n(w) == 0 => out.extend_from_slice(b"null"),
-                AggFunc::Sum => match sum::exact(w).map(i64::try_from) {
-                    Some(Ok(i)) => write_i64(i, out),
-                    _ => write_f64(out, sum::total_f64(w)),
+                AggFunc::Sum => match sum::total(w) {
+                    Total::Int(m) => match i64::try_from(m) {
+                        Ok(i) => write_i64(i, out),
+                        Err(_) => write_f64(out, m as f64),
+                    },
+                    Total::Dec(d) => write_dec(out, d),
+                    Total::Float(f) => write_f64(out, f),
                 },
-                AggFunc::Avg => write_f64(out, sum::total_f64(w) / sum::n(w) as f64),
+                AggFunc::Avg => write_avg(out, sum::total(w), sum::n(w)),
                 AggFunc::Min | AggFunc::Max => match extreme::get(w) {
                     None => out.extend_from_slice(b"null"),
                     Some(Num::Int(i)) => write_i64(i, out),
                     Some(Num::Float(f)) => write_f64(out, f),
+                    Some(Num::Dec(d)) => write_dec(out, d),
                 },
             }
         }

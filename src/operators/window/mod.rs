@@ -16,6 +16,7 @@ pub mod aggregate;
 pub mod combine;
 pub mod distinct;
 mod format;
+mod numbers;
 pub mod panes;
 mod session;
 

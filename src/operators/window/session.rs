@@ -4,7 +4,9 @@
 //! (`a.start <= b.end && a.end >= b.start`), lateness is judged on the merged window (so a late event
 //! that extends a still-open session is accepted), and a merged window whose end has already passed
 //! the watermark fires at once. Timers sit in a min-heap and are validated lazily when popped, so a
-//! merge never has to search the heap.
+//! merge never has to search the heap. When a consumer aggregates the results further, a fired
+//! session that takes a late event (re-fired, or merged into a larger one) first withdraws what
+//! it emitted: a retraction of its previous result, sent on that event's arrival.
 
 use super::aggregate::{AggLayout, Sketches};
 use super::format::LineFormat;
@@ -105,8 +107,16 @@ impl SessionWindows {
         i
     }
 
-    /// Emits session `si` of key `ki`: fired by the watermark, or by the arrival of `cause`.
-    fn emit(&mut self, ki: u32, si: usize, cause: Option<&Event>, out: &mut dyn Emitter) {
+    /// Emits session `si` of key `ki`: fired by the watermark, or by the arrival of `cause`; with
+    /// `retract`, as the withdrawal of what it emitted before.
+    fn emit(
+        &mut self,
+        ki: u32,
+        si: usize,
+        cause: Option<&Event>,
+        retract: bool,
+        out: &mut dyn Emitter,
+    ) {
         let k = &self.keys[ki as usize];
         let s = &k.sessions[si];
         self.line.clear();
@@ -123,7 +133,7 @@ impl SessionWindows {
             ts: s.end - 1,
             cause,
             key: k.hash,
-            retract: false,
+            retract,
         });
     }
 
@@ -179,6 +189,16 @@ impl Operator for SessionWindows {
             self.drop_key_if_empty(ki);
             return;
         }
+        if out.wants_retractions() {
+            // A fired session that takes this event (alone, or merged with others) no longer
+            // stands as emitted: its result is withdrawn now, before the new one (at once if the
+            // merged session is due, else when it fires).
+            for &i in &merging {
+                if self.keys[ki as usize].sessions[i].fired {
+                    self.emit(ki, i, Some(ev), true, out);
+                }
+            }
+        }
         let layout = &self.layout;
         let k = &mut self.keys[ki as usize];
         let mut was_fired = false;
@@ -210,7 +230,7 @@ impl Operator for SessionWindows {
         self.sessions += 1;
         let si = k.sessions.len() - 1;
         if fire_now {
-            self.emit(ki, si, Some(ev), out);
+            self.emit(ki, si, Some(ev), false, out);
             if was_fired {
                 self.stats.refired += 1;
             } else {
@@ -238,13 +258,13 @@ impl Operator for SessionWindows {
             match kind {
                 TimerKind::Fire if !s.fired && s.end - 1 == t => {
                     k.sessions[si].fired = true;
-                    self.emit(ki, si, None, out);
+                    self.emit(ki, si, None, false, out);
                     self.stats.fired += 1;
                 }
                 TimerKind::Cleanup if (s.end - 1).saturating_add(self.lateness) == t => {
                     if !s.fired {
                         // Cleanup never precedes firing (lateness >= 0), but never lose a result.
-                        self.emit(ki, si, None, out);
+                        self.emit(ki, si, None, false, out);
                         self.stats.fired += 1;
                     }
                     self.keys[ki as usize].sessions.swap_remove(si);

@@ -702,3 +702,318 @@ mod long_keys {
         }
     }
 }
+
+mod wide_values {
+    use super::*;
+    use crate::checkpoint::codec::Enc;
+    use crate::event::{hash_key, WIDE};
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+
+    /// 8 aggregates over 6 fields `f0`..`f5`, in slots 0..6: slots 4 and 5 travel in the
+    /// payload's WIDE section (past the 4 inline ones), and so does a decimal too wide for one
+    /// word in an inline slot.
+    fn op8(window: WindowKind) -> Box<dyn Operator> {
+        let agg = |name: &str, func, slot: Option<usize>| AggPlan {
+            name: name.into(),
+            func,
+            field: slot.map(|s| path(&format!("f{s}"))),
+            slot,
+        };
+        build(&WindowPlan {
+            group_by: vec![path("k")],
+            window,
+            allowed_lateness_ms: 0,
+            aggregates: vec![
+                agg("n", AggFunc::Count, None),
+                agg("s0", AggFunc::Sum, Some(0)),
+                agg("a1", AggFunc::Avg, Some(1)),
+                agg("lo2", AggFunc::Min, Some(2)),
+                agg("hi3", AggFunc::Max, Some(3)),
+                agg("s4", AggFunc::Sum, Some(4)),
+                agg("hi4", AggFunc::Max, Some(4)),
+                agg("d5", AggFunc::CountDistinct, Some(5)),
+            ],
+            hot_keys: crate::plan::HotKeysPlan::OFF,
+        })
+    }
+
+    fn dec(s: &str) -> Value {
+        Value::Dec(Decimal::from_str(s).unwrap())
+    }
+
+    fn events(key: &str) -> Vec<Owned> {
+        let h = |s: &str| Value::Hash(hash_key(s.as_bytes()));
+        let rows = [
+            (
+                1,
+                [
+                    Value::Int(1),
+                    dec("1.00"),
+                    dec("2.50"),
+                    Value::Int(7),
+                    dec("0.0001"),
+                    h("x"),
+                ],
+            ),
+            (
+                4,
+                [
+                    dec("0.25"),
+                    dec("123456789012345678.9012"), // a 70-bit mantissa: wide
+                    Value::Int(2),
+                    dec("7.5"),
+                    Value::Int(3),
+                    h("y"),
+                ],
+            ),
+            (
+                8,
+                [
+                    Value::Null,
+                    dec("2.00"),
+                    dec("2.5"),
+                    Value::Float(7.25),
+                    Value::Null,
+                    h("x"),
+                ],
+            ),
+        ];
+        rows.iter()
+            .map(|(ts, vals)| Owned::new(0, key.as_bytes(), *ts, vals, None))
+            .collect()
+    }
+
+    fn expected(key: &str, (start, end): (i64, i64)) -> String {
+        let avg =
+            (Decimal::from_str("123456789012345681.9012").unwrap() / Decimal::from(3)).normalize();
+        format!(
+            r#"{{"k":{key},"window_start":{start},"window_end":{end},"n":3,"s0":1.25,"a1":{avg},"lo2":2,"hi3":7.5,"s4":3.0001,"hi4":3,"d5":2}}"#
+        )
+    }
+
+    #[test]
+    fn values_past_the_inline_slots_are_read_from_the_payload() {
+        let long = long_token("b", 200);
+        for key in [r#""a""#.to_string(), long] {
+            let evs = events(&key);
+            assert!(evs.iter().all(|e| e.ev.flags & WIDE != 0));
+            for (kind, window) in [
+                (WindowKind::Tumbling { size_ms: 10 }, (0, 10)),
+                (
+                    WindowKind::Sliding {
+                        size_ms: 10,
+                        slide_ms: 5,
+                    },
+                    (0, 10),
+                ),
+                (WindowKind::Session { gap_ms: 5 }, (1, 13)),
+            ] {
+                let input: Vec<(Owned, i64)> = evs.iter().map(|e| (e.clone(), i64::MIN)).collect();
+                let got = drive(&mut *op8(kind), &input);
+                let want = expected(&key, window);
+                assert!(got.lines.contains(&want), "{kind:?}: {:?}", got.lines);
+            }
+        }
+    }
+
+    #[test]
+    fn wide_values_and_decimals_survive_a_snapshot() {
+        for kind in [
+            WindowKind::Tumbling { size_ms: 10 },
+            WindowKind::Session { gap_ms: 5 },
+        ] {
+            let evs = events(r#""a""#);
+            let mut a = op8(kind);
+            let mut out = Collect::default();
+            for e in &evs[..2] {
+                a.on_event(&e.rec(), i64::MIN, &mut out);
+            }
+            let mut state = Enc::default();
+            a.snapshot(&mut state);
+            let mut b = op8(kind);
+            b.restore(&state.bytes, &|_| true, i64::MIN).unwrap();
+            b.on_event(&evs[2].rec(), i64::MIN, &mut out);
+            b.on_watermark(i64::MAX, &mut out);
+            let window = match kind {
+                WindowKind::Session { .. } => (1, 13),
+                _ => (0, 10),
+            };
+            assert_eq!(out.lines, [expected(r#""a""#, window)], "{kind:?}");
+        }
+    }
+}
+
+mod consuming_retractions {
+    use super::*;
+    use crate::event::RETRACT;
+
+    /// `ev` marked as a retraction of an earlier record of the same stream (an upstream window's
+    /// previous result), as the emitter routes it to a window that reads that stream.
+    fn retraction(key: &str, ts: i64, v: i64) -> Owned {
+        let mut e = ev(key, ts, v);
+        e.ev.flags |= RETRACT;
+        e
+    }
+
+    fn count_sum_avg(window: WindowKind) -> Box<dyn Operator> {
+        let agg = |name: &str, func, slot: Option<usize>| AggPlan {
+            name: name.into(),
+            func,
+            field: slot.map(|_| path("v")),
+            slot,
+        };
+        build(&WindowPlan {
+            group_by: vec![path("k")],
+            window,
+            allowed_lateness_ms: 0,
+            aggregates: vec![
+                agg("n", AggFunc::Count, None),
+                agg("c", AggFunc::Count, Some(0)),
+                agg("s", AggFunc::Sum, Some(0)),
+                agg("a", AggFunc::Avg, Some(0)),
+            ],
+            hot_keys: crate::plan::HotKeysPlan::OFF,
+        })
+    }
+
+    #[test]
+    fn a_retraction_takes_its_record_back_out_of_count_sum_and_avg() {
+        for kind in [
+            WindowKind::Tumbling { size_ms: 10 },
+            WindowKind::Sliding {
+                size_ms: 10,
+                slide_ms: 5,
+            },
+        ] {
+            // Upstream re-fired a result: 5 was its first value, 7 the new one.
+            let input = [
+                (ev("a", 1, 5), i64::MIN),
+                (ev("a", 2, 3), i64::MIN),
+                (retraction("a", 1, 5), i64::MIN),
+                (ev("a", 1, 7), i64::MIN),
+            ];
+            let got = drive(&mut *count_sum_avg(kind), &input);
+            let want = r#"{"k":"a","window_start":0,"window_end":10,"n":2,"c":2,"s":10,"a":5.0}"#;
+            assert!(
+                got.lines.contains(&want.to_string()),
+                "{kind:?}: {:?}",
+                got.lines
+            );
+            // The same through runs (payload-free events are handed over in runs).
+            let events: Vec<Owned> = input.iter().map(|(e, _)| e.clone()).collect();
+            let got = drive_runs(&mut *count_sum_avg(kind), &events, 0, 8);
+            assert!(
+                got.lines.contains(&want.to_string()),
+                "{kind:?} runs: {:?}",
+                got.lines
+            );
+        }
+    }
+
+    #[test]
+    fn a_retraction_of_a_decimal_result_leaves_the_exact_rest() {
+        use rust_decimal::Decimal;
+        use std::str::FromStr;
+        let dec = |s: &str| Value::Dec(Decimal::from_str(s).unwrap());
+        let e = |v: Value, back: bool| {
+            let mut o = Owned::new(0, b"\"a\"", 3, &[v], None);
+            if back {
+                o.ev.flags |= RETRACT;
+            }
+            (o, i64::MIN)
+        };
+        let got = drive(
+            &mut *count_sum_avg(WindowKind::Tumbling { size_ms: 10 }),
+            &[
+                e(dec("0.10"), false),
+                e(dec("1.2345"), false),
+                e(dec("0.10"), true),
+                e(dec("0.20"), false),
+            ],
+        );
+        assert_eq!(
+            got.lines,
+            [r#"{"k":"a","window_start":0,"window_end":10,"n":2,"c":2,"s":1.4345,"a":0.71725}"#]
+        );
+    }
+
+    #[test]
+    fn a_session_that_re_fires_or_merges_away_retracts_what_it_emitted() {
+        // gap 10, lateness 100: [0,10) fires at 9 and [20,30) at 29; the late event at 10 merges
+        // both into [0,30), which fires at once: both earlier results are taken back first.
+        let input = [
+            (ev("a", 0, 1), i64::MIN),
+            (ev("a", 20, 2), 9),
+            (ev("a", 40, 0), 35),
+            (ev("a", 10, 4), 35),
+        ];
+        let s0 = r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#;
+        let s20 = r#"{"k":"a","window_start":20,"window_end":30,"n":1,"s":2}"#;
+        let merged = r#"{"k":"a","window_start":0,"window_end":30,"n":3,"s":7}"#;
+        let mut w = op(WindowKind::Session { gap_ms: 10 }, 100);
+        let mut got = Collect::wanting_retractions();
+        drive_into(&mut *w, &input, &mut got);
+        let seq: Vec<(&str, bool)> = got
+            .emitted
+            .iter()
+            .filter(|e| !e.line.contains("\"window_start\":40"))
+            .map(|e| (e.line.as_str(), e.retract))
+            .collect();
+        let retracted: Vec<&str> = seq.iter().filter(|s| s.1).map(|s| s.0).collect();
+        assert_eq!(seq.first(), Some(&(s0, false)));
+        assert_eq!(seq.last(), Some(&(merged, false)));
+        assert_eq!(seq.len(), 5, "{seq:?}");
+        let mut retracted = retracted;
+        retracted.sort();
+        assert_eq!(retracted, [s0, s20]);
+        // Nobody consumes retractions: only results.
+        let got = drive(&mut *op(WindowKind::Session { gap_ms: 10 }, 100), &input);
+        assert!(got.emitted.iter().all(|e| !e.retract));
+        assert_eq!(
+            got.lines
+                .iter()
+                .filter(|l| l.contains("\"k\":\"a\""))
+                .count(),
+            4
+        );
+    }
+
+    #[test]
+    fn a_session_extended_past_the_watermark_retracts_now_and_fires_later() {
+        // [0,10) fired at 9; an event at 8 (late, within lateness) extends it to [0,18), which is
+        // still open at watermark 12: the old result is withdrawn now, the new one fires at 17.
+        let mut w = op(WindowKind::Session { gap_ms: 10 }, 100);
+        let mut got = Collect::wanting_retractions();
+        drive_into(
+            &mut *w,
+            &[(ev("a", 0, 1), i64::MIN), (ev("a", 8, 2), 12)],
+            &mut got,
+        );
+        let seq: Vec<(&str, bool, Option<i64>)> = got
+            .emitted
+            .iter()
+            .map(|e| (e.line.as_str(), e.retract, e.cause))
+            .collect();
+        assert_eq!(
+            seq,
+            [
+                (
+                    r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#,
+                    false,
+                    None
+                ),
+                (
+                    r#"{"k":"a","window_start":0,"window_end":10,"n":1,"s":1}"#,
+                    true,
+                    Some(8)
+                ),
+                (
+                    r#"{"k":"a","window_start":0,"window_end":18,"n":2,"s":3}"#,
+                    false,
+                    None
+                ),
+            ]
+        );
+    }
+}
