@@ -15,12 +15,11 @@
 //! multisets. A join or dedupe over a re-firing window is refused by `validate` with its reason
 //! and runs once the window's allowed lateness is 0.
 //!
-//! Two engine disagreements are pinned by ignored tests (each with its smallest input at the end
-//! of this file): a window over a re-firing window adds the retractions instead of subtracting
-//! them, and a temporal join answers late rows whose version was superseded before the watermark
-//! when it has not pruned that key yet (which also depends on `chunk_bytes`). Each pair they hit
-//! also runs where they cannot show: the roll-up without upstream lateness, the temporal-join
-//! pairs on their data without those late rows (`_undisputed`).
+//! Two engine bugs this suite found are pinned by tests with their smallest inputs at the end of
+//! this file: a window over a re-firing window must subtract the retractions, and a temporal join
+//! must call a late row late when a newer version valid at the watermark replaced its version
+//! (whatever `chunk_bytes`). The pairs they hit also run on data without those rows
+//! (`_undisputed`), so a failure says which it is.
 
 mod common;
 
@@ -94,7 +93,6 @@ fn window_to_window(lateness_ms: i64, seed: u64) -> ModelRun {
 }
 
 #[test]
-#[ignore = "engine bug: a window reading a re-firing window adds the retraction of the previous result instead of subtracting it (nothing reads the RETRACT flag; smallest input: window_over_a_re_firing_window_subtracts_the_retraction)"]
 fn window_to_window_subtracts_the_retractions_of_re_fired_results() {
     let m = window_to_window(3_000, 1);
     covers(&m, &["w1.refires", "w1.late", "w2.refires"]);
@@ -390,13 +388,11 @@ enum Data {
     Undisputed,
 }
 
-/// For a temporal-join pair: the test on its whole data, ignored while the engine keeps
-/// superseded versions (it answers some late rows the semantics call late), and the same test
-/// on the data without those rows, which must pass.
+/// For a temporal-join pair: the test on its whole data, and the same test on the data without
+/// the late rows a superseded version would answer.
 macro_rules! tj_tests {
     ($body:ident, $full:ident, $undisputed:ident) => {
         #[test]
-        #[ignore = "engine bug: a temporal join answers a late row with a version that a newer one valid at the watermark replaced, while it has not pruned that key (smallest input: temporal_join_late_row_after_a_newer_version_is_late_whatever_the_chunking)"]
         fn $full() {
             $body(Data::Full);
         }
@@ -824,7 +820,6 @@ fn select_to_filter_keeps_late_records_and_their_time() {
 /// engine answers it with the old version when no chunk ends between the third and fifth line
 /// (it steps the join at 4500, the waiting row's time, and prunes there), late otherwise.
 #[test]
-#[ignore = "engine bug: a temporal join answers a late row with a version replaced before the watermark, depending on chunk_bytes"]
 fn temporal_join_late_row_after_a_newer_version_is_late_whatever_the_chunking() {
     let p = routed(Pipeline::new(OOO), &["a", "p"])
         .temporal_join("t", "fa", "fp", ("k", "k"), false, Some("t_late"))
@@ -853,7 +848,6 @@ fn temporal_join_late_row_after_a_newer_version_is_late_whatever_the_chunking() 
 /// with one. The roll-up must end at `windows = 2, n = 3`; the engine adds the retraction and
 /// writes `windows = 4, n = 5`.
 #[test]
-#[ignore = "engine bug: a window adds the retractions of a re-firing window it reads instead of subtracting them"]
 fn window_over_a_re_firing_window_subtracts_the_retraction() {
     let p = Pipeline::new(1_000)
         .window(
