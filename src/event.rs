@@ -384,17 +384,16 @@ impl PayloadBuf {
             ev.key_len = 0;
             ev.key.fill(0);
             ev.flags |= KEY_OUT;
-            self.bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            self.bytes
+                .extend_from_slice(&(key.len() as u32).to_le_bytes());
             self.bytes.extend_from_slice(key);
         }
     }
 
     /// Sets value slot `slot` of `ev`: inline when it is an inline slot and fits, else wide.
     pub fn set_value(&mut self, ev: &mut Event, slot: usize, v: Value) {
-        if slot < INLINE_VALUES {
-            if ev.set_value(slot, v) {
-                return;
-            }
+        if slot < INLINE_VALUES && ev.set_value(slot, v) {
+            return;
         }
         self.wide.push((slot as u16, v));
     }
@@ -417,7 +416,8 @@ impl PayloadBuf {
         }
         if let Some(row) = row {
             ev.flags |= ROW;
-            self.bytes.extend_from_slice(&(row.len() as u32).to_le_bytes());
+            self.bytes
+                .extend_from_slice(&(row.len() as u32).to_le_bytes());
             self.bytes.extend_from_slice(row);
         } else {
             ev.flags &= !ROW;
@@ -561,7 +561,13 @@ mod tests {
 
     #[test]
     fn decimals_pack_exactly_or_go_wide() {
-        for s in ["0.0001", "-0.5", "1.2345", "9999999999999.9999", "0.000000000000000000000000001"] {
+        for s in [
+            "0.0001",
+            "-0.5",
+            "1.2345",
+            "9999999999999.9999",
+            "0.000000000000000000000000001",
+        ] {
             let d = Decimal::from_str(s).unwrap();
             let w = pack_dec(d).expect(s);
             assert_eq!(unpack_dec(w), d, "{s}");
@@ -597,7 +603,13 @@ mod tests {
 
     #[test]
     fn long_keys_rows_and_blobs_travel_in_payload_slots() {
-        for (klen, rlen, blen) in [(0, 0, 0), (200, 0, 0), (5, 61, 0), (300, 1000, 7), (0, 0, 129)] {
+        for (klen, rlen, blen) in [
+            (0, 0, 0),
+            (200, 0, 0),
+            (5, 61, 0),
+            (300, 1000, 7),
+            (0, 0, 129),
+        ] {
             let key: Vec<u8> = (0..klen).map(|i| b'a' + (i % 26) as u8).collect();
             let row: Vec<u8> = (0..rlen).map(|i| (i * 7) as u8).collect();
             let blob: Vec<u8> = (0..blen).map(|i| (i * 3 + 1) as u8).collect();
@@ -629,7 +641,10 @@ mod tests {
             assert!(Rec::parse(&e, &junk).is_err(), "extra {extra}");
         }
         e.extra = 10;
-        assert!(Rec::parse(&e, &[0u8; 4]).is_err(), "payload shorter than extra");
+        assert!(
+            Rec::parse(&e, &[0u8; 4]).is_err(),
+            "payload shorter than extra"
+        );
     }
 
     #[test]

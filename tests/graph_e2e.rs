@@ -39,14 +39,19 @@ fn write_data(dir: &Path, events: u64, rate: u64, seed: u64) {
 
 /// `config/ad_spend.toml` with its paths in `dir`, its runtime set and `extra` appended.
 fn config(dir: &Path, name: &str, runtime: &str, extra: &str) -> String {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"),
-    )
-    .unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"))
+            .unwrap();
     let at = |f: &str| toml_str(&dir.join(f).to_string_lossy());
     let text = text
-        .replace("[runtime]\nshards = 2\n", &format!("[runtime]\n{runtime}\n"))
-        .replace("\"data/flow_impressions.ndjson\"", &at("flow_impressions.ndjson"))
+        .replace(
+            "[runtime]\nshards = 2\n",
+            &format!("[runtime]\n{runtime}\n"),
+        )
+        .replace(
+            "\"data/flow_impressions.ndjson\"",
+            &at("flow_impressions.ndjson"),
+        )
         .replace("\"data/flow_clicks.ndjson\"", &at("flow_clicks.ndjson"))
         .replace("\"data/flow_prices.ndjson\"", &at("flow_prices.ndjson"))
         .replace("\"out/ad_spend.ndjson\"", &at(&format!("{name}.ndjson")));
@@ -61,7 +66,11 @@ fn the_contract_pipeline_equals_the_reference_model_on_any_shard_count() {
     let d = dir.path();
     write_data(d, 30_000, 300, 11);
     let want = spend_model_dir(d);
-    assert!(want.len() > 500, "a non-trivial result: {} windows", want.len());
+    assert!(
+        want.len() > 500,
+        "a non-trivial result: {} windows",
+        want.len()
+    );
     let mut first: Option<Vec<String>> = None;
     for (i, rt) in [
         "shards = 1",
@@ -99,7 +108,11 @@ fn kill_9_three_times_and_restore_on_other_shard_counts_gives_the_uninterrupted_
     assert!(sluice(d, &["run", "--config", &plain], MIN * 2).success);
     let mut want = read_lines(&d.join("plain.ndjson"));
     want.sort();
-    assert_spend_eq(&spend_model_dir(d), &read_spend_output(&d.join("plain.ndjson")), "plain");
+    assert_spend_eq(
+        &spend_model_dir(d),
+        &read_spend_output(&d.join("plain.ndjson")),
+        "plain",
+    );
 
     let state = toml_str(&d.join("state").to_string_lossy());
     let ckpt = format!("\n[checkpoint]\ndir = {state}\ninterval = \"10ms\"\n");
@@ -208,7 +221,10 @@ fn an_unrelated_lagging_source_does_not_hold_back_another_pipelines_windows() {
     );
     for l in &a {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        assert!(v["n"].as_u64().unwrap() >= 166, "a closed minute holds its events: {l}");
+        assert!(
+            v["n"].as_u64().unwrap() >= 166,
+            "a closed minute holds its events: {l}"
+        );
     }
     assert!(
         read_lines(&d.join("b.ndjson")).is_empty(),

@@ -29,7 +29,10 @@ fn broker() -> &'static str {
     static B: OnceLock<String> = OnceLock::new();
     B.get_or_init(|| {
         let port = std::env::var("SLUICE_KAFKA_PORT").unwrap_or_else(|_| "9092".into());
-        let out = Command::new("bash").args([script(), "start"]).output().unwrap();
+        let out = Command::new("bash")
+            .args([script(), "start"])
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "the Kafka tests need a broker: scripts/kafka-local.sh start failed:\n{}",
@@ -54,7 +57,11 @@ fn topic(name: &str, partitions: u32) -> String {
         .args([script(), "topic", &t, &partitions.to_string()])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     t
 }
 
@@ -70,7 +77,11 @@ fn produce(file: &Path, topic: &str, partitions: i32) {
     for (i, line) in read_lines(file).iter().enumerate() {
         let part = (i as i32) % partitions;
         loop {
-            match p.send(BaseRecord::<(), str>::to(topic).payload(line).partition(part)) {
+            match p.send(
+                BaseRecord::<(), str>::to(topic)
+                    .payload(line)
+                    .partition(part),
+            ) {
                 Ok(()) => break,
                 Err((e, _)) => {
                     assert!(
@@ -98,11 +109,14 @@ fn read_committed(topic: &str) -> Vec<String> {
         .set("isolation.level", "read_committed")
         .create()
         .unwrap();
-    let md = c.fetch_metadata(Some(topic), Duration::from_secs(10)).unwrap();
+    let md = c
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .unwrap();
     let parts = md.topics()[0].partitions().len();
     let mut tpl = TopicPartitionList::new();
     for p in 0..parts {
-        tpl.add_partition_offset(topic, p as i32, Offset::Beginning).unwrap();
+        tpl.add_partition_offset(topic, p as i32, Offset::Beginning)
+            .unwrap();
     }
     c.assign(&tpl).unwrap();
     let mut out = Vec::new();
@@ -156,8 +170,18 @@ fn kafka_config(d: &Path, name: &str, topics: [&str; 4], shards: usize) -> Strin
     .replace("\"flow-impressions\"", &toml_str(topics[0]))
     .replace("\"flow-clicks\"", &toml_str(topics[1]))
     .replace("\"flow-prices\"", &toml_str(topics[2]))
-    .replace("topic = \"ad-spend\"", &format!("topic = {}\ntransactional_id_prefix = {}", toml_str(topics[3]), toml_str(name)))
-    .replace("shards = 2", &format!("shards = {shards}\nchunk_bytes = 65536"))
+    .replace(
+        "topic = \"ad-spend\"",
+        &format!(
+            "topic = {}\ntransactional_id_prefix = {}",
+            toml_str(topics[3]),
+            toml_str(name)
+        ),
+    )
+    .replace(
+        "shards = 2",
+        &format!("shards = {shards}\nchunk_bytes = 65536"),
+    )
     .replace(
         "\"state/ad_spend_kafka\"",
         &toml_str(&d.join(format!("{name}-state")).to_string_lossy()),
@@ -190,7 +214,11 @@ fn the_contract_pipeline_on_kafka_topics_of_1_and_3_partitions_equals_the_model_
         let exit = sluice(d, &["run", "--config", &cfg], MIN * 3);
         assert!(exit.success, "{partitions} partitions: {}", exit.stderr);
         let got = parse_spend_output(&read_committed(&t[3]));
-        assert_spend_eq(&want, &got, &format!("{partitions} partitions, {shards} shards"));
+        assert_spend_eq(
+            &want,
+            &got,
+            &format!("{partitions} partitions, {shards} shards"),
+        );
     }
 }
 
@@ -203,10 +231,9 @@ fn kafka_and_files_in_one_job_give_the_all_file_results() {
     let imps = topic("imps", 2);
     produce(&d.join("flow_impressions.ndjson"), &imps, 2);
     // Impressions from Kafka; clicks and prices from files; results to a file.
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"),
-    )
-    .unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"))
+            .unwrap();
     let at = |f: &str| toml_str(&d.join(f).to_string_lossy());
     let kafka_imps = format!(
         "[sources.impressions]\ntype = \"kafka\"\nbrokers = \"{}\"\ntopic = {}\nstart = \"earliest\"\nstop_at = \"end\"\n",
@@ -222,11 +249,22 @@ fn kafka_and_files_in_one_job_give_the_all_file_results() {
         .replace("\"data/flow_prices.ndjson\"", &at("flow_prices.ndjson"))
         .replace("\"out/ad_spend.ndjson\"", &at("mixed.ndjson"))
         .replace("shards = 2", "shards = 2\nchunk_bytes = 65536");
-    assert!(text.contains("type = \"kafka\""), "the impressions source is Kafka now");
+    assert!(
+        text.contains("type = \"kafka\""),
+        "the impressions source is Kafka now"
+    );
     let state = toml_str(&d.join("mixed-state").to_string_lossy());
     let cfg = d.join("mixed.toml");
-    std::fs::write(&cfg, format!("{text}\n[checkpoint]\ndir = {state}\ninterval = \"50ms\"\n")).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[checkpoint]\ndir = {state}\ninterval = \"50ms\"\n"),
+    )
+    .unwrap();
     let exit = sluice(d, &["run", "--config", &cfg.to_string_lossy()], MIN * 3);
     assert!(exit.success, "{}", exit.stderr);
-    assert_spend_eq(&want, &read_spend_output(&d.join("mixed.ndjson")), "kafka + files");
+    assert_spend_eq(
+        &want,
+        &read_spend_output(&d.join("mixed.ndjson")),
+        "kafka + files",
+    );
 }

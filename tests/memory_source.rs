@@ -7,13 +7,13 @@ mod common;
 
 use common::late_clicks_toml;
 use sluice::event::Event;
+use sluice::expr::FieldPath;
 use sluice::plan::Plan;
+use sluice::plan::SlotUse;
 use sluice::runtime::{self, RunOptions};
+use sluice::sources::bind::Binding;
 use sluice::sources::generator::model::ClickModel;
 use sluice::sources::generator::GenParser;
-use sluice::expr::FieldPath;
-use sluice::plan::SlotUse;
-use sluice::sources::bind::Binding;
 use sluice::sources::{PartKind, Partition};
 use std::path::Path;
 use std::sync::Arc;

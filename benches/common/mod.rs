@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use sluice::event::Event;
-use sluice::operators::{window, Operator};
 use sluice::expr::FieldPath;
+use sluice::operators::{window, Operator};
 use sluice::plan::{AggFunc, AggPlan, SlotUse, WindowKind, WindowPlan};
 use sluice::sources::bind::Binding;
 use sluice::sources::generator::model::{default_plan, ClickModel};

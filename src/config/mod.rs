@@ -389,7 +389,7 @@ impl TransformConfig {
     /// Every stream name this transform reads, with the key that names it: (`inputs`, Some(2),
     /// name) for `inputs[2]`, (`left`, None, name) for `left`.
     pub fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        fn list<'a>(v: &'a [String]) -> Vec<(&'static str, Option<usize>, &'a str)> {
+        fn list(v: &[String]) -> Vec<(&'static str, Option<usize>, &str)> {
             v.iter()
                 .enumerate()
                 .map(|(i, n)| ("inputs", Some(i), n.as_str()))
@@ -401,7 +401,10 @@ impl TransformConfig {
             TransformConfig::Select(s) => list(&s.inputs),
             TransformConfig::Dedupe(d) => list(&d.inputs),
             TransformConfig::IntervalJoin(j) => {
-                vec![("left", None, j.left.as_str()), ("right", None, j.right.as_str())]
+                vec![
+                    ("left", None, j.left.as_str()),
+                    ("right", None, j.right.as_str()),
+                ]
             }
             TransformConfig::TemporalJoin(j) => vec![
                 ("input", None, j.input.as_str()),

@@ -134,9 +134,8 @@ impl Keys {
     /// The index of a key, added if new; true when new.
     pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
         let (list, bytes) = (&self.list, &self.bytes);
-        let same = |&i: &u32| {
-            list[i as usize].is_some_and(|(h, r)| h == hash && bytes.get(r) == key)
-        };
+        let same =
+            |&i: &u32| list[i as usize].is_some_and(|(h, r)| h == hash && bytes.get(r) == key);
         if let Some(&i) = self.table.find(hash, same) {
             return (i, false);
         }
@@ -152,9 +151,8 @@ impl Keys {
             }
         };
         let list = &self.list;
-        self.table.insert_unique(hash, i, |&j| {
-            list[j as usize].map_or(0, |(h, _)| h)
-        });
+        self.table
+            .insert_unique(hash, i, |&j| list[j as usize].map_or(0, |(h, _)| h));
         (i, true)
     }
 

@@ -12,8 +12,8 @@
 
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
 use crate::plan::{StepKind, StepPlan};
-use crate::sources::json::{self, FieldSet, Token};
 use crate::sources::bind::MAX_FIELDS;
+use crate::sources::json::{self, FieldSet, Token};
 
 enum Kind {
     Filter(Program),
@@ -50,7 +50,8 @@ impl Step {
         }
         let mut nested = Vec::new();
         for path in programs.iter().flat_map(|p| p.fields()) {
-            let (Some(Segment::Key(k)), rest) = (path.segments().first(), &path.segments()[1..]) else {
+            let (Some(Segment::Key(k)), rest) = (path.segments().first(), &path.segments()[1..])
+            else {
                 continue;
             };
             let Some(i) = names.iter().position(|n| n == k) else {

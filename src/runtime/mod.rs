@@ -157,4 +157,3 @@ fn restore_order(
     d.i64("watermark").map_err(fail)?;
     order.decode(&mut d).map_err(fail)
 }
-

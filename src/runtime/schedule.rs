@@ -322,7 +322,11 @@ mod tests {
         for (p, k) in chunks {
             per[p as usize].push(k);
         }
-        assert_eq!(per, [vec![0, 1, 2], vec![0, 1], vec![0, 1, 2], vec![0]], "each chunk once, in order");
+        assert_eq!(
+            per,
+            [vec![0, 1, 2], vec![0, 1], vec![0, 1, 2], vec![0]],
+            "each chunk once, in order"
+        );
         assert_eq!(m.total, Some(3 * 4));
         assert!(matches!(m.chunk(12), Next::End));
         let unbounded = Mixed::new(&[None, Some(1)], &[Some(1), None], 2);

@@ -35,11 +35,7 @@ fn setup_err(what: impl Into<String>) -> impl Fn(String) -> RuntimeError {
 
 /// The chunk order of a run: padded rounds for Kafka, aligned on event time when some source sets
 /// `max_drift`, else fixed by sizes.
-fn schedule(
-    plan: &Plan,
-    parts: &[Partition],
-    n: usize,
-) -> (Vec<ChunkCount>, ChunkOrder, bool) {
+fn schedule(plan: &Plan, parts: &[Partition], n: usize) -> (Vec<ChunkCount>, ChunkOrder, bool) {
     let kafka_job = parts.iter().any(|p| matches!(p.kind, PartKind::Kafka(_)));
     let mut chunk_counts: Vec<_> = parts
         .iter()
@@ -123,7 +119,11 @@ fn parsers(plan: &Plan, topo: &Topology, memory: bool) -> Result<Vec<SourceParse
 }
 
 /// Per source: its chains of filters and selects, with the ports and sinks at their ends.
-fn source_routes(plan: &Plan, topo: &Topology, memory: bool) -> Result<Vec<Vec<Route>>, RuntimeError> {
+fn source_routes(
+    plan: &Plan,
+    topo: &Topology,
+    memory: bool,
+) -> Result<Vec<Vec<Route>>, RuntimeError> {
     let err = setup_err("(filters and selects)");
     topo.sources
         .iter()
@@ -228,13 +228,18 @@ type Endpoint = (
 );
 
 /// The metrics endpoint, bound before any shard starts: a taken address fails the run at once.
-fn endpoint(plan: &Plan, parts: &[Partition], n: usize, names: &[String]) -> Result<Endpoint, RuntimeError> {
+fn endpoint(
+    plan: &Plan,
+    parts: &[Partition],
+    n: usize,
+    names: &[String],
+) -> Result<Endpoint, RuntimeError> {
     let Some(addr) = plan.api else {
         return Ok((None, None));
     };
     let err = setup_err("(api)");
-    let server = crate::api::Server::bind(addr)
-        .map_err(|e| err(format!("cannot listen on {addr}: {e}")))?;
+    let server =
+        crate::api::Server::bind(addr).map_err(|e| err(format!("cannot listen on {addr}: {e}")))?;
     let mut live = crate::metrics::live::Live::new(n, names.to_vec());
     live.source_names = plan.sources.iter().map(|s| s.name.clone()).collect();
     live.partition_names = parts.iter().map(|p| p.name.clone()).collect();
@@ -255,7 +260,10 @@ fn endpoint(plan: &Plan, parts: &[Partition], n: usize, names: &[String]) -> Res
 /// One ring per ordered pair of shards (a shard's ring to itself holds what it routed to itself
 /// until that chunk's turn: the same credit and receive path as any other): `outs[from][to]`,
 /// `ins[to][from]`.
-type Rings = (Vec<Vec<Option<Producer<Event>>>>, Vec<Vec<Option<Consumer<Event>>>>);
+type Rings = (
+    Vec<Vec<Option<Producer<Event>>>>,
+    Vec<Vec<Option<Consumer<Event>>>>,
+);
 
 fn rings(n: usize, capacity: usize) -> Rings {
     let mut outs: Vec<Vec<Option<Producer<Event>>>> =
@@ -482,7 +490,11 @@ type ShardResult = (Result<(), String>, ShardStats, hdrhistogram::Histogram<u64>
 /// first primary one is reported.
 fn join_shards(
     handles: Vec<std::thread::JoinHandle<ShardResult>>,
-) -> (Vec<ShardStats>, hdrhistogram::Histogram<u64>, Option<RuntimeError>) {
+) -> (
+    Vec<ShardStats>,
+    hdrhistogram::Histogram<u64>,
+    Option<RuntimeError>,
+) {
     let mut stats: Vec<ShardStats> = Vec::new();
     let mut hist = latency_histogram();
     let mut errors: Vec<(bool, RuntimeError)> = Vec::new();

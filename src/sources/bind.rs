@@ -239,7 +239,11 @@ impl RecordParser {
 
     /// The token at path `p`, stepping into objects.
     #[inline(always)]
-    fn token<'a>(&self, p: usize, toks: &[Option<Token<'a>>]) -> Result<Option<Token<'a>>, Malformed> {
+    fn token<'a>(
+        &self,
+        p: usize,
+        toks: &[Option<Token<'a>>],
+    ) -> Result<Option<Token<'a>>, Malformed> {
         let path = &self.paths[p];
         let mut tok = toks[path.top];
         for fs in &path.rest {
@@ -258,7 +262,13 @@ impl RecordParser {
 
     /// Fills event `b` (and its payload) from the located tokens.
     #[inline(always)]
-    fn bind(&mut self, b: usize, line: &[u8], ts: i64, toks: &[Option<Token<'_>>]) -> Result<(), Malformed> {
+    fn bind(
+        &mut self,
+        b: usize,
+        line: &[u8],
+        ts: i64,
+        toks: &[Option<Token<'_>>],
+    ) -> Result<(), Malformed> {
         let mut ev = Event::EMPTY;
         ev.ts = ts;
         ev.port = self.bindings[b].port;
@@ -301,15 +311,21 @@ impl RecordParser {
         Ok(())
     }
 
-    fn value(&mut self, p: usize, use_: SlotUse, toks: &[Option<Token<'_>>]) -> Result<Value, Malformed> {
+    fn value(
+        &mut self,
+        p: usize,
+        use_: SlotUse,
+        toks: &[Option<Token<'_>>],
+    ) -> Result<Value, Malformed> {
         let tok = self.token(p, toks)?;
         let name = &self.paths[p].text;
         Ok(match (tok, use_) {
             (None, _) => Value::Null,
             (Some(t), _) if t.kind == TokenKind::Null => Value::Null,
             (Some(t), SlotUse::Number) => match t.kind {
-                TokenKind::Number => number(t.raw)
-                    .map_err(|e| Malformed(format!("field `{name}`: {e}")))?,
+                TokenKind::Number => {
+                    number(t.raw).map_err(|e| Malformed(format!("field `{name}`: {e}")))?
+                }
                 _ => {
                     return Err(Malformed(format!(
                         "field `{name}` is not a number (aggregates over it need one)"

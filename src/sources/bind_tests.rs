@@ -16,7 +16,10 @@ fn parser(unit: TimeUnit) -> RecordParser {
         &[Binding {
             port: 3,
             key: vec![path("ad_id"), path("n")],
-            values: vec![(path("bid"), SlotUse::Number), (path("user"), SlotUse::Hash)],
+            values: vec![
+                (path("bid"), SlotUse::Number),
+                (path("user"), SlotUse::Hash),
+            ],
             row: false,
         }],
     )
@@ -44,7 +47,11 @@ fn projects_key_values_and_time() {
     // The same key spelt without escapes hashes identically.
     p.parse(br#"{"ad_id":"ab","ts":1,"n":7}"#).unwrap();
     assert_eq!(p.events[0].hash, hash);
-    assert_eq!(rec(&p).value(0), Value::Null, "missing numeric field is null");
+    assert_eq!(
+        rec(&p).value(0),
+        Value::Null,
+        "missing numeric field is null"
+    );
 }
 
 #[test]
@@ -56,14 +63,22 @@ fn nested_paths_step_into_objects_and_missing_steps_are_null() {
         row: false,
     }])
     .unwrap();
-    p.parse_at(br#"{"user":{"id":1,"country":"DE"},"table":{"price":1.2345}}"#, 5)
-        .unwrap();
+    p.parse_at(
+        br#"{"user":{"id":1,"country":"DE"},"table":{"price":1.2345}}"#,
+        5,
+    )
+    .unwrap();
     let r = rec(&p);
     assert_eq!(r.key(), b"\"DE\"");
     assert_eq!(r.ev.flags & NULL_KEY, 0);
     assert_eq!(r.value(0), Value::Dec(Decimal::from_str("1.2345").unwrap()));
     assert_eq!(r.ev.ts, 5);
-    for line in [&br#"{"user":{"id":1}}"#[..], br#"{"user":"DE"}"#, br#"{"user":null}"#, b"{}"] {
+    for line in [
+        &br#"{"user":{"id":1}}"#[..],
+        br#"{"user":"DE"}"#,
+        br#"{"user":null}"#,
+        b"{}",
+    ] {
         p.parse_at(line, 0).unwrap();
         let r = rec(&p);
         assert_eq!(r.key(), b"null", "{}", String::from_utf8_lossy(line));
@@ -96,7 +111,10 @@ fn numbers_are_integers_exact_decimals_or_floats_only_beyond_them() {
     for (text, want) in [
         ("7", Value::Int(7)),
         ("-0.50", Value::Dec(Decimal::from_str("-0.50").unwrap())),
-        ("12345678901234567890", Value::Dec(Decimal::from_str("12345678901234567890").unwrap())),
+        (
+            "12345678901234567890",
+            Value::Dec(Decimal::from_str("12345678901234567890").unwrap()),
+        ),
         ("1.5e2", Value::Dec(Decimal::from_str("150").unwrap())),
     ] {
         assert_eq!(number(text.as_bytes()).unwrap(), want, "{text}");

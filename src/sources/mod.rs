@@ -5,11 +5,11 @@
 //! parse one large file in parallel; `runtime::schedule` fixes the global order of chunks. This
 //! module knows formats and files, never operators, rings or threads.
 
+pub mod bind;
 pub mod file;
 pub mod generator;
 pub mod json;
 pub mod kafka;
-pub mod bind;
 
 use crate::plan::{GeneratorPlan, Plan, SourceKind};
 use generator::model::ClickModel;

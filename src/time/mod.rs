@@ -210,7 +210,10 @@ impl WatermarkTracker {
                 others = others.min(Self::contribution(p, p.max).saturating_sub(*h));
             }
         }
-        match (deps.get(part as usize).copied().flatten(), self.parts.get(part as usize)) {
+        match (
+            deps.get(part as usize).copied().flatten(),
+            self.parts.get(part as usize),
+        ) {
             (Some(h), Some(p)) => ChunkTime {
                 others,
                 max: p.max,
@@ -282,18 +285,38 @@ mod tests {
         t.chunk_end(1, 500, false, false);
         // Partition 2 has no data yet: it holds back any node that reads it.
         assert_eq!(t.watermark_of(&[Some(0), Some(0), None]), 490);
-        assert_eq!(t.watermark_of(&[Some(0), None, None]), 1000, "an unrelated input does not hold it");
-        assert_eq!(t.watermark_of(&[Some(100), None, None]), 900, "held back by an outer join");
+        assert_eq!(
+            t.watermark_of(&[Some(0), None, None]),
+            1000,
+            "an unrelated input does not hold it"
+        );
+        assert_eq!(
+            t.watermark_of(&[Some(100), None, None]),
+            900,
+            "held back by an outer join"
+        );
         assert_eq!(t.watermark_of(&[None, None, Some(0)]), WM_MIN);
-        assert_eq!(t.watermark_of(&[None, None, None]), WM_MAX, "no input: nothing holds it");
+        assert_eq!(
+            t.watermark_of(&[None, None, None]),
+            WM_MAX,
+            "no input: nothing holds it"
+        );
         let ct = t.chunk_time_of(0, &[Some(0), Some(0), None]);
         assert_eq!(ct.before(2000), 490);
         let ct = t.chunk_time_of(0, &[Some(5), None, None]);
         assert_eq!(ct.before(2000), 1995);
         let ct = t.chunk_time_of(2, &[Some(0), Some(0), None]);
-        assert_eq!(ct.before(123), 490, "a chunk of a partition it does not read: constant");
+        assert_eq!(
+            ct.before(123),
+            490,
+            "a chunk of a partition it does not read: constant"
+        );
         t.chunk_end(2, WM_MIN, false, true);
-        assert_eq!(t.watermark_of(&[None, Some(0), Some(0)]), 490, "idle: skipped");
+        assert_eq!(
+            t.watermark_of(&[None, Some(0), Some(0)]),
+            490,
+            "idle: skipped"
+        );
     }
 
     #[test]

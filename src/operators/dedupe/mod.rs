@@ -154,11 +154,7 @@ impl Operator for Dedupe {
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
         // Forget horizons that ended before the next record to decide: it passes anyway.
-        let next = self
-            .waiting
-            .keys()
-            .next()
-            .map_or(wm, |(t, _)| (*t).min(wm));
+        let next = self.waiting.keys().next().map_or(wm, |(t, _)| (*t).min(wm));
         self.forget_until(next);
         while let Some(entry) = self.waiting.first_entry() {
             if entry.key().0 > wm {

@@ -117,7 +117,8 @@ impl IntervalJoin {
             matched,
             id,
         });
-        self.cleanup.push(Reverse((self.expiry(side, ts), id, k, side)));
+        self.cleanup
+            .push(Reverse((self.expiry(side, ts), id, k, side)));
         self.join.buffered[side] += 1;
         self.join.peak[side] = self.join.peak[side].max(self.join.buffered[side]);
     }

@@ -268,10 +268,7 @@ impl Operator for TemporalJoin {
         self.counters.encode(e);
         e.u64(self.keys.len() as u64);
         for (k, s) in self.keys.iter().enumerate() {
-            let (hash, key) = self
-                .index
-                .get(k as u32)
-                .unwrap_or((0, &[]));
+            let (hash, key) = self.index.get(k as u32).unwrap_or((0, &[]));
             e.u64(hash);
             e.bytes(key);
             e.u8(u8::from(s.pruned));

@@ -34,7 +34,11 @@ pub fn combiner(plan: &WindowPlan) -> Option<Box<dyn crate::operators::Combine>>
 /// Builds the operator for one window transform.
 pub fn build(plan: &WindowPlan) -> Box<dyn Operator> {
     let layout = AggLayout::new(&plan.aggregates);
-    let names: Vec<String> = plan.group_by.iter().map(|p| p.as_str().to_string()).collect();
+    let names: Vec<String> = plan
+        .group_by
+        .iter()
+        .map(|p| p.as_str().to_string())
+        .collect();
     let format = LineFormat::new(&names);
     match plan.window {
         WindowKind::Session { gap_ms } => Box::new(session::SessionWindows::new(

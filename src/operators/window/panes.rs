@@ -270,14 +270,8 @@ impl PaneWindows {
             },
             (None, None) => return,
         };
-        self.format.write(
-            key,
-            (s, e),
-            &self.layout,
-            accs,
-            sketches,
-            &mut self.line,
-        );
+        self.format
+            .write(key, (s, e), &self.layout, accs, sketches, &mut self.line);
     }
 
     /// Emits every key of window `[s, e)`.
@@ -308,7 +302,13 @@ impl PaneWindows {
                 for &i in many {
                     let t = &self.panes[i].table;
                     for row in t.rows() {
-                        merged.merge_into(row.hash, row.key(), row.accs, t.sketches(), &self.layout);
+                        merged.merge_into(
+                            row.hash,
+                            row.key(),
+                            row.accs,
+                            t.sketches(),
+                            &self.layout,
+                        );
                     }
                 }
                 for row in merged.rows() {

@@ -9,8 +9,7 @@ use super::{Builder, GENERATOR_FIELDS};
 use crate::config::{suggest, Config, KeyPath, SourceConfig};
 use crate::expr::FieldPath;
 use crate::plan::{
-    Edge, NodeId, NodeKind, NodePlan, PortPlan, SlotUse, SourceId, StepId, StepPlan,
-    StreamRef,
+    Edge, NodeId, NodeKind, NodePlan, PortPlan, SlotUse, SourceId, StepId, StepPlan, StreamRef,
 };
 
 /// What a name refers to when used as an input.
@@ -182,7 +181,9 @@ impl<'c> Graph<'c> {
                 }),
             },
             Some(Stream::LateOf(t)) => match self.done.get(t)? {
-                Done::Node { id, late, depth, .. } => Some(Input {
+                Done::Node {
+                    id, late, depth, ..
+                } => Some(Input {
                     edges: vec![Edge {
                         from: StreamRef::Late(*id),
                         steps: Vec::new(),
@@ -302,7 +303,11 @@ pub(super) fn field_path(b: &mut Builder<'_>, key: &KeyPath, text: &str) -> Opti
         return None;
     }
     match FieldPath::parse(text) {
-        Ok(p) if p.segments().iter().any(|s| matches!(s, crate::expr::Segment::Index(_))) => {
+        Ok(p)
+            if p.segments()
+                .iter()
+                .any(|s| matches!(s, crate::expr::Segment::Index(_))) =>
+        {
             b.err(
                 key.clone(),
                 format!("`{text}`: array indexes are not supported here (keys and aggregate inputs step into objects only); a select can take the element out first, e.g. {{ sku = \"{text}\" }}"),

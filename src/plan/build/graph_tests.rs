@@ -85,8 +85,14 @@ fn chains_resolve_to_edges_from_their_streams() {
 #[test]
 fn expression_errors_point_at_the_key_and_the_column() {
     let e = plan(&with("usd >= 1000", "usd >= = 1000")).unwrap_err();
-    assert!(e.contains("transforms.big.where: invalid expression"), "{e}");
-    assert!(e.contains("usd >= = 1000\n") && e.contains("\n         ^"), "{e}");
+    assert!(
+        e.contains("transforms.big.where: invalid expression"),
+        "{e}"
+    );
+    assert!(
+        e.contains("usd >= = 1000\n") && e.contains("\n         ^"),
+        "{e}"
+    );
     let e = plan(&with("amount * rate", "amount * rat(e)")).unwrap_err();
     assert!(
         e.contains("transforms.priced.fields.usd") && e.contains("unknown function"),
@@ -97,7 +103,11 @@ fn expression_errors_point_at_the_key_and_the_column() {
 #[test]
 fn fields_are_checked_where_the_records_are_known() {
     // A window over a select groups by one of its fields...
-    let e = plan(&with("group_by = [\"currency\"]", "group_by = [\"curency\"]")).unwrap_err();
+    let e = plan(&with(
+        "group_by = [\"currency\"]",
+        "group_by = [\"curency\"]",
+    ))
+    .unwrap_err();
     assert!(
         e.contains("field `curency` is not produced by select `priced`")
             && e.contains("did you mean `currency`"),
@@ -133,7 +143,10 @@ fn a_filter_over_window_results_is_a_having_and_cycles_are_refused() {
         }]
     );
     let e = plan(&text.replace("n >= 2", "count >= 2")).unwrap_err();
-    assert!(e.contains("reads field `count`") && e.contains("window_start"), "{e}");
+    assert!(
+        e.contains("reads field `count`") && e.contains("window_start"),
+        "{e}"
+    );
     let e = plan(&with("inputs = [\"orders\"]", "inputs = [\"big\"]")).unwrap_err();
     assert!(e.contains("transforms form a cycle"), "{e}");
 }
@@ -161,16 +174,25 @@ fn the_contract_pipeline_builds_into_four_depths() {
     // Sources by name: ad_prices 0, clicks 1, impressions 2.
     assert_eq!(
         sides,
-        [("left", StreamRef::Source(2)), ("right", StreamRef::Node(0))]
+        [
+            ("left", StreamRef::Source(2)),
+            ("right", StreamRef::Node(0))
+        ]
     );
-    assert!(p.ports_of(m).iter().all(|port| port.row), "joins hold rows by value");
+    assert!(
+        p.ports_of(m).iter().all(|port| port.row),
+        "joins hold rows by value"
+    );
     // The temporal join reads the select over the interval join's output.
     let t = node(&p, "priced");
     assert_eq!(p.ports_of(t)[0].inputs[0].from, StreamRef::Node(m));
     assert_eq!(p.ports_of(t)[0].inputs[0].steps.len(), 1);
     let w = node(&p, "spend_per_minute");
     assert_eq!(p.ports_of(w)[0].values[0].0.as_str(), "table.price");
-    assert!(p.nodes.iter().all(|n| n.hold_ms == 0), "an inner join holds nothing back");
+    assert!(
+        p.nodes.iter().all(|n| n.hold_ms == 0),
+        "an inner join holds nothing back"
+    );
 }
 
 /// Three sources and a join, for the refusals below.
@@ -210,25 +232,35 @@ fn outer_joins_hold_their_watermark_back_by_their_bounds() {
     let p = plan(JOINS).unwrap();
     assert_eq!(p.nodes[node(&p, "m")].hold_ms, 10_000);
     let p = plan(&JOINS.replace("kind = \"full\"", "kind = \"right\"")).unwrap();
-    assert_eq!(p.nodes[node(&p, "m")].hold_ms, 5_000, "right rows leave at tr - lower");
+    assert_eq!(
+        p.nodes[node(&p, "m")].hold_ms,
+        5_000,
+        "right rows leave at tr - lower"
+    );
     let p = plan(&JOINS.replace("kind = \"full\"", "kind = \"inner\"")).unwrap();
     assert_eq!(p.nodes[node(&p, "m")].hold_ms, 0);
 }
 
 #[test]
 fn joins_over_windows_and_joins_check_their_key_against_the_output() {
-    let text = JOINS.replace("left = \"imps\"", "left = \"cpm\"").replace("on = [\"imp_id\"]", "on = [\"ad_id\"]");
+    let text = JOINS
+        .replace("left = \"imps\"", "left = \"cpm\"")
+        .replace("on = [\"imp_id\"]", "on = [\"ad_id\"]");
     let p = plan(&text).unwrap();
     assert_eq!(p.nodes[node(&p, "m")].depth, 1);
     let e = plan(&JOINS.replace("left = \"imps\"", "left = \"cpm\"")).unwrap_err();
     assert!(
-        e.contains("transforms.m.on[0]") && e.contains("field `imp_id` is not produced by window `cpm`"),
+        e.contains("transforms.m.on[0]")
+            && e.contains("field `imp_id` is not produced by window `cpm`"),
         "{e}"
     );
     // A select over the join reads `left.` and `right.` fields, checked where known.
     let sel = format!("{text}\n[transforms.s]\ntype = \"select\"\ninputs = [\"m\"]\nfields = {{ a = \"left.ad_id\", b = \"left.nope\" }}\n\n[sinks.s_out]\ntype = \"stdout\"\ninputs = [\"s\"]\n");
     let e = plan(&sel).unwrap_err();
-    assert!(e.contains("reads field `left.nope`") && e.contains("under `left`"), "{e}");
+    assert!(
+        e.contains("reads field `left.nope`") && e.contains("under `left`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -256,12 +288,14 @@ fn updating_streams_reach_only_what_can_take_retractions() {
 
 #[test]
 fn paths_are_nested_fields_and_indexes_are_refused_in_keys() {
-    let p = plan(&JOINS.replace("group_by = [\"ad_id\"]", "group_by = [\"user.country\"]")).unwrap();
+    let p =
+        plan(&JOINS.replace("group_by = [\"ad_id\"]", "group_by = [\"user.country\"]")).unwrap();
     let NodeKind::Window(w) = &p.nodes[node(&p, "cpm")].kind else {
         panic!()
     };
     assert_eq!(w.group_by[0].segments().len(), 2);
-    let e = plan(&JOINS.replace("group_by = [\"ad_id\"]", "group_by = [\"items[0]\"]")).unwrap_err();
+    let e =
+        plan(&JOINS.replace("group_by = [\"ad_id\"]", "group_by = [\"items[0]\"]")).unwrap_err();
     assert!(e.contains("array indexes are not supported here"), "{e}");
 }
 

@@ -149,7 +149,10 @@ impl Builder<'_> {
     /// its sources (Kafka partitions are read as their records arrive, in rounds of every
     /// partition, not in an order aligned on event time).
     pub(super) fn kafka_limits(&mut self, sources: &[SourcePlan]) {
-        if !sources.iter().any(|s| matches!(s.kind, SourceKind::Kafka(_))) {
+        if !sources
+            .iter()
+            .any(|s| matches!(s.kind, SourceKind::Kafka(_)))
+        {
             return;
         }
         for s in sources {

@@ -33,7 +33,12 @@ impl Builder<'_> {
     }
 
     /// Key fields `fields` (at `key`), checked against every input.
-    fn key_fields(&mut self, key: &KeyPath, fields: &[String], inputs: &[&[Input]]) -> Vec<FieldPath> {
+    fn key_fields(
+        &mut self,
+        key: &KeyPath,
+        fields: &[String],
+        inputs: &[&[Input]],
+    ) -> Vec<FieldPath> {
         let mut out = Vec::new();
         for (i, f) in fields.iter().enumerate() {
             let k = key.clone().index(i);
@@ -67,8 +72,18 @@ impl Builder<'_> {
         let (Some(on_input), Some(on_table)) = (on_input, on_table) else {
             return;
         };
-        let table_schema = merged(&table.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
-        let mut output = merged(&input.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
+        let table_schema = merged(
+            &table
+                .iter()
+                .flat_map(|i| i.known.clone())
+                .collect::<Vec<_>>(),
+        );
+        let mut output = merged(
+            &input
+                .iter()
+                .flat_map(|i| i.known.clone())
+                .collect::<Vec<_>>(),
+        );
         output.fields.retain(|(n, _)| n != "table");
         output.fields.push(("table".into(), table_schema));
         let late = late_schema(&[input.clone(), table.clone()].concat());
@@ -133,16 +148,13 @@ impl Builder<'_> {
         // An unmatched left row leaves at `tl + upper`, an unmatched right one at `tr - lower`,
         // with its own time: the watermark passed on waits that long, so neither is late
         // downstream. Pairs leave when their later row arrives, never behind the watermark.
-        let hold_ms = [
-            (outer[0], upper_ms),
-            (outer[1], lower_ms.saturating_neg()),
-        ]
-        .iter()
-        .filter(|(o, _)| *o)
-        .map(|(_, h)| *h)
-        .max()
-        .unwrap_or(0)
-        .max(0);
+        let hold_ms = [(outer[0], upper_ms), (outer[1], lower_ms.saturating_neg())]
+            .iter()
+            .filter(|(o, _)| *o)
+            .map(|(_, h)| *h)
+            .max()
+            .unwrap_or(0)
+            .max(0);
         let side_schema =
             |s: &[Input]| merged(&s.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
         let mut output = Schema::closed(j.on.iter().map(String::as_str));
@@ -195,7 +207,12 @@ impl Builder<'_> {
                 "must be longer than 0s: ids are remembered this long".into(),
             );
         }
-        let output = merged(&inputs.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
+        let output = merged(
+            &inputs
+                .iter()
+                .flat_map(|i| i.known.clone())
+                .collect::<Vec<_>>(),
+        );
         let late = late_schema(&inputs);
         let draft = NodeDraft {
             kind: NodeKind::Dedupe(DedupePlan {

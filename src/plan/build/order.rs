@@ -10,6 +10,12 @@ use super::graph::{Names, Stream};
 use super::Builder;
 use crate::config::{Config, KeyPath};
 
+/// Per transform: (input key, its index, the transform it reads) for each input naming a
+/// transform's output or its late side output.
+type Reads<'a> = BTreeMap<&'a str, Vec<Step<'a>>>;
+/// One input of a transform: (key, index, transform read).
+type Step<'a> = (&'static str, Option<usize>, &'a str);
+
 /// Key of input `(field, index)` of transform `name`.
 pub(super) fn input_key(name: &str, field: &str, index: Option<usize>) -> KeyPath {
     let k = KeyPath::new(["transforms", name, field]);
@@ -24,7 +30,7 @@ impl Builder<'_> {
     pub(super) fn order(&mut self, config: &Config, names: &Names<'_>) -> Vec<String> {
         // reads[t] = (field, index, transform read) for each input naming a transform's output or
         // its late side output.
-        let reads: BTreeMap<&str, Vec<(&'static str, Option<usize>, &str)>> = config
+        let reads: Reads<'_> = config
             .transforms
             .iter()
             .map(|(name, t)| {
@@ -71,10 +77,7 @@ impl Builder<'_> {
     }
 
     /// Reports each cycle once and returns every transform on one.
-    fn report_cycles<'a>(
-        &mut self,
-        reads: &BTreeMap<&'a str, Vec<(&'static str, Option<usize>, &'a str)>>,
-    ) -> BTreeSet<&'a str> {
+    fn report_cycles<'a>(&mut self, reads: &Reads<'a>) -> BTreeSet<&'a str> {
         let mut cyclic: BTreeSet<&str> = BTreeSet::new();
         for &start in reads.keys() {
             if cyclic.contains(start) {
@@ -107,14 +110,11 @@ impl Builder<'_> {
 }
 
 /// Transforms reachable from `from` by following reads (one step or more).
-fn reachable<'a>(
-    reads: &BTreeMap<&'a str, Vec<(&'static str, Option<usize>, &'a str)>>,
-    from: &'a str,
-) -> BTreeSet<&'a str> {
+fn reachable<'a>(reads: &Reads<'a>, from: &'a str) -> BTreeSet<&'a str> {
     let mut seen = BTreeSet::new();
-    let mut stack: Vec<&str> = reads.get(from).map_or(Vec::new(), |v| {
-        v.iter().map(|&(_, _, u)| u).collect()
-    });
+    let mut stack: Vec<&str> = reads
+        .get(from)
+        .map_or(Vec::new(), |v| v.iter().map(|&(_, _, u)| u).collect());
     while let Some(t) = stack.pop() {
         if seen.insert(t) {
             if let Some(v) = reads.get(t) {
@@ -127,10 +127,7 @@ fn reachable<'a>(
 
 /// A shortest path of reads from `start` back to `start`: the (field, index, transform) steps,
 /// the last one being `start`.
-fn shortest_cycle<'a>(
-    reads: &BTreeMap<&'a str, Vec<(&'static str, Option<usize>, &'a str)>>,
-    start: &'a str,
-) -> Option<Vec<(&'static str, Option<usize>, &'a str)>> {
+fn shortest_cycle<'a>(reads: &Reads<'a>, start: &'a str) -> Option<Vec<Step<'a>>> {
     // Breadth first; `parent[t]` is the step that first reached `t`.
     let mut parent: BTreeMap<&str, (&str, &'static str, Option<usize>)> = BTreeMap::new();
     let mut queue = std::collections::VecDeque::from([start]);

@@ -128,10 +128,16 @@ mod tests {
         assert!(s.check(&p("ad_id")).is_ok());
         assert!(s.check(&p("left.imp_id")).is_ok());
         let e = s.check(&p("ad_iid")).unwrap_err();
-        assert!(e.contains("no field `ad_iid`") && e.contains("did you mean `ad_id`"), "{e}");
+        assert!(
+            e.contains("no field `ad_iid`") && e.contains("did you mean `ad_id`"),
+            "{e}"
+        );
         let e = s.check(&p("left.ad_id")).unwrap_err();
         assert!(e.contains("under `left`") && e.contains("`imp_id`"), "{e}");
-        assert!(s.check(&p("ts.x")).is_ok(), "a scalar's insides are not known");
+        assert!(
+            s.check(&p("ts.x")).is_ok(),
+            "a scalar's insides are not known"
+        );
         assert!(Schema::open().check(&p("any.thing[3].x")).is_ok());
     }
 }

@@ -118,7 +118,13 @@ fn the_issue_example_builds_to_exactly_this_plan() {
     assert_eq!(plan.nodes.len(), 1);
     let n = &plan.nodes[0];
     assert_eq!(
-        (n.name.as_str(), n.depth, n.hold_ms, n.updates, n.ports.clone()),
+        (
+            n.name.as_str(),
+            n.depth,
+            n.hold_ms,
+            n.updates,
+            n.ports.clone()
+        ),
         ("clicks_per_minute", 0, 0, true, 0..1)
     );
     assert_eq!(n.late_events.as_deref(), Some("late_clicks"));
@@ -205,7 +211,10 @@ fn quickstart_is_bounded_and_exercises_the_late_path() {
     );
     assert_eq!(plan.nodes[0].late_events.as_deref(), Some("late_clicks"));
     assert_eq!(
-        plan.sinks.iter().map(|s| s.inputs[0].from).collect::<Vec<_>>(),
+        plan.sinks
+            .iter()
+            .map(|s| s.inputs[0].from)
+            .collect::<Vec<_>>(),
         [StreamRef::Node(0), StreamRef::Late(0)]
     );
 }
@@ -289,8 +298,16 @@ fn windows_over_windows_and_late_streams_are_deeper_nodes() {
     let text = edited("group_by = [\"ad_id\"]", "group_by = [\"ad_id\"]\nlate_events = \"late\"")
         + "\n[transforms.hourly]\ntype = \"window\"\ninputs = [\"cpm\", \"late\"]\ngroup_by = [\"ad_id\"]\nwindow = { type = \"tumbling\", size = \"1h\" }\naggregates = { n = \"count()\" }\n";
     let plan = build_text(&text).unwrap();
-    let names: Vec<(&str, usize)> = plan.nodes.iter().map(|n| (n.name.as_str(), n.depth)).collect();
-    assert_eq!(names, [("cpm", 0), ("hourly", 1)], "topological, then by name");
+    let names: Vec<(&str, usize)> = plan
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.depth))
+        .collect();
+    assert_eq!(
+        names,
+        [("cpm", 0), ("hourly", 1)],
+        "topological, then by name"
+    );
     let froms: Vec<StreamRef> = plan.ports[1].inputs.iter().map(|e| e.from).collect();
     assert_eq!(froms, [StreamRef::Node(0), StreamRef::Late(0)]);
     assert_eq!(plan.depths(), 2);
@@ -304,9 +321,14 @@ fn windows_over_windows_and_late_streams_are_deeper_nodes() {
         "{}",
         e[0]
     );
-    let e = error(&text.replace("inputs = [\"cpm\", \"late\"]", "inputs = [\"cpm\"]").replace("{ n = \"count()\" }", "{ n = \"sum(click)\" }"));
+    let e = error(
+        &text
+            .replace("inputs = [\"cpm\", \"late\"]", "inputs = [\"cpm\"]")
+            .replace("{ n = \"count()\" }", "{ n = \"sum(click)\" }"),
+    );
     assert!(
-        e.contains("field `click` is not produced by window `cpm`") && e.contains("did you mean `clicks`"),
+        e.contains("field `click` is not produced by window `cpm`")
+            && e.contains("did you mean `clicks`"),
         "{e}"
     );
 }
@@ -327,8 +349,16 @@ fn sinks_read_any_stream_but_not_sinks() {
         errs[1],
         "p.toml:13:35: sinks.out.inputs[3]: `cpm` is listed twice"
     );
-    let plan = build_text(&edited("inputs = [\"cpm\"]", "inputs = [\"cpm\", \"clicks\"]")).unwrap();
-    assert_eq!(plan.sinks[0].inputs[1].from, StreamRef::Source(0), "a source as it is");
+    let plan = build_text(&edited(
+        "inputs = [\"cpm\"]",
+        "inputs = [\"cpm\", \"clicks\"]",
+    ))
+    .unwrap();
+    assert_eq!(
+        plan.sinks[0].inputs[1].from,
+        StreamRef::Source(0),
+        "a source as it is"
+    );
 }
 
 #[test]
@@ -392,10 +422,26 @@ fn any_number_of_value_fields_and_no_name_collisions() {
     )
     .replacen("{ clicks = \"count()\" }", aggs, 1);
     let plan = build_text(&text).unwrap();
-    let fields: Vec<&str> = plan.ports[0].values.iter().map(|(p, _)| p.as_str()).collect();
+    let fields: Vec<&str> = plan.ports[0]
+        .values
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .collect();
     assert_eq!(fields, ["f1", "f2", "f3", "f4", "f5", "user.spend", "f6"]);
     let slots: Vec<Option<usize>> = window(&plan, 0).aggregates.iter().map(|a| a.slot).collect();
-    assert_eq!(slots, [Some(0), Some(1), Some(2), Some(3), Some(4), Some(0), Some(5), Some(6)]);
+    assert_eq!(
+        slots,
+        [
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(3),
+            Some(4),
+            Some(0),
+            Some(5),
+            Some(6)
+        ]
+    );
     let errs = errors(
         &edited(
             "{ clicks = \"count()\" }",
@@ -444,7 +490,11 @@ fn window_shapes() {
     assert_eq!(with("{ type = \"sliding\", size = \"1m\", slide = \"7s\" }"), ["p.toml:8:43: transforms.cpm.window.slide: size 1m is not a whole multiple of slide 7s: size % slide must be 0"]);
     assert_eq!(with("{ type = \"cumulative\", step = \"7s\", max_size = \"1m\" }"), ["p.toml:8:46: transforms.cpm.window.max_size: max_size 1m is not a whole multiple of step 7s: max_size % step must be 0"]);
     let ok = |w: &str| {
-        window(&build_text(&edited("{ type = \"tumbling\", size = \"1m\" }", w)).unwrap(), 0).window
+        window(
+            &build_text(&edited("{ type = \"tumbling\", size = \"1m\" }", w)).unwrap(),
+            0,
+        )
+        .window
     };
     assert_eq!(
         ok("{ type = \"sliding\", size = \"1m\", slide = \"1m\" }"),
@@ -502,7 +552,10 @@ fn too_many_operators() {
     for i in 0..MAX_NODES {
         text += &format!("\n[transforms.w{i}]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = []\nwindow = {{ type = \"tumbling\", size = \"1s\" }}\naggregates = {{ n = \"count()\" }}\n");
     }
-    assert_eq!(error(&text), "p.toml:4:2: transforms: 256 windows, joins and dedupes, but at most 255 are supported");
+    assert_eq!(
+        error(&text),
+        "p.toml:4:2: transforms: 256 windows, joins and dedupes, but at most 255 are supported"
+    );
     let fewer = text.replacen("[transforms.cpm]", "[transforms.cpm_unused]", 1).replace("[transforms.cpm_unused]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = [\"ad_id\"]\nwindow = { type = \"tumbling\", size = \"1m\" }\naggregates = { clicks = \"count()\" }\n", "").replacen("[\"cpm\"]", "[\"w0\"]", 1);
     assert_eq!(build_text(&fewer).unwrap().nodes.len(), MAX_NODES);
 }

@@ -183,11 +183,18 @@ impl ShardEmitter {
                     self.cause_seen = (me.0, me.1, me.2, 0);
                     0
                 };
-                (e.seen_max, e.flags & FIRED, e.pos, lineage(e.sub, self.node, k))
+                (
+                    e.seen_max,
+                    e.flags & FIRED,
+                    e.pos,
+                    lineage(e.sub, self.node, k),
+                )
             }
             None => {
                 let at = self.firing.at.unwrap_or(i64::MAX);
-                let origin = ((self.depth as u64) << 60) | ((self.node as u64 & 0xff) << 52) | (out.key >> 12);
+                let origin = ((self.depth as u64) << 60)
+                    | ((self.node as u64 & 0xff) << 52)
+                    | (out.key >> 12);
                 self.fired_seq += 1;
                 (at, FIRED, origin, self.fired_seq)
             }
@@ -224,7 +231,14 @@ impl ShardEmitter {
     }
 
     /// Sends one record of node `self.node`'s output (or late side output) to every reader.
-    fn deliver(&mut self, line: &[u8], ts: i64, tag: (i64, u8, u64, u64), retract: bool, late: bool) {
+    fn deliver(
+        &mut self,
+        line: &[u8],
+        ts: i64,
+        tag: (i64, u8, u64, u64),
+        retract: bool,
+        late: bool,
+    ) {
         let node = self.node;
         let mut outlet = std::mem::take(if late {
             &mut self.lates[node]
@@ -283,7 +297,11 @@ impl ShardEmitter {
                 Ok(Outcome::Dropped) => self.results_filtered += 1,
                 // Two chains sharing a failing step fail alike: one dead letter for the record.
                 Err(why) => {
-                    if !self.failed.iter().any(|(n, w, _)| *n == self.node && *w == why) {
+                    if !self
+                        .failed
+                        .iter()
+                        .any(|(n, w, _)| *n == self.node && *w == why)
+                    {
                         self.failed.push((self.node, why, bare.to_vec()));
                     }
                 }
@@ -360,7 +378,12 @@ impl Emitter for ShardEmitter {
             None => self.recall(rec.ev, &mut line),
         }
         let e = rec.ev;
-        let tag = (e.seen_max, e.flags & FIRED, e.pos, lineage(e.sub, self.node, u32::MAX));
+        let tag = (
+            e.seen_max,
+            e.flags & FIRED,
+            e.pos,
+            lineage(e.sub, self.node, u32::MAX),
+        );
         line.push(b'\n');
         self.deliver(&line, e.ts, tag, false, true);
         self.late_line = line;

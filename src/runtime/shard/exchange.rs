@@ -101,7 +101,10 @@ impl Outbound {
 /// Reads one whole message from the front of `c`: the header and its payload bytes (copied into
 /// `scratch` when the payload wraps around the ring's end, borrowed otherwise). `None` when the
 /// ring is empty. The message stays in the ring until [`consume`].
-pub fn peek_message<'a>(c: &'a mut Consumer<Event>, scratch: &'a mut Vec<u8>) -> Option<(Event, &'a [u8])> {
+pub fn peek_message<'a>(
+    c: &'a mut Consumer<Event>,
+    scratch: &'a mut Vec<u8>,
+) -> Option<(Event, &'a [u8])> {
     let head = *c.peek()?;
     let n = if head.tag == Tag::CHUNK_END {
         0

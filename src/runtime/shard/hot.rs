@@ -90,7 +90,11 @@ impl PhaseOne {
     /// partition. False: send it on as usual.
     #[inline]
     pub fn take(&mut self, ev: &Event, ooo: i64) -> bool {
-        let node = self.port_node.get(ev.port as usize).copied().unwrap_or(usize::MAX);
+        let node = self
+            .port_node
+            .get(ev.port as usize)
+            .copied()
+            .unwrap_or(usize::MAX);
         let Some(Some(phase)) = self.ops.get_mut(node) else {
             return false;
         };
@@ -180,7 +184,11 @@ impl Shard {
             }
         }
         for (ev, pane, row) in &h.held {
-            let node = h.port_node.get(ev.port as usize).copied().unwrap_or(usize::MAX);
+            let node = h
+                .port_node
+                .get(ev.port as usize)
+                .copied()
+                .unwrap_or(usize::MAX);
             let combined = match h.ops.get(node) {
                 Some(Some(p)) => p.combiner.combined(*pane, *row),
                 _ => false,

@@ -171,7 +171,9 @@ impl Shard {
         self.merge.scratch = scratch;
         match head {
             Some(head) => exchange::consume(&mut c, &head),
-            None => self.failure = Some(format!("depth {d}: a message from shard {s} is cut short")),
+            None => {
+                self.failure = Some(format!("depth {d}: a message from shard {s} is cut short"))
+            }
         }
         self.xin[d - 1][s] = Some(c);
     }

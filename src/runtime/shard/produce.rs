@@ -274,7 +274,13 @@ impl Shard {
                     let len = line.len() as u32;
                     self.stats.events_in += 1;
                     if !self.routes[src].is_empty() {
-                        let a = steps::apply(&mut self.routes[src], line, ts, seq, &mut self.record_out);
+                        let a = steps::apply(
+                            &mut self.routes[src],
+                            line,
+                            ts,
+                            seq,
+                            &mut self.record_out,
+                        );
                         at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
                     }
                     self.route_parsed(src, seen, part, offset, len);
@@ -373,8 +379,8 @@ impl Shard {
             return true;
         };
         let click = model.click(i);
-        let needs_line = !self.routes[src].is_empty()
-            || matches!(self.parsers[src], SourceParser::GenJson(_));
+        let needs_line =
+            !self.routes[src].is_empty() || matches!(self.parsers[src], SourceParser::GenJson(_));
         if needs_line {
             // Filters, selects and rows read records: the click as the line loadgen writes.
             self.line.clear();
@@ -395,7 +401,13 @@ impl Shard {
         }
         if !self.routes[src].is_empty() {
             let line = std::mem::take(&mut self.line);
-            let a = steps::apply(&mut self.routes[src], &line, click.ts, seq, &mut self.record_out);
+            let a = steps::apply(
+                &mut self.routes[src],
+                &line,
+                click.ts,
+                seq,
+                &mut self.record_out,
+            );
             let at = DeadAt {
                 source: &setup.sources[src],
                 partition: &setup.parts[part as usize].name,
@@ -461,7 +473,15 @@ impl Shard {
     }
 
     #[inline(always)]
-    fn stamp_and_route(&mut self, ev: &Event, payload: &[u8], seen: i64, part: u16, pos: u64, len: u32) {
+    fn stamp_and_route(
+        &mut self,
+        ev: &Event,
+        payload: &[u8],
+        seen: i64,
+        part: u16,
+        pos: u64,
+        len: u32,
+    ) {
         let mut ev = *ev;
         ev.tag = Tag::DATA;
         ev.seen_max = seen;

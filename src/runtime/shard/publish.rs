@@ -47,13 +47,22 @@ impl Shard {
         let latency_us = [0.5, 0.9, 0.99, 0.999].map(|q| h.value_at_quantile(q));
         let e = &self.event_hist;
         let event_latency_ms = [0.5, 0.9, 0.99, 0.999].map(|q| e.value_at_quantile(q));
-        let op_state = stats.operators.iter().map(|r| (r.keys, r.state_bytes)).collect();
+        let op_state = stats
+            .operators
+            .iter()
+            .map(|r| (r.keys, r.state_bytes))
+            .collect();
         live.publish(
             self.id,
             ShardSnapshot {
                 stats,
                 // The least watermark of any node (WM_MIN, i64::MIN: none yet).
-                watermark_ms: self.node_wm.iter().copied().min().unwrap_or(self.tracker.current()),
+                watermark_ms: self
+                    .node_wm
+                    .iter()
+                    .copied()
+                    .min()
+                    .unwrap_or(self.tracker.current()),
                 ring_events,
                 latency_us,
                 event_latency_ms,

@@ -5,7 +5,9 @@
 
 use super::exchange;
 use super::{Shard, RUN, STEP};
-use crate::event::{payload_slots, Event, Rec, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD};
+use crate::event::{
+    payload_slots, Event, Rec, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD,
+};
 
 impl Shard {
     pub(super) fn receive_step(&mut self) -> usize {
@@ -14,7 +16,11 @@ impl Shard {
         while done < STEP && self.next_seq < end {
             if self.depth == 0
                 && !self.chunk.started
-                && !self.emitter.next.iter().all(super::exchange::Outbound::is_idle)
+                && !self
+                    .emitter
+                    .next
+                    .iter()
+                    .all(super::exchange::Outbound::is_idle)
             {
                 // What this shard sent deeper waits for credit: take no new chunk until it is
                 // out (this bounds those queues by one chunk's output).
@@ -226,7 +232,9 @@ impl Shard {
         self.enter_chunk(head.part);
         let node = self.port_node(head.port);
         self.fire_upto(0, head.seen_max, true);
-        let wm = self.chunk.times[node].before(head.seen_max).max(self.node_wm[node]);
+        let wm = self.chunk.times[node]
+            .before(head.seen_max)
+            .max(self.node_wm[node]);
         self.node_wm[node] = wm;
         let res = Rec::parse(head, payload)
             .map_err(|e| e.to_string())
@@ -244,4 +252,3 @@ impl Shard {
         self.merge.stash(depth, self.depth, head, payload);
     }
 }
-

@@ -48,7 +48,9 @@ impl GenParser {
     pub fn new(bindings: &[Binding]) -> Result<Self, String> {
         let lookup = |p: &crate::expr::FieldPath| {
             if p.segments().len() != 1 {
-                return Err(format!("the generator's fields are flat; `{p}` is a nested path"));
+                return Err(format!(
+                    "the generator's fields are flat; `{p}` is a nested path"
+                ));
             }
             field(p.as_str()).ok_or_else(|| {
                 format!(
@@ -62,11 +64,7 @@ impl GenParser {
             if b.row {
                 return Err("rows are bound from the click's JSON line".into());
             }
-            let key = b
-                .key
-                .iter()
-                .map(lookup)
-                .collect::<Result<Vec<_>, _>>()?;
+            let key = b.key.iter().map(lookup).collect::<Result<Vec<_>, _>>()?;
             let mut slots = Vec::new();
             for (f, u) in &b.values {
                 let fld = lookup(f)?;
