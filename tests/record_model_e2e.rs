@@ -47,9 +47,7 @@ fn long_keys_nested_paths_many_aggregates_exact_decimals() {
     let d = dir.path();
     let mut input = String::new();
     let mut want: BTreeMap<(String, String, i64), Agg> = BTreeMap::new();
-    let names: Vec<String> = (0..3)
-        .map(|i| format!("{}{i}", "n".repeat(199)))
-        .collect();
+    let names: Vec<String> = (0..3).map(|i| format!("{}{i}", "n".repeat(199))).collect();
     let countries = [Some("DE"), Some("FR"), None];
     for i in 0..3000i64 {
         let name = &names[(i % 3) as usize];
@@ -64,7 +62,11 @@ fn long_keys_nested_paths_many_aggregates_exact_decimals() {
             // A missing group-by field is the NULL group.
             None => format!(r#"{{"id":{user},"geo":{{"depth":{depth}}}}}"#),
         };
-        let tag = if i % 4 == 0 { "null".to_string() } else { format!("\"t{}\"", i % 3) };
+        let tag = if i % 4 == 0 {
+            "null".to_string()
+        } else {
+            format!("\"t{}\"", i % 3)
+        };
         let _ = writeln!(
             input,
             r#"{{"name":"{name}","user":{user_obj},"price":{price},"qty":{qty},"tag":{tag},"ts":{ts}}}"#
@@ -112,7 +114,11 @@ path = {out}
         out = toml_str(&d.join("out.ndjson").to_string_lossy()),
     );
     std::fs::write(d.join("w.toml"), cfg).unwrap();
-    let exit = sluice(d, &["run", "--config", &d.join("w.toml").to_string_lossy()], MIN);
+    let exit = sluice(
+        d,
+        &["run", "--config", &d.join("w.toml").to_string_lossy()],
+        MIN,
+    );
     assert!(exit.success, "{}", exit.stderr);
     let lines = read_lines(&d.join("out.ndjson"));
     assert_eq!(lines.len(), want.len(), "one line per (key, window)");
@@ -124,12 +130,19 @@ path = {out}
         let a = &want[&(name, country, start)];
         let dec = |f: &str| Decimal::from_str(token(line, f)).unwrap();
         assert_eq!(v["n"].as_u64(), Some(a.n), "{line}");
-        assert_eq!(token(line, "spend"), a.spend.to_string(), "exact, 4 decimals: {line}");
+        assert_eq!(
+            token(line, "spend"),
+            a.spend.to_string(),
+            "exact, 4 decimals: {line}"
+        );
         assert_eq!(dec("cheapest"), a.cheapest.unwrap(), "{line}");
         assert_eq!(dec("dearest"), a.dearest.unwrap(), "{line}");
         let avg = dec("avg_price");
         let exact = a.spend / Decimal::from(a.n);
-        assert!((avg - exact).abs() < Decimal::new(1, 20), "{line}: avg {avg} vs {exact}");
+        assert!(
+            (avg - exact).abs() < Decimal::new(1, 20),
+            "{line}: avg {avg} vs {exact}"
+        );
         assert_eq!(v["qty"].as_i64(), Some(a.qty), "{line}");
         assert_eq!(v["users"].as_u64(), Some(a.users.len() as u64), "{line}");
         assert_eq!(dec("depth"), a.depth_sum, "{line}");
@@ -160,7 +173,12 @@ fn null_join_keys_never_match() {
     for i in 0..600i64 {
         let ts = T0 + i * 2000;
         let _ = writeln!(input, r#"{{"kind":"a",{}"i":{i},"ts":{ts}}}"#, key(i));
-        let _ = writeln!(input, r#"{{"kind":"b",{}"i":{i},"ts":{}}}"#, key(i), ts + 1000);
+        let _ = writeln!(
+            input,
+            r#"{{"kind":"b",{}"i":{i},"ts":{}}}"#,
+            key(i),
+            ts + 1000
+        );
     }
     std::fs::write(d.join("in.ndjson"), &input).unwrap();
     let run = |kind: &str| {
@@ -214,10 +232,17 @@ path = {out}
         let v: Value = serde_json::from_str(l).unwrap();
         assert_eq!(v["left"]["i"], v["right"]["i"], "{l}");
         let k = v["k"].as_str().unwrap();
-        assert!(k.starts_with(&"x".repeat(190)) && k.len() > 190, "the long key, as written");
+        assert!(
+            k.starts_with(&"x".repeat(190)) && k.len() > 190,
+            "the long key, as written"
+        );
     }
     let left = run("left");
-    assert_eq!(left.len(), 600, "every left row once: matched, or unmatched with a NULL key");
+    assert_eq!(
+        left.len(),
+        600,
+        "every left row once: matched, or unmatched with a NULL key"
+    );
     let unmatched = left
         .iter()
         .filter(|l| serde_json::from_str::<Value>(l).unwrap()["right"].is_null())

@@ -15,6 +15,7 @@ pub mod steps;
 pub mod temporal_join;
 #[cfg(test)]
 pub mod testing;
+pub mod timers;
 pub mod window;
 
 use crate::checkpoint::codec::{Dec, Enc};

@@ -12,8 +12,8 @@ use crate::checkpoint::codec::{Dec, Enc};
 /// Bytes per page of a [`RowStore`].
 const PAGE: usize = 64 * 1024;
 
-/// Where a held row's bytes are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a held row's bytes are (the default: an empty row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RowId {
     page: u32,
     at: u32,
@@ -116,67 +116,142 @@ impl RowStore {
     }
 }
 
-/// Keys by (hash, bytes) -> dense index, so per-key state lives in a `Vec` and timers can name a
-/// key by a small number. The key bytes live in a [`RowStore`] and the index in a table of
-/// indices, so interning a new key or forgetting one allocates nothing once the pages exist. A
-/// removed key's index is reused, so the index stays as small as the number of keys held, not
-/// the number ever seen. Keys may be of any length.
-#[derive(Default)]
-pub struct Keys {
-    table: hashbrown::HashTable<u32>,
-    /// (hash, bytes) by index; `None` for a free index.
-    list: Vec<Option<(u64, RowId)>>,
+/// Key bytes this short or shorter are kept in the key's slot, not in a page: one cache line
+/// less to read per lookup, which is most of what interning costs once the keys outgrow the cache.
+const INLINE: usize = 19;
+
+/// A key's bytes: inline when short, else a row in [`Keys`]' pages.
+#[derive(Debug, Clone, Copy)]
+enum Stored {
+    Free,
+    Inline(u8, [u8; INLINE]),
+    Paged(RowId),
+}
+
+/// A key slot: its hash, bytes and the operator's state for the key, read together in one or
+/// two cache lines.
+#[derive(Debug, Clone, Copy)]
+struct Slot<V> {
+    hash: u64,
+    bytes: Stored,
+    value: V,
+}
+
+/// Keys by (hash, bytes) -> dense index and a value `V` per key (the operator's per-key state,
+/// kept in the key's slot), so timers can name a key by a small number. Short key bytes live in
+/// the slot, longer ones in a [`RowStore`], and
+/// the index in a table of indices, so interning a new key or forgetting one allocates nothing
+/// once the pages exist. A removed key's index is reused, so the index stays as small as the
+/// number of keys held, not the number ever seen. Keys may be of any length.
+pub struct Keys<V = ()> {
+    /// (hash, index): with the hash beside the index, growing the table reads no slot (a slot
+    /// per entry would be a cache miss each once the keys outgrow the cache).
+    table: hashbrown::HashTable<(u64, u32)>,
+    /// Slots by index; `Stored::Free` for a free index.
+    list: Vec<Slot<V>>,
     free: Vec<u32>,
     bytes: RowStore,
 }
 
-impl Keys {
-    /// The index of a key, added if new; true when new.
+impl<V> Default for Keys<V> {
+    fn default() -> Self {
+        Keys {
+            table: hashbrown::HashTable::new(),
+            list: Vec::new(),
+            free: Vec::new(),
+            bytes: RowStore::default(),
+        }
+    }
+}
+
+impl<V: Copy + Default> Keys<V> {
+    fn bytes_of<'a>(list: &'a [Slot<V>], pages: &'a RowStore, i: u32) -> Option<(u64, &'a [u8])> {
+        let s = list.get(i as usize)?;
+        match &s.bytes {
+            Stored::Free => None,
+            Stored::Inline(n, b) => Some((s.hash, &b[..usize::from(*n)])),
+            Stored::Paged(r) => Some((s.hash, pages.get(*r))),
+        }
+    }
+
+    /// The index of a key, added if new (with `V::default()`); true when new.
     pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
-        let (list, bytes) = (&self.list, &self.bytes);
-        let same =
-            |&i: &u32| list[i as usize].is_some_and(|(h, r)| h == hash && bytes.get(r) == key);
-        if let Some(&i) = self.table.find(hash, same) {
+        let (list, pages) = (&self.list, &self.bytes);
+        let same = |&(h, i): &(u64, u32)| {
+            h == hash && Keys::bytes_of(list, pages, i).is_some_and(|(_, b)| b == key)
+        };
+        if let Some(&(_, i)) = self.table.find(hash, same) {
             return (i, false);
         }
-        let entry = Some((hash, self.bytes.put(key)));
+        let bytes = if key.len() <= INLINE {
+            let mut b = [0u8; INLINE];
+            b[..key.len()].copy_from_slice(key);
+            Stored::Inline(key.len() as u8, b)
+        } else {
+            Stored::Paged(self.bytes.put(key))
+        };
+        let slot = Slot {
+            hash,
+            bytes,
+            value: V::default(),
+        };
         let i = match self.free.pop() {
             Some(i) => {
-                self.list[i as usize] = entry;
+                self.list[i as usize] = slot;
                 i
             }
             None => {
-                self.list.push(entry);
+                self.list.push(slot);
                 (self.list.len() - 1) as u32
             }
         };
-        let list = &self.list;
-        self.table
-            .insert_unique(hash, i, |&j| list[j as usize].map_or(0, |(h, _)| h));
+        self.table.insert_unique(hash, (hash, i), |&(h, _)| h);
         (i, true)
     }
 
     /// The (hash, bytes) of key `i`.
     pub fn get(&self, i: u32) -> Option<(u64, &[u8])> {
-        let (h, r) = (*self.list.get(i as usize)?)?;
-        Some((h, self.bytes.get(r)))
+        Keys::bytes_of(&self.list, &self.bytes, i)
+    }
+
+    /// The state of key `i` (a free index's is the default, and unused).
+    pub fn value(&self, i: u32) -> V {
+        self.list
+            .get(i as usize)
+            .map_or_else(V::default, |s| s.value)
+    }
+
+    /// The state of key `i`, to change. Panics on an index [`Keys::intern`] never gave.
+    pub fn value_mut(&mut self, i: u32) -> &mut V {
+        &mut self.list[i as usize].value
     }
 
     /// Forgets key `i`; its index will be given to a new key.
     pub fn remove(&mut self, i: u32) {
-        let Some((hash, row)) = self.list.get_mut(i as usize).and_then(Option::take) else {
+        let Some(slot) = self.list.get_mut(i as usize) else {
             return;
         };
-        if let Ok(e) = self.table.find_entry(hash, |&j| j == i) {
+        let (hash, bytes) = (slot.hash, std::mem::replace(&mut slot.bytes, Stored::Free));
+        match bytes {
+            Stored::Free => return,
+            Stored::Paged(r) => self.bytes.drop_row(r),
+            Stored::Inline(..) => {}
+        }
+        if let Ok(e) = self.table.find_entry(hash, |&(_, j)| j == i) {
             e.remove();
         }
-        self.bytes.drop_row(row);
         self.free.push(i);
     }
 
     /// Approximate bytes the index holds: the key bytes' pages, the slots and the table.
     pub fn bytes(&self) -> u64 {
-        self.bytes.bytes().1 + (self.list.len() * 24 + self.table.capacity() * 5) as u64
+        let slots = self.list.len() * std::mem::size_of::<Slot<V>>();
+        self.bytes.bytes().1 + (slots + self.table.capacity() * 17) as u64
+    }
+
+    /// Indices given so far: every held key's index is below it.
+    pub fn slots(&self) -> u32 {
+        self.list.len() as u32
     }
 
     /// Keys held now.
@@ -186,6 +261,62 @@ impl Keys {
 
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
+    }
+}
+
+/// Values by slot number, a freed slot reused first: what an operator holds per row (its place
+/// in a [`RowStore`], its links), named by timers by slot. One flat table, so holding a row
+/// allocates nothing once the table has grown to the peak.
+pub struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy> Slab<T> {
+    pub fn insert(&mut self, item: T) -> u32 {
+        match self.free.pop() {
+            Some(s) => {
+                self.items[s as usize] = item;
+                s
+            }
+            None => {
+                self.items.push(item);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Frees `slot` (its value stays readable until the slot is given again).
+    pub fn remove(&mut self, slot: u32) -> T {
+        self.free.push(slot);
+        self.items[slot as usize]
+    }
+
+    pub fn get(&self, slot: u32) -> Option<&T> {
+        self.items.get(slot as usize)
+    }
+
+    /// Panics on a slot [`Slab::insert`] never gave: slots come only from it.
+    pub fn at(&mut self, slot: u32) -> &mut T {
+        &mut self.items[slot as usize]
+    }
+
+    /// Slots in use.
+    pub fn len(&self) -> usize {
+        self.items.len() - self.free.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -260,5 +391,32 @@ mod tests {
         let big = vec![7u8; 3 * PAGE];
         let id = s.put(&big);
         assert_eq!(s.get(id), &big[..], "a row larger than a page");
+    }
+
+    #[test]
+    fn keys_of_every_length_intern_to_one_index_and_are_forgotten() {
+        let mut keys: Keys = Keys::default();
+        // Lengths around the inline limit, and two keys with one hash (a collision).
+        let all: Vec<Vec<u8>> = (0..60u8).map(|n| (0..n).map(|j| j ^ n).collect()).collect();
+        let mut idx = Vec::new();
+        for k in &all {
+            let (i, new) = keys.intern(7, k);
+            assert!(new);
+            idx.push(i);
+        }
+        for (k, &i) in all.iter().zip(&idx) {
+            assert_eq!(keys.intern(7, k), (i, false));
+            assert_eq!(keys.get(i), Some((7, &k[..])));
+        }
+        assert_eq!(std::mem::size_of::<Slot<()>>(), 32);
+        for &i in &idx[..30] {
+            keys.remove(i);
+            keys.remove(i);
+        }
+        assert_eq!(keys.len(), 30);
+        assert_eq!(keys.get(idx[0]), None);
+        let (i, new) = keys.intern(7, &all[0]);
+        assert!(new && idx[..30].contains(&i), "a freed index is reused");
+        assert_eq!(keys.intern(7, &all[40]), (idx[40], false));
     }
 }

@@ -12,35 +12,57 @@
 //! is never a duplicate of anything (SQL NULL): it passes, in its turn. Output is the record as it
 //! was read, with its own event time.
 
-use super::rows::{get, put, trim, Keys, RowId, RowStore};
+use super::rows::{get, put, trim, Keys, RowId, RowStore, Slab};
+use super::timers::{Timer, Timers};
 use super::{Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::DedupePlan;
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 /// The key index of waiting records whose key is null (never interned).
 const NULL: u32 = u32::MAX;
 
+/// What dedupe keeps per key, in the key's slot.
+#[derive(Debug, Clone, Copy)]
+struct KeyState {
+    /// The time of the occurrence that passed (i64::MIN: none remembered).
+    passed: i64,
+    /// Records of the key still waiting.
+    waiting: u32,
+}
+
+impl Default for KeyState {
+    fn default() -> KeyState {
+        KeyState {
+            passed: i64::MIN,
+            waiting: 0,
+        }
+    }
+}
+
 pub struct Dedupe {
     horizon: i64,
-    keys: Keys,
-    /// Per key index: the time of the occurrence that passed (i64::MIN: none held).
-    passed: Vec<i64>,
-    /// Records waiting for the watermark: (time, arrival) -> (key, hash, record).
-    waiting: BTreeMap<(i64, u64), (u32, u64, RowId)>,
+    keys: Keys<KeyState>,
+    /// Records waiting for the watermark, by slot: (hash, record).
+    pending: Slab<(u64, RowId)>,
+    /// When each waiting record is decided: at its time, in arrival order (`key`: its key,
+    /// `tag`: its slot).
+    waiting: Timers,
     store: RowStore,
-    /// When each passed occurrence's horizon ends: (end, key).
-    forget: BTreeMap<(i64, u32), ()>,
+    /// (end of horizon, key) of each passed occurrence, in the order they passed. Records are
+    /// decided in event-time order (a waiting one is later than every decided one, or it would be
+    /// late), so ends only grow: a queue, not a timer set.
+    forget: VecDeque<(i64, u32)>,
     arrivals: u64,
     wm: i64,
     counters: Counters,
     /// `[waiting records, keys remembered]`; `cleaned[0]` counts duplicates dropped.
     join: JoinStats,
-    /// Per key index: records of the key still waiting.
-    waiting_of: Vec<u32>,
     rec: Vec<u8>,
+    /// The buffer for due timers, kept to reuse.
+    due: Vec<Timer>,
 }
 
 impl Dedupe {
@@ -48,59 +70,59 @@ impl Dedupe {
         Dedupe {
             horizon: plan.horizon_ms.max(0),
             keys: Keys::default(),
-            passed: Vec::new(),
-            waiting: BTreeMap::new(),
+            pending: Slab::default(),
+            waiting: Timers::default(),
             store: RowStore::default(),
-            forget: BTreeMap::new(),
+            forget: VecDeque::new(),
             arrivals: 0,
             wm: i64::MIN,
             counters: Counters::default(),
             join: JoinStats::default(),
-            waiting_of: Vec::new(),
             rec: Vec::new(),
+            due: Vec::new(),
         }
-    }
-
-    fn intern(&mut self, hash: u64, key: &[u8]) -> u32 {
-        let (k, new) = self.keys.intern(hash, key);
-        while self.passed.len() <= k as usize {
-            self.passed.push(i64::MIN);
-            self.waiting_of.push(0);
-        }
-        if new {
-            self.passed[k as usize] = i64::MIN;
-            self.waiting_of[k as usize] = 0;
-        }
-        k
     }
 
     fn wait(&mut self, k: u32, hash: u64, t: i64, row: &[u8]) {
-        let row = self.store.put(row);
-        self.waiting.insert((t, self.arrivals), (k, hash, row));
+        let held = (hash, self.store.put(row));
+        let slot = self.pending.insert(held);
+        self.waiting.push(Timer {
+            at: t,
+            id: self.arrivals,
+            key: k,
+            tag: slot,
+        });
         self.arrivals += 1;
         if k != NULL {
-            self.waiting_of[k as usize] += 1;
+            self.keys.value_mut(k).waiting += 1;
         }
         self.join.buffered[0] += 1;
         self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
     }
 
+    /// Remembers that key `k` passed at `t`, until its horizon ends.
+    fn remember(&mut self, k: u32, t: i64) {
+        let s = self.keys.value_mut(k);
+        if s.passed == i64::MIN {
+            self.join.buffered[1] += 1;
+            self.join.peak[1] = self.join.peak[1].max(self.join.buffered[1]);
+        }
+        // Passing again at the same time (a zero horizon) keeps its one entry.
+        if s.passed != t {
+            s.passed = t;
+            self.forget.push_back((t.saturating_add(self.horizon), k));
+        }
+    }
+
     /// Decides the record of key `k` at `t` (every earlier one of the key is decided).
     fn decide(&mut self, k: u32, hash: u64, t: i64, row: RowId, out: &mut dyn Emitter) {
         if k != NULL {
-            let last = self.passed[k as usize];
+            let last = self.keys.value(k).passed;
             if last != i64::MIN && t.saturating_sub(last) < self.horizon {
                 self.join.cleaned[0] += 1;
                 return;
             }
-            if last != i64::MIN {
-                self.forget.remove(&(last.saturating_add(self.horizon), k));
-            } else {
-                self.join.buffered[1] += 1;
-                self.join.peak[1] = self.join.peak[1].max(self.join.buffered[1]);
-            }
-            self.passed[k as usize] = t;
-            self.forget.insert((t.saturating_add(self.horizon), k), ());
+            self.remember(k, t);
         }
         self.rec.clear();
         self.rec.extend_from_slice(trim(self.store.get(row)));
@@ -117,17 +139,30 @@ impl Dedupe {
 
     /// Forgets every passed occurrence whose horizon ended at or before `t`.
     fn forget_until(&mut self, t: i64) {
-        while let Some(entry) = self.forget.first_entry() {
-            if entry.key().0 > t {
-                break;
+        while let Some(&(end, k)) = self.forget.front() {
+            if end > t {
+                return;
             }
-            let ((_, k), ()) = entry.remove_entry();
-            self.passed[k as usize] = i64::MIN;
+            self.forget.pop_front();
+            // A key that passed again since has a later entry: this one is stale.
+            if !self.is_current(end, k) {
+                continue;
+            }
+            let s = self.keys.value_mut(k);
+            s.passed = i64::MIN;
             self.join.buffered[1] -= 1;
-            if self.waiting_of[k as usize] == 0 {
+            if s.waiting == 0 {
                 self.keys.remove(k);
             }
         }
+    }
+
+    /// Whether the entry (`end`, `k`) of the forget queue is its key's current horizon.
+    fn is_current(&self, end: i64, k: u32) -> bool {
+        let passed = self.keys.value(k).passed;
+        self.keys.get(k).is_some()
+            && passed != i64::MIN
+            && passed.saturating_add(self.horizon) == end
     }
 }
 
@@ -147,36 +182,34 @@ impl Operator for Dedupe {
             self.wait(NULL, e.hash, e.ts, row);
             return;
         }
-        let k = self.intern(e.hash, r.key());
+        let (k, _) = self.keys.intern(e.hash, r.key());
         self.wait(k, e.hash, e.ts, row);
     }
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
-        // Forget horizons that ended before the next record to decide: it passes anyway.
-        let next = self.waiting.keys().next().map_or(wm, |(t, _)| (*t).min(wm));
-        self.forget_until(next);
-        while let Some(entry) = self.waiting.first_entry() {
-            if entry.key().0 > wm {
-                break;
-            }
-            let ((t, _), (k, hash, row)) = entry.remove_entry();
-            // Still counted as waiting, so forgetting its key's old horizon keeps the key.
-            self.forget_until(t);
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
+        self.waiting.take_due(wm, &mut due);
+        for timer in &due {
+            // Forget horizons that ended before this record: it passes anyway. It still counts as
+            // waiting, so forgetting its key's old horizon keeps the key.
+            self.forget_until(timer.at);
+            let (k, slot) = (timer.key, timer.tag);
+            let (hash, row) = self.pending.remove(slot);
             self.join.buffered[0] -= 1;
             if k != NULL {
-                self.waiting_of[k as usize] -= 1;
+                self.keys.value_mut(k).waiting -= 1;
             }
-            self.decide(k, hash, t, row, out);
+            self.decide(k, hash, timer.at, row, out);
             self.store.drop_row(row);
         }
+        self.due = due;
         self.forget_until(wm);
     }
 
     fn next_action(&self) -> i64 {
-        let w = self.waiting.keys().next().map_or(i64::MAX, |(t, _)| *t);
-        let f = self.forget.keys().next().map_or(i64::MAX, |(t, _)| *t);
-        w.min(f)
+        (self.waiting.next()).min(self.forget.front().map_or(i64::MAX, |f| f.0))
     }
 
     fn report(&self, r: &mut OperatorReport) {
@@ -194,24 +227,30 @@ impl Operator for Dedupe {
 
     fn snapshot(&self, e: &mut Enc) {
         self.counters.encode(e);
-        e.u64(self.forget.len() as u64);
-        for &(_, k) in self.forget.keys() {
+        let remembered: Vec<u32> = (self.forget.iter())
+            .filter(|&&(end, k)| self.is_current(end, k))
+            .map(|&(_, k)| k)
+            .collect();
+        e.u64(remembered.len() as u64);
+        for k in remembered {
             let (hash, key) = self.keys.get(k).unwrap_or((0, &[]));
             e.u64(hash);
             e.bytes(key);
-            e.i64(self.passed[k as usize]);
+            e.i64(self.keys.value(k).passed);
         }
-        e.u64(self.waiting.len() as u64);
-        for ((t, _), (k, hash, r)) in &self.waiting {
-            let key = if *k == NULL {
+        let waiting = self.waiting.sorted();
+        e.u64(waiting.len() as u64);
+        for t in waiting {
+            let key = if t.key == NULL {
                 None
             } else {
-                self.keys.get(*k).map(|(_, b)| b)
+                self.keys.get(t.key).map(|(_, b)| b)
             };
-            e.u64(*hash);
+            let (hash, r) = *self.pending.get(t.tag).unwrap_or(&(0, RowId::default()));
+            e.u64(hash);
             e.u8(u8::from(key.is_none()));
             e.bytes(key.unwrap_or_default());
-            put(e, *t, self.store.get(*r));
+            put(e, t.at, self.store.get(r));
         }
     }
 
@@ -225,13 +264,11 @@ impl Operator for Dedupe {
             let key = d.bytes("key")?;
             let t = d.i64("passed at")?;
             if keep(hash) {
-                let k = self.intern(hash, key);
-                if self.passed[k as usize] != i64::MIN {
+                let (k, _) = self.keys.intern(hash, key);
+                if self.keys.value(k).passed != i64::MIN {
                     return Err("a dedupe key appears twice".into());
                 }
-                self.passed[k as usize] = t;
-                self.forget.insert((t.saturating_add(self.horizon), k), ());
-                self.join.buffered[1] += 1;
+                self.remember(k, t);
             }
         }
         let w = d.count(33, "waiting records")?;
@@ -241,13 +278,19 @@ impl Operator for Dedupe {
             let key = d.bytes("key")?;
             let (t, r) = get(&mut d)?;
             if keep(hash) {
-                let k = if null { NULL } else { self.intern(hash, key) };
+                let k = if null {
+                    NULL
+                } else {
+                    self.keys.intern(hash, key).0
+                };
                 self.wait(k, hash, t, r);
             }
         }
         if !d.is_empty() {
             return Err("bytes after the dedupe state".into());
         }
+        // States of several shards restored into one each keep their order, but not together.
+        self.forget.make_contiguous().sort_by_key(|&(end, _)| end);
         Ok(())
     }
 }

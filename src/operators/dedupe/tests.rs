@@ -155,6 +155,56 @@ fn waiting_rows_and_null_keys_round_trip_through_a_snapshot_by_value() {
     assert_eq!(out.lines, [big, odd, r#"{"n":2}"#.to_string()]);
 }
 
+#[test]
+fn states_of_two_shards_restored_into_one_forget_in_time_order() {
+    let snap = |rows: &[(u8, i64)]| {
+        let mut d = dedupe(1_000);
+        let mut out = Collect::default();
+        for (i, r) in rows.iter().enumerate() {
+            d.on_event(&event(r, i).rec(), 0, &mut out);
+        }
+        d.on_watermark(500, &mut out);
+        let mut state = Enc::default();
+        d.snapshot(&mut state);
+        state.bytes
+    };
+    let (a, b) = (snap(&[(1, 100), (3, 300)]), snap(&[(2, 200)]));
+    let mut d = dedupe(1_000);
+    d.restore(&a, &|_| true, 500).unwrap();
+    d.restore(&b, &|_| true, 500).unwrap();
+    let mut out = Collect::default();
+    for (wm, left) in [(1_099, 3), (1_100, 2), (1_200, 1), (1_300, 0)] {
+        d.on_watermark(wm, &mut out);
+        assert_eq!(rows_of(&d).buffered[1], left, "keys remembered at {wm}");
+    }
+    assert!(d.keys.is_empty());
+    // Each key passes again once forgotten.
+    for (i, r) in [(2u8, 1_400i64), (1, 1_401), (3, 1_402)].iter().enumerate() {
+        d.on_event(&event(r, i).rec(), 1_300, &mut out);
+    }
+    d.on_watermark(i64::MAX, &mut out);
+    assert_eq!(out.lines.len(), 3);
+}
+
+#[test]
+fn a_zero_horizon_passes_every_record_and_remembers_nothing() {
+    let rows = [(1u8, 10i64), (1, 10), (1, 11)];
+    let mut d = dedupe(0);
+    let mut out = Collect::default();
+    for (i, r) in rows.iter().enumerate() {
+        d.on_event(&event(r, i).rec(), 0, &mut out);
+    }
+    d.on_watermark(10, &mut out);
+    assert_eq!(out.lines.len(), 2, "equal times both pass with no horizon");
+    let mut state = Enc::default();
+    d.snapshot(&mut state);
+    let mut e = dedupe(0);
+    e.restore(&state.bytes, &|_| true, 10).unwrap();
+    e.on_watermark(i64::MAX, &mut out);
+    assert_eq!(out.lines.len(), 3);
+    assert!(e.keys.is_empty());
+}
+
 proptest! {
     #[test]
     fn order_insensitive_within_the_bound_and_equal_to_the_reference(

@@ -18,24 +18,42 @@
 //! `{"imp_id":"i-1","left":{...the impression...},"right":{...the click...}}`; an unmatched side is
 //! `null`.
 
-use super::rows::{get, put, trim, write_key_fields, Keys, RowId, RowStore};
+use super::rows::{get, put, trim, write_key_fields, Keys, RowId, RowStore, Slab};
+use super::timers::{Timer, Timers};
 use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::IntervalJoinPlan;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 const LEFT: usize = 0;
 const RIGHT: usize = 1;
 
+/// No row: the end of a key's list.
+const NIL: u32 = u32::MAX;
+
+/// A held row, in a slab slot, linked into its key's list for its side (arrival order).
 #[derive(Debug, Clone, Copy)]
 struct Row {
     ts: i64,
     row: RowId,
+    key: u32,
+    next: u32,
+    prev: u32,
+    side: u8,
     matched: bool,
-    id: u64,
+}
+
+/// A key's rows per side: (first, last) slot of each list; kept in the key's slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lists([[u32; 2]; 2]);
+
+const EMPTY: Lists = Lists([[NIL; 2]; 2]);
+
+impl Default for Lists {
+    fn default() -> Lists {
+        EMPTY
+    }
 }
 
 pub struct IntervalJoin {
@@ -45,11 +63,16 @@ pub struct IntervalJoin {
     /// Emit unmatched rows of (left, right).
     outer: [bool; 2],
     first_port: u16,
-    keys: Keys,
-    rows: Vec<[Vec<Row>; 2]>,
+    /// Per key, its rows' lists.
+    keys: Keys<Lists>,
+    /// Held rows by slot (a `Vec` per key cost an allocation per new key and a cache miss more
+    /// per row).
+    slab: Slab<Row>,
     store: RowStore,
-    /// (expiry, row id, key, side), soonest first: rows leave only through it, in this order.
-    cleanup: BinaryHeap<Reverse<(i64, u64, u32, usize)>>,
+    /// Each held row's expiry (`tag` is its slot): rows leave only through it, in its order.
+    cleanup: Timers,
+    /// The timers due in this watermark step (kept to reuse its buffer).
+    due: Vec<Timer>,
     next_id: u64,
     /// Keys whose last row was cleaned up in this watermark step.
     emptied: Vec<u32>,
@@ -68,9 +91,10 @@ impl IntervalJoin {
             outer: plan.outer,
             first_port: ctx.first_port,
             keys: Keys::default(),
-            rows: Vec::new(),
+            slab: Slab::default(),
             store: RowStore::default(),
-            cleanup: BinaryHeap::new(),
+            cleanup: Timers::default(),
+            due: Vec::new(),
             next_id: 0,
             emptied: Vec::new(),
             wm: i64::MIN,
@@ -81,11 +105,36 @@ impl IntervalJoin {
     }
 
     fn intern(&mut self, hash: u64, key: &[u8]) -> u32 {
-        let (k, _) = self.keys.intern(hash, key);
-        if self.rows.len() <= k as usize {
-            self.rows.push([Vec::new(), Vec::new()]);
+        self.keys.intern(hash, key).0
+    }
+
+    fn is_empty(&self, k: u32) -> bool {
+        self.keys.value(k) == EMPTY
+    }
+
+    /// Takes row `slot` out of its key's list and frees the slot.
+    fn unlink(&mut self, slot: u32) -> Row {
+        let r = self.slab.remove(slot);
+        let list = &mut self.keys.value_mut(r.key).0[r.side as usize];
+        match r.prev {
+            NIL => list[0] = r.next,
+            p => self.slab.at(p).next = r.next,
         }
-        k
+        match r.next {
+            NIL => list[1] = r.prev,
+            n => self.slab.at(n).prev = r.prev,
+        }
+        r
+    }
+
+    /// Key `k`'s rows of `side`, in arrival order.
+    fn list(&self, k: u32, side: usize) -> impl Iterator<Item = &Row> + Clone {
+        let mut at = self.keys.value(k).0[side][0];
+        std::iter::from_fn(move || {
+            let r = self.slab.get(at)?;
+            at = r.next;
+            Some(r)
+        })
     }
 
     /// When a row of `side` at `ts` can no longer match.
@@ -111,14 +160,28 @@ impl IntervalJoin {
         let id = self.next_id;
         self.next_id += 1;
         let row = self.store.put(row);
-        self.rows[k as usize][side].push(Row {
+        let last = self.keys.value(k).0[side][1];
+        let held = Row {
             ts,
             row,
+            key: k,
+            next: NIL,
+            prev: last,
+            side: side as u8,
             matched,
+        };
+        let slot = self.slab.insert(held);
+        match last {
+            NIL => self.keys.value_mut(k).0[side][0] = slot,
+            l => self.slab.at(l).next = slot,
+        }
+        self.keys.value_mut(k).0[side][1] = slot;
+        self.cleanup.push(Timer {
+            at: self.expiry(side, ts),
             id,
+            key: k,
+            tag: slot,
         });
-        self.cleanup
-            .push(Reverse((self.expiry(side, ts), id, k, side)));
         self.join.buffered[side] += 1;
         self.join.peak[side] = self.join.peak[side].max(self.join.buffered[side]);
     }
@@ -198,13 +261,16 @@ impl Operator for IntervalJoin {
         let k = self.intern(e.hash, r.key());
         let other = 1 - side;
         let mut matched = false;
-        for i in 0..self.rows[k as usize][other].len() {
-            let o = self.rows[k as usize][other][i];
+        let mut at = self.keys.value(k).0[other][0];
+        while at != NIL {
+            let o = *self.slab.at(at);
+            let this = at;
+            at = o.next;
             if !self.matches(side, e.ts, o.ts) {
                 continue;
             }
             matched = true;
-            self.rows[k as usize][other][i].matched = true;
+            self.slab.at(this).matched = true;
             let held = self.store.get(o.row);
             let (l, rr) = if side == LEFT {
                 (row, held)
@@ -220,7 +286,7 @@ impl Operator for IntervalJoin {
             if !matched {
                 self.unmatched(side, r.key(), row, e.ts, Some(e), e.hash, out);
             }
-            if self.rows[k as usize].iter().all(Vec::is_empty) {
+            if self.is_empty(k) {
                 self.keys.remove(k);
             }
             return;
@@ -230,17 +296,13 @@ impl Operator for IntervalJoin {
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
-        while let Some(&Reverse((expiry, id, k, side))) = self.cleanup.peek() {
-            if expiry > wm {
-                break;
-            }
-            self.cleanup.pop();
-            let held = &mut self.rows[k as usize][side];
-            let Some(at) = held.iter().position(|r| r.id == id) else {
-                continue;
-            };
-            let row = held.swap_remove(at);
-            if self.rows[k as usize].iter().all(Vec::is_empty) {
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
+        self.cleanup.take_due(wm, &mut due);
+        for &Timer { key: k, tag, .. } in &due {
+            let row = self.unlink(tag);
+            let side = usize::from(row.side);
+            if self.is_empty(k) {
                 // Its key index is emitted below and then reused.
                 self.emptied.push(k);
             }
@@ -259,16 +321,17 @@ impl Operator for IntervalJoin {
             }
             self.store.drop_row(row.row);
         }
+        self.due = due;
         // A key with no rows left is forgotten, so the key index is bounded like the rows are.
         for k in std::mem::take(&mut self.emptied) {
-            if self.rows[k as usize].iter().all(Vec::is_empty) {
+            if self.is_empty(k) {
                 self.keys.remove(k);
             }
         }
     }
 
     fn next_action(&self) -> i64 {
-        self.cleanup.peek().map_or(i64::MAX, |Reverse(t)| t.0)
+        self.cleanup.next()
     }
 
     fn report(&self, r: &mut OperatorReport) {
@@ -288,8 +351,8 @@ impl Operator for IntervalJoin {
 
     fn snapshot(&self, e: &mut Enc) {
         self.counters.encode(e);
-        let held: Vec<u32> = (0..self.rows.len() as u32)
-            .filter(|&k| self.rows[k as usize].iter().any(|s| !s.is_empty()))
+        let held: Vec<u32> = (0..self.keys.slots())
+            .filter(|&k| self.keys.get(k).is_some() && !self.is_empty(k))
             .collect();
         e.u64(held.len() as u64);
         for k in held {
@@ -299,8 +362,8 @@ impl Operator for IntervalJoin {
             e.u64(hash);
             e.bytes(key);
             for side in [LEFT, RIGHT] {
-                let rows = &self.rows[k as usize][side];
-                e.u64(rows.len() as u64);
+                let rows = self.list(k, side);
+                e.u64(rows.clone().count() as u64);
                 for r in rows {
                     put(e, r.ts, self.store.get(r.row));
                     e.u8(u8::from(r.matched));
@@ -329,7 +392,7 @@ impl Operator for IntervalJoin {
                 continue;
             }
             let k = self.intern(hash, &key);
-            if self.rows[k as usize].iter().any(|s| !s.is_empty()) {
+            if !self.is_empty(k) {
                 return Err("a join key appears twice".into());
             }
             for (side, rows) in sides.into_iter().enumerate() {

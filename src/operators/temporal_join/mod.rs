@@ -19,13 +19,13 @@
 //! Output: the input record with the table record added under `"table"`:
 //! `{"order_id":1,"currency":"EUR","amount":19.99,"ts":..,"table":{"currency":"EUR","rate":1.08,..}}`.
 
-use super::rows::{get, put, trim, Keys, RowId, RowStore};
+use super::rows::{get, put, trim, Keys, RowId, RowStore, Slab};
+use super::timers::{Timer, Timers};
 use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::event::{Event, Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::TemporalJoinPlan;
-use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
 struct KeyState {
@@ -41,8 +41,12 @@ pub struct TemporalJoin {
     index: Keys,
     keys: Vec<KeyState>,
     store: RowStore,
-    /// Input rows waiting for the watermark: (event time, arrival) -> (key, record).
-    waiting: BTreeMap<(i64, u64), (u32, RowId)>,
+    /// Input rows waiting for the watermark, by slot.
+    pending: Slab<RowId>,
+    /// When each waiting row is answered: at its event time, in arrival order (`key`: its key,
+    /// `tag`: its slot).
+    waiting: Timers,
+    due: Vec<Timer>,
     arrivals: u64,
     /// Keys answered in the current watermark step (pruned at its end).
     touched: Vec<u32>,
@@ -83,7 +87,9 @@ impl TemporalJoin {
             index: Keys::default(),
             keys: Vec::new(),
             store: RowStore::default(),
-            waiting: BTreeMap::new(),
+            pending: Slab::default(),
+            waiting: Timers::default(),
+            due: Vec::new(),
             arrivals: 0,
             touched: Vec::new(),
             wm: i64::MIN,
@@ -99,6 +105,21 @@ impl TemporalJoin {
             self.keys.push(KeyState::default());
         }
         i
+    }
+
+    /// Holds input row `row` of key `k` at `t` until the watermark passes `t`.
+    fn wait(&mut self, k: u32, t: i64, row: &[u8]) {
+        let row = self.store.put(row);
+        let slot = self.pending.insert(row);
+        self.waiting.push(Timer {
+            at: t,
+            id: self.arrivals,
+            key: k,
+            tag: slot,
+        });
+        self.arrivals += 1;
+        self.join.buffered[0] += 1;
+        self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
     }
 
     /// The version valid at `t` for key `k`, if any.
@@ -202,11 +223,7 @@ impl Operator for TemporalJoin {
         }
         let k = self.intern(e.hash, r.key());
         if e.ts > self.wm {
-            let row = self.store.put(input);
-            self.waiting.insert((e.ts, self.arrivals), (k, row));
-            self.arrivals += 1;
-            self.join.buffered[0] += 1;
-            self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
+            self.wait(k, e.ts, input);
             return;
         }
         // Behind the watermark: answerable only while the version valid then is still held. What
@@ -225,11 +242,14 @@ impl Operator for TemporalJoin {
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
-        while let Some(entry) = self.waiting.first_entry() {
-            if entry.key().0 > wm {
-                break;
-            }
-            let ((t, _), (k, row)) = entry.remove_entry();
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
+        self.waiting.take_due(wm, &mut due);
+        for &Timer {
+            at: t, key: k, tag, ..
+        } in &due
+        {
+            let row = self.pending.remove(tag);
             self.join.buffered[0] -= 1;
             self.join.cleaned[0] += 1;
             let hash = self.index.get(k).map_or(0, |(h, _)| h);
@@ -237,6 +257,7 @@ impl Operator for TemporalJoin {
             self.store.drop_row(row);
             self.touched.push(k);
         }
+        self.due = due;
         // Rows still to answer in this step may need versions older than the one valid at `wm`:
         // prune only once the step is done.
         let mut touched = std::mem::take(&mut self.touched);
@@ -248,7 +269,7 @@ impl Operator for TemporalJoin {
     }
 
     fn next_action(&self) -> i64 {
-        self.waiting.keys().next().map_or(i64::MAX, |(t, _)| *t)
+        self.waiting.next()
     }
 
     fn report(&self, r: &mut OperatorReport) {
@@ -277,10 +298,12 @@ impl Operator for TemporalJoin {
                 put(e, *t, self.store.get(*r));
             }
         }
-        e.u64(self.waiting.len() as u64);
-        for ((t, _), (k, r)) in &self.waiting {
-            e.u64(u64::from(*k));
-            put(e, *t, self.store.get(*r));
+        let waiting = self.waiting.sorted();
+        e.u64(waiting.len() as u64);
+        for t in waiting {
+            e.u64(u64::from(t.key));
+            let row = self.pending.get(t.tag).copied().unwrap_or_default();
+            put(e, t.at, self.store.get(row));
         }
     }
 
@@ -323,11 +346,7 @@ impl Operator for TemporalJoin {
             let (t, r) = get(&mut d)?;
             let k = map.get(old).ok_or("a waiting row of an unknown key")?;
             if let Some(k) = *k {
-                let row = self.store.put(r);
-                self.waiting.insert((t, self.arrivals), (k, row));
-                self.arrivals += 1;
-                self.join.buffered[0] += 1;
-                self.join.peak[0] = self.join.peak[0].max(self.join.buffered[0]);
+                self.wait(k, t, r);
             }
         }
         if !d.is_empty() {

@@ -72,13 +72,6 @@ impl Shard {
     /// One watermark step of node `n` to `wm`, its records tagged with position `at`; false when
     /// the operator did not move past it (so the caller stops asking).
     fn fire(&mut self, depth: usize, n: usize, wm: i64, at: i64) -> bool {
-        if std::env::var_os("SLUICE_DEBUG_FIRE").is_some() {
-            eprintln!(
-                "shard {} fire depth {depth} node {n} wm {wm} at {at} next {}",
-                self.id,
-                self.ops[n].next_action()
-            );
-        }
         let before = self.emitter.emitted;
         self.emitter.depth = depth;
         self.emitter.begin_firing(n, at);
