@@ -50,6 +50,14 @@ impl Program {
         &self.fields
     }
 
+    /// The field path when the expression is that field and nothing else (`left.ad_id`).
+    pub fn as_field(&self) -> Option<&FieldPath> {
+        match self.root.op {
+            Op::Field(slot) => self.fields.get(slot),
+            _ => None,
+        }
+    }
+
     /// The static type of the result (see [`Type`]); a filter wants `Bool`, `Null` or `Any`.
     pub fn result_type(&self) -> Type {
         self.ty

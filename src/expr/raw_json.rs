@@ -31,6 +31,25 @@ impl<'a> RawJson<'a> {
     /// The scalar at `path`, borrowing from the text itself (not from this wrapper), so a value
     /// read from a token found in a longer line lives as long as the line.
     pub fn value_at(self, path: &FieldPath) -> Result<Value<'a>, RecordError> {
+        match self.seek(path)? {
+            None => Ok(Value::Null),
+            Some(mut scan) => scan.scalar(),
+        }
+    }
+
+    /// The raw bytes of the value at `path` (any JSON value, checked only as far as skipping it
+    /// needs); `None` when the path is missing.
+    pub fn token_at(self, path: &FieldPath) -> Result<Option<&'a [u8]>, RecordError> {
+        let Some(mut scan) = self.seek(path)? else {
+            return Ok(None);
+        };
+        let start = scan.at;
+        scan.skip_value()?;
+        Ok(self.0.get(start..scan.at))
+    }
+
+    /// A scanner at the start of the value at `path`; `None` when the path is missing.
+    fn seek(self, path: &FieldPath) -> Result<Option<Scanner<'a>>, RecordError> {
         let mut scan = Scanner {
             bytes: self.0,
             at: 0,
@@ -42,11 +61,11 @@ impl<'a> RawJson<'a> {
                 Segment::Index(index) => scan.enter_index(*index)?,
             };
             if !found {
-                return Ok(Value::Null);
+                return Ok(None);
             }
         }
         scan.skip_ws();
-        scan.scalar()
+        Ok(Some(scan))
     }
 }
 

@@ -118,7 +118,9 @@ impl RowStore {
 
 /// Key bytes this short or shorter are kept in the key's slot, not in a page: one cache line
 /// less to read per lookup, which is most of what interning costs once the keys outgrow the cache.
-const INLINE: usize = 19;
+/// 11 makes `Stored` 16 bytes, as large as a paged key's `RowId` and its tag, and fits the
+/// usual ids (`"ad-123"`, a 10-digit number).
+const INLINE: usize = 11;
 
 /// A key's bytes: inline when short, else a row in [`Keys`]' pages.
 #[derive(Debug, Clone, Copy)]
@@ -128,8 +130,8 @@ enum Stored {
     Paged(RowId),
 }
 
-/// A key slot: its hash, bytes and the operator's state for the key, read together in one or
-/// two cache lines.
+/// A key slot: its hash, bytes and the operator's state for the key, read together in one
+/// cache line (or two).
 #[derive(Debug, Clone, Copy)]
 struct Slot<V> {
     hash: u64,
@@ -144,9 +146,10 @@ struct Slot<V> {
 /// once the pages exist. A removed key's index is reused, so the index stays as small as the
 /// number of keys held, not the number ever seen. Keys may be of any length.
 pub struct Keys<V = ()> {
-    /// (hash, index): with the hash beside the index, growing the table reads no slot (a slot
-    /// per entry would be a cache miss each once the keys outgrow the cache).
-    table: hashbrown::HashTable<(u64, u32)>,
+    /// (the hash's high half, index): with the hash beside the index, growing the table reads
+    /// no slot (a slot per entry would be a cache miss each once the keys outgrow the cache), and
+    /// a probe that meets another key's entry rarely reads its slot.
+    table: hashbrown::HashTable<(u32, u32)>,
     /// Slots by index; `Stored::Free` for a free index.
     list: Vec<Slot<V>>,
     free: Vec<u32>,
@@ -164,6 +167,16 @@ impl<V> Default for Keys<V> {
     }
 }
 
+/// The table's hash of a key hash: its high half, twice, so it can be rebuilt from an entry.
+/// hashbrown places by the low bits and tags by the top seven, both from the high half here.
+fn table_hash(high: u32) -> u64 {
+    (u64::from(high) << 32) | u64::from(high)
+}
+
+fn high(hash: u64) -> u32 {
+    (hash >> 32) as u32
+}
+
 impl<V: Copy + Default> Keys<V> {
     fn bytes_of<'a>(list: &'a [Slot<V>], pages: &'a RowStore, i: u32) -> Option<(u64, &'a [u8])> {
         let s = list.get(i as usize)?;
@@ -177,10 +190,11 @@ impl<V: Copy + Default> Keys<V> {
     /// The index of a key, added if new (with `V::default()`); true when new.
     pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
         let (list, pages) = (&self.list, &self.bytes);
-        let same = |&(h, i): &(u64, u32)| {
-            h == hash && Keys::bytes_of(list, pages, i).is_some_and(|(_, b)| b == key)
+        let same = |&(h, i): &(u32, u32)| {
+            h == high(hash)
+                && Keys::bytes_of(list, pages, i).is_some_and(|(full, b)| full == hash && b == key)
         };
-        if let Some(&(_, i)) = self.table.find(hash, same) {
+        if let Some(&(_, i)) = self.table.find(table_hash(high(hash)), same) {
             return (i, false);
         }
         let bytes = if key.len() <= INLINE {
@@ -205,7 +219,10 @@ impl<V: Copy + Default> Keys<V> {
                 (self.list.len() - 1) as u32
             }
         };
-        self.table.insert_unique(hash, (hash, i), |&(h, _)| h);
+        self.table
+            .insert_unique(table_hash(high(hash)), (high(hash), i), |&(h, _)| {
+                table_hash(h)
+            });
         (i, true)
     }
 
@@ -237,7 +254,10 @@ impl<V: Copy + Default> Keys<V> {
             Stored::Paged(r) => self.bytes.drop_row(r),
             Stored::Inline(..) => {}
         }
-        if let Ok(e) = self.table.find_entry(hash, |&(_, j)| j == i) {
+        if let Ok(e) = self
+            .table
+            .find_entry(table_hash(high(hash)), |&(_, j)| j == i)
+        {
             e.remove();
         }
         self.free.push(i);
@@ -246,7 +266,7 @@ impl<V: Copy + Default> Keys<V> {
     /// Approximate bytes the index holds: the key bytes' pages, the slots and the table.
     pub fn bytes(&self) -> u64 {
         let slots = self.list.len() * std::mem::size_of::<Slot<V>>();
-        self.bytes.bytes().1 + (slots + self.table.capacity() * 17) as u64
+        self.bytes.bytes().1 + (slots + self.table.capacity() * 9) as u64
     }
 
     /// Indices given so far: every held key's index is below it.
@@ -313,6 +333,11 @@ impl<T: Copy> Slab<T> {
     /// Slots in use.
     pub fn len(&self) -> usize {
         self.items.len() - self.free.len()
+    }
+
+    /// Bytes allocated (the table never shrinks: its high-water mark).
+    pub fn bytes(&self) -> u64 {
+        (self.items.capacity() * std::mem::size_of::<T>() + self.free.capacity() * 4) as u64
     }
 
     pub fn is_empty(&self) -> bool {
@@ -408,7 +433,8 @@ mod tests {
             assert_eq!(keys.intern(7, k), (i, false));
             assert_eq!(keys.get(i), Some((7, &k[..])));
         }
-        assert_eq!(std::mem::size_of::<Slot<()>>(), 32);
+        assert_eq!(std::mem::size_of::<Slot<()>>(), 24);
+        assert_eq!(std::mem::size_of::<Slot<(i64, u32)>>(), 40);
         for &i in &idx[..30] {
             keys.remove(i);
             keys.remove(i);

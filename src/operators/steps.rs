@@ -105,6 +105,58 @@ impl Record for Extracted<'_, '_> {
     }
 }
 
+impl<'a> Extracted<'a, '_> {
+    /// The raw bytes of the value at `path` (`None`: missing), found like [`Record::get`] finds it.
+    fn token(&self, path: &FieldPath) -> Result<Option<&'a [u8]>, RecordError> {
+        if let [Segment::Key(k)] = path.segments() {
+            if let Some(i) = self.names.iter().position(|n| n == k) {
+                return Ok(self.toks[i].map(|t| t.raw));
+            }
+        }
+        if let Some((_, i, rest)) = self.nested.iter().find(|(p, _, _)| p == path) {
+            return match self.toks.get(*i).copied().flatten() {
+                None => Ok(None),
+                Some(t) => RawJson(t.raw).token_at(rest),
+            };
+        }
+        self.line.token_at(path)
+    }
+}
+
+/// Writes a selected field's value from its raw token when that gives exactly the bytes
+/// evaluating it and writing the value would (`null`, `true`, `false`, a string without escapes or
+/// control characters, an integer that fits i64 and is not `-0`); false, writing nothing, for any
+/// other token (decimals are normalised, escapes re-written, objects refused), which then takes
+/// the general path. A select of plain fields, the usual reshaping, so copies tokens.
+fn write_plain(token: Option<&[u8]>, out: &mut Vec<u8>) -> bool {
+    let Some(t) = token else {
+        out.extend_from_slice(b"null");
+        return true;
+    };
+    let plain = match t.first() {
+        Some(b'"') => {
+            t.len() >= 2
+                && t.ends_with(b"\"")
+                && !t[1..t.len() - 1]
+                    .iter()
+                    .any(|&b| b == b'\\' || b == b'"' || b < 0x20)
+                && std::str::from_utf8(t).is_ok()
+        }
+        Some(b'-' | b'0'..=b'9') => {
+            let digits = t.strip_prefix(b"-").unwrap_or(t);
+            !digits.is_empty()
+                && digits.len() <= 18
+                && digits.iter().all(u8::is_ascii_digit)
+                && (digits[0] != b'0' || (digits.len() == 1 && t.len() == 1))
+        }
+        _ => matches!(t, b"null" | b"true" | b"false"),
+    };
+    if plain {
+        out.extend_from_slice(t);
+    }
+    plain
+}
+
 /// What became of a record.
 pub enum Outcome<'a> {
     /// The record after the last step: the input line itself when no select reshaped it.
@@ -181,15 +233,18 @@ impl RecordChain {
                     out.clear();
                     out.push(b'{');
                     for (i, (field, p)) in fields.iter().enumerate() {
-                        let v = p
-                            .eval(&rec)
-                            .map_err(|e| reason("select", name, Some(field), &e))?;
                         if i > 0 {
                             out.push(b',');
                         }
                         expr::write_json_string(field, out);
                         out.push(b':');
-                        v.write_json(out);
+                        let plain = p.as_field().and_then(|f| rec.token(f).ok());
+                        if !plain.is_some_and(|t| write_plain(t, out)) {
+                            let v = p
+                                .eval(&rec)
+                                .map_err(|e| reason("select", name, Some(field), &e))?;
+                            v.write_json(out);
+                        }
                     }
                     out.push(b'}');
                     cur = Some(match cur {
@@ -296,5 +351,60 @@ mod tests {
                 && e.contains("(in field `amount`)"),
             "{e}"
         );
+    }
+
+    /// Plain fields are copied as tokens only where that gives the general path's bytes: the
+    /// same select through `coalesce(x, null)` (evaluated, never copied) is the reference.
+    #[test]
+    fn plain_fields_write_exactly_what_evaluating_them_writes() {
+        let select = |name: &str, a: &str, b: &str| StepPlan {
+            name: name.into(),
+            kind: StepKind::Select {
+                fields: vec![("a".into(), a.into()), ("b".into(), b.into())],
+            },
+        };
+        let st = vec![
+            select("plain", "v", "o.v"),
+            select("general", "coalesce(v, null)", "coalesce(o.v, null)"),
+        ];
+        let (mut plain, mut general) = (
+            RecordChain::new(&st, &[0]).unwrap(),
+            RecordChain::new(&st, &[1]).unwrap(),
+        );
+        let values = [
+            r#""ad-7""#,
+            r#""é ✓""#,
+            r#""a\"b""#,
+            r#""tab\u0009""#,
+            r#""""#,
+            "12",
+            "-5",
+            "0",
+            "-0",
+            "1.2340",
+            "-0.50",
+            "1e3",
+            "123456789012345678",
+            "12345678901234567890",
+            "-9223372036854775808",
+            "true",
+            "false",
+            "null",
+            r#"{"x":1}"#,
+            "[1]",
+        ];
+        for v in values {
+            for line in [
+                format!(r#"{{"v":{v},"o":{{"v":{v}}}}}"#),
+                format!(r#"{{"o":{{"w":{v}}}}}"#),
+            ] {
+                let (p, g) = (run(&mut plain, &line), run(&mut general, &line));
+                match (&p, &g) {
+                    (Ok(p), Ok(g)) => assert_eq!(p, g, "{line}"),
+                    (Err(_), Err(_)) => {}
+                    _ => panic!("{line}: plain {p:?}, general {g:?}"),
+                }
+            }
+        }
     }
 }

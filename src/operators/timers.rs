@@ -118,6 +118,17 @@ impl Timers {
         self.len
     }
 
+    /// Bytes allocated for timers, in use or kept for reuse.
+    pub fn bytes(&self) -> u64 {
+        let cap: usize = self
+            .buckets
+            .values()
+            .map(|b| b.timers.capacity())
+            .sum::<usize>()
+            + self.spare.iter().map(Vec::capacity).sum::<usize>();
+        (cap * std::mem::size_of::<Timer>() + self.buckets.len() * 64) as u64
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -215,7 +215,12 @@ impl Operator for Dedupe {
     fn report(&self, r: &mut OperatorReport) {
         self.counters.report(r);
         let rows = self.join.buffered[0] + self.join.buffered[1];
-        let state = rows * 48 + self.keys.bytes() + self.store.bytes().1;
+        // Allocated, not live: none of these shrink, so this is the high-water mark.
+        let state = self.pending.bytes()
+            + self.waiting.bytes()
+            + (self.forget.capacity() * 16) as u64
+            + self.keys.bytes()
+            + self.store.bytes().1;
         r.open += self.waiting.len() as u64;
         r.keys += rows;
         r.state_bytes += state;

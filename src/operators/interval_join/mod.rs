@@ -337,9 +337,9 @@ impl Operator for IntervalJoin {
     fn report(&self, r: &mut OperatorReport) {
         self.counters.report(r);
         let rows = self.join.buffered[0] + self.join.buffered[1];
-        // The row's entry, its cleanup timer and its bytes.
-        let per_row = (std::mem::size_of::<Row>() + 32) as u64;
-        let state = rows * per_row + self.keys.bytes() + self.store.bytes().1;
+        // Allocated, not live: none of these shrink, so this is the high-water mark.
+        let state =
+            self.slab.bytes() + self.cleanup.bytes() + self.keys.bytes() + self.store.bytes().1;
         r.open += self.cleanup.len() as u64;
         r.keys += rows;
         r.state_bytes += state;

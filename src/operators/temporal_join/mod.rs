@@ -275,7 +275,13 @@ impl Operator for TemporalJoin {
     fn report(&self, r: &mut OperatorReport) {
         self.counters.report(r);
         let rows = self.join.buffered[0] + self.join.buffered[1];
-        let state = rows * 40 + self.index.bytes() + self.store.bytes().1;
+        // Allocated, not live: none of these shrink, so this is the high-water mark.
+        let versions: usize = self.keys.iter().map(|k| k.versions.capacity() * 16).sum();
+        let state = self.pending.bytes()
+            + self.waiting.bytes()
+            + versions as u64
+            + self.index.bytes()
+            + self.store.bytes().1;
         r.open += self.waiting.len() as u64;
         r.keys += rows;
         r.state_bytes += state;
