@@ -9,7 +9,7 @@
 
 use crate::checkpoint::codec::{Dec, Enc};
 
-/// Bytes per page of a [`RowStore`].
+/// Bytes per page of a [`RowStore`] by default.
 const PAGE: usize = 64 * 1024;
 
 /// Where a held row's bytes are (the default: an empty row).
@@ -37,8 +37,9 @@ struct Page {
 }
 
 /// Row bytes by value in reusable pages.
-#[derive(Default)]
 pub struct RowStore {
+    /// Bytes per page.
+    page: usize,
     pages: Vec<Page>,
     /// Pages with no live row, ready for reuse.
     free: Vec<u32>,
@@ -48,11 +49,33 @@ pub struct RowStore {
     held: u64,
 }
 
+impl Default for RowStore {
+    fn default() -> Self {
+        RowStore::with_page_size(PAGE)
+    }
+}
+
 impl RowStore {
+    /// A store of `page`-byte pages: small pages for rows that live long among short-lived ones
+    /// (each such row keeps its page alive), large ones for rows that leave in arrival order.
+    pub fn with_page_size(page: usize) -> Self {
+        RowStore {
+            page: page.max(1),
+            pages: Vec::new(),
+            free: Vec::new(),
+            current: None,
+            held: 0,
+        }
+    }
+
     /// Keeps a copy of `row`.
     pub fn put(&mut self, row: &[u8]) -> RowId {
         let page = match self.current {
-            Some(p) if self.pages[p as usize].bytes.len() + row.len() <= PAGE.max(row.len()) => p,
+            Some(p)
+                if self.pages[p as usize].bytes.len() + row.len() <= self.page.max(row.len()) =>
+            {
+                p
+            }
             _ => self.fresh_page(row.len()),
         };
         let pg = &mut self.pages[page as usize];
@@ -72,7 +95,7 @@ impl RowStore {
             Some(p) => p,
             None => {
                 self.pages.push(Page {
-                    bytes: Vec::with_capacity(PAGE.max(need)),
+                    bytes: Vec::with_capacity(self.page.max(need)),
                     live: 0,
                 });
                 (self.pages.len() - 1) as u32

@@ -40,7 +40,11 @@ pub struct TemporalJoin {
     first_port: u16,
     index: Keys,
     keys: Vec<KeyState>,
+    /// Waiting input rows.
     store: RowStore,
+    /// Table versions: they live as long as their key's next version is not yet valid, some
+    /// for the whole run, so each pins its page; small pages bound that to 4 KiB per key.
+    table: RowStore,
     /// Input rows waiting for the watermark, by slot.
     pending: Slab<RowId>,
     /// When each waiting row is answered: at its event time, in arrival order (`key`: its key,
@@ -87,6 +91,7 @@ impl TemporalJoin {
             index: Keys::default(),
             keys: Vec::new(),
             store: RowStore::default(),
+            table: RowStore::with_page_size(4096),
             pending: Slab::default(),
             waiting: Timers::default(),
             due: Vec::new(),
@@ -137,7 +142,7 @@ impl TemporalJoin {
         let n = s.versions.partition_point(|(from, _)| *from <= wm);
         if n > 1 {
             for (_, r) in s.versions.drain(..n - 1) {
-                self.store.drop_row(r);
+                self.table.drop_row(r);
             }
             s.pruned = true;
             self.join.buffered[1] -= (n - 1) as u64;
@@ -164,7 +169,7 @@ impl TemporalJoin {
             Ok(b) => b,
             Err(held) => self.store.get(held),
         };
-        let table = version.map(|v| self.store.get(v));
+        let table = version.map(|v| self.table.get(v));
         if !write(&mut self.line, input, table) {
             return;
         }
@@ -191,7 +196,7 @@ impl TemporalJoin {
             return;
         }
         let k = self.intern(e.hash, r.key());
-        let row = self.store.put(r.row().unwrap_or(b"{}"));
+        let row = self.table.put(r.row().unwrap_or(b"{}"));
         let v = &mut self.keys[k as usize].versions;
         let at = v.partition_point(|(from, _)| *from <= e.ts);
         v.insert(at, (e.ts, row));
@@ -281,7 +286,8 @@ impl Operator for TemporalJoin {
             + self.waiting.bytes()
             + versions as u64
             + self.index.bytes()
-            + self.store.bytes().1;
+            + self.store.bytes().1
+            + self.table.bytes().1;
         r.open += self.waiting.len() as u64;
         r.keys += rows;
         r.state_bytes += state;
@@ -301,7 +307,7 @@ impl Operator for TemporalJoin {
             e.u8(u8::from(s.pruned));
             e.u64(s.versions.len() as u64);
             for (t, r) in &s.versions {
-                put(e, *t, self.store.get(*r));
+                put(e, *t, self.table.get(*r));
             }
         }
         let waiting = self.waiting.sorted();
@@ -340,7 +346,7 @@ impl Operator for TemporalJoin {
             self.join.buffered[1] += v.len() as u64;
             self.join.peak[1] = self.join.peak[1].max(self.join.buffered[1]);
             let stored: Vec<(i64, RowId)> =
-                v.into_iter().map(|(t, r)| (t, self.store.put(r))).collect();
+                v.into_iter().map(|(t, r)| (t, self.table.put(r))).collect();
             let s = &mut self.keys[k as usize];
             s.versions = stored;
             s.pruned = pruned;
