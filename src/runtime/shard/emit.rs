@@ -9,6 +9,7 @@
 //! receivers' merge never depends on how keys are spread over shards.
 
 use super::exchange::Outbound;
+use super::owners::Owners;
 use crate::event::{slot_of, Event, Rec, Tag, FIRED, RETRACT, SLOT_BYTES};
 use crate::operators::steps::{Outcome, RecordChain};
 use crate::operators::{Emitter, Output};
@@ -57,9 +58,8 @@ pub(super) struct ShardEmitter {
     pub(super) lates: Vec<Outlet>,
     /// Per depth `d`: the rings to depth `d + 1` (empty past the deepest).
     pub(super) next: Vec<Outbound>,
-    /// Key groups and shards, to find a key's owner.
-    pub(super) key_groups: u32,
-    pub(super) shards: usize,
+    /// Each key's owner, for records re-keyed to another operator.
+    pub(super) owners: Owners,
     /// The node emitting now, its depth and the partition of the chunk being processed.
     pub(super) node: usize,
     pub(super) depth: usize,
@@ -83,13 +83,6 @@ pub(super) struct ShardEmitter {
     pub(super) failed: Vec<(usize, String, Vec<u8>)>,
 }
 
-/// The shard owning `hash` among `n`: its key group (high hash bits) scaled onto `n` ranges.
-#[inline]
-pub(super) fn owner(key_groups: u32, n: usize, hash: u64) -> usize {
-    let kg = ((hash >> 32) * key_groups as u64) >> 32;
-    (kg as usize * n) / key_groups as usize
-}
-
 /// A 64-bit mix of a cause's tie-break with the emitting node and the output's index: equal only
 /// for the same lineage (ties between different lineages are then broken by it, not by shards).
 #[inline]
@@ -108,8 +101,7 @@ impl ShardEmitter {
         outputs: Vec<Outlet>,
         lates: Vec<Outlet>,
         next: Vec<Outbound>,
-        key_groups: u32,
-        shards: usize,
+        owners: Owners,
     ) -> ShardEmitter {
         let nparts = parts.len();
         ShardEmitter {
@@ -119,8 +111,7 @@ impl ShardEmitter {
             outputs,
             lates,
             next,
-            key_groups,
-            shards,
+            owners,
             node: 0,
             depth: 0,
             part: 0,
@@ -214,7 +205,7 @@ impl ShardEmitter {
             ev.pos = tag.2;
             ev.sub = tag.3;
             ev.part = self.part;
-            let dest = owner(self.key_groups, self.shards, ev.hash);
+            let dest = self.owners.of(ev.hash);
             let start = self.batch_slots.len();
             self.batch_slots
                 .extend(parser.payloads[i].bytes.chunks(SLOT_BYTES).map(slot_of));

@@ -25,6 +25,7 @@ mod fire;
 pub mod hot;
 mod kafka;
 mod merge;
+mod owners;
 mod produce;
 mod publish;
 mod receive;
@@ -236,8 +237,7 @@ impl Shard {
             p.outputs,
             p.lates,
             p.xout.into_iter().map(exchange::Outbound::new).collect(),
-            setup.key_groups,
-            n,
+            owners::Owners::new(setup.key_groups, n),
         );
         let mut shard = Shard {
             id,

@@ -10,17 +10,9 @@ use crate::event::{payload_slots, slot_of, Event, Tag, CHUNK_LAST, CHUNK_PAD, SL
 use crate::metrics::ShardStats;
 use crate::runtime::aligned::Next;
 use crate::runtime::schedule::Schedule;
-use crate::runtime::setup::ShardSetup;
 use crate::sinks::SinkWriter;
 use crate::sources::PartKind;
 use std::fs::File;
-
-/// The shard owning `hash`: its key group (high hash bits) scaled onto `n` contiguous ranges.
-#[inline]
-pub(super) fn shard_of(setup: &ShardSetup, n: usize, hash: u64) -> usize {
-    let kg = ((hash >> 32) * setup.key_groups as u64) >> 32;
-    (kg as usize * n) / setup.key_groups as usize
-}
 
 impl Shard {
     /// Returns (records produced, stalled for credit).
@@ -537,7 +529,7 @@ impl Shard {
 
     #[inline]
     fn shard_of(&self, hash: u64) -> usize {
-        shard_of(&self.setup, self.n, hash)
+        self.emitter.owners.of(hash)
     }
 
     #[inline(always)]

@@ -157,7 +157,8 @@ impl Shard {
         }
         // The chunk order that follows (`ChunkOrder::decode`) was restored before any shard started.
         let setup = self.setup.clone();
-        let keep = |h: u64| super::emit::owner(setup.key_groups, self.n, h) == self.id;
+        let owners = super::owners::Owners::new(setup.key_groups, self.n);
+        let keep = |h: u64| owners.of(h) == self.id;
         for snap in &r.snapshots {
             for ((op, want), wm) in self.ops.iter_mut().zip(&r.sections).zip(&self.node_wm) {
                 let Some(want) = want else { continue };
