@@ -391,6 +391,7 @@ impl PayloadBuf {
     }
 
     /// Sets value slot `slot` of `ev`: inline when it is an inline slot and fits, else wide.
+    #[inline]
     pub fn set_value(&mut self, ev: &mut Event, slot: usize, v: Value) {
         if slot < INLINE_VALUES && ev.set_value(slot, v) {
             return;
@@ -400,6 +401,7 @@ impl PayloadBuf {
 
     /// Appends the WIDE section (if any value went there), then `row` and `blob`, and sets
     /// `ev.extra` and its flags. Call once per event, after the key and values.
+    #[inline]
     pub fn finish(&mut self, ev: &mut Event, row: Option<&[u8]>, blob: Option<&[u8]>) {
         if !self.wide.is_empty() {
             ev.flags |= WIDE;

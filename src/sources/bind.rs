@@ -237,29 +237,6 @@ impl RecordParser {
         Ok(ts)
     }
 
-    /// The token at path `p`, stepping into objects.
-    #[inline(always)]
-    fn token<'a>(
-        &self,
-        p: usize,
-        toks: &[Option<Token<'a>>],
-    ) -> Result<Option<Token<'a>>, Malformed> {
-        let path = &self.paths[p];
-        let mut tok = toks[path.top];
-        for fs in &path.rest {
-            tok = match tok {
-                Some(t) if t.kind == TokenKind::Object => {
-                    let mut one = [None];
-                    json::extract(t.raw, fs, &mut one)
-                        .map_err(|e| Malformed(format!("field `{}`: {e}", path.text)))?;
-                    one[0]
-                }
-                _ => None,
-            };
-        }
-        Ok(tok)
-    }
-
     /// Fills event `b` (and its payload) from the located tokens.
     #[inline(always)]
     fn bind(
@@ -269,80 +246,43 @@ impl RecordParser {
         ts: i64,
         toks: &[Option<Token<'_>>],
     ) -> Result<(), Malformed> {
-        let mut ev = Event::EMPTY;
+        let binding = &self.bindings[b];
+        let paths = &self.paths[..];
+        let ev = &mut self.events[b];
+        let payload = &mut self.payloads[b];
         ev.ts = ts;
-        ev.port = self.bindings[b].port;
-        self.key.clear();
-        for i in 0..self.bindings[b].key.len() {
-            if i > 0 {
-                self.key.push(0);
-            }
-            let p = self.bindings[b].key[i];
-            match self.token(p, toks)? {
-                Some(t) if t.kind != TokenKind::Null => {
-                    if t.has_escape {
-                        let c = json::canonical(&t, &mut self.canon).map_err(|e| {
-                            Malformed(format!("field `{}`: {e}", self.paths[p].text))
-                        })?;
-                        self.key.extend_from_slice(c);
-                    } else {
-                        self.key.extend_from_slice(t.raw);
-                    }
-                }
-                _ => {
-                    self.key.extend_from_slice(b"null");
+        ev.port = binding.port;
+        ev.flags = 0;
+        ev.kinds = 0;
+        ev.extra = 0;
+        payload.clear();
+        // One plain key field that fits inline (the common group-by) is hashed and copied as it
+        // lies in the line; anything else is assembled in `key` first.
+        let single = match binding.key[..] {
+            [p] if paths[p].rest.is_empty() => match toks[paths[p].top] {
+                Some(t) if t.kind != TokenKind::Null && !t.has_escape => Some(t.raw),
+                _ => None,
+            },
+            _ => None,
+        };
+        match single {
+            Some(raw) if ev.set_key(raw) => ev.hash = hash_key(raw),
+            _ => {
+                let null = assemble_key(&binding.key, paths, toks, &mut self.key, &mut self.canon)?;
+                if null {
                     ev.flags |= NULL_KEY;
                 }
+                ev.hash = hash_key(&self.key);
+                payload.set_key(ev, &self.key);
             }
         }
-        ev.hash = hash_key(&self.key);
-        let mut payload = std::mem::take(&mut self.payloads[b]);
-        payload.clear();
-        payload.set_key(&mut ev, &self.key);
-        for slot in 0..self.bindings[b].values.len() {
-            let (p, use_) = self.bindings[b].values[slot];
-            let v = self.value(p, use_, toks)?;
-            payload.set_value(&mut ev, slot, v);
+        for (slot, &(p, use_)) in binding.values.iter().enumerate() {
+            let v = value(paths, p, use_, toks, &mut self.canon)?;
+            payload.set_value(ev, slot, v);
         }
-        let row = self.bindings[b].row.then(|| trim(line));
-        payload.finish(&mut ev, row, None);
-        self.events[b] = ev;
-        self.payloads[b] = payload;
+        let row = binding.row.then(|| trim(line));
+        payload.finish(ev, row, None);
         Ok(())
-    }
-
-    fn value(
-        &mut self,
-        p: usize,
-        use_: SlotUse,
-        toks: &[Option<Token<'_>>],
-    ) -> Result<Value, Malformed> {
-        let tok = self.token(p, toks)?;
-        let name = &self.paths[p].text;
-        Ok(match (tok, use_) {
-            (None, _) => Value::Null,
-            (Some(t), _) if t.kind == TokenKind::Null => Value::Null,
-            (Some(t), SlotUse::Number) => match t.kind {
-                TokenKind::Number => {
-                    number(t.raw).map_err(|e| Malformed(format!("field `{name}`: {e}")))?
-                }
-                _ => {
-                    return Err(Malformed(format!(
-                        "field `{name}` is not a number (aggregates over it need one)"
-                    )))
-                }
-            },
-            (Some(t), SlotUse::Hash) if t.kind == TokenKind::Number => number_token_hash(t.raw),
-            (Some(t), SlotUse::Hash) => {
-                let bytes = if t.has_escape {
-                    json::canonical(&t, &mut self.canon)
-                        .map_err(|e| Malformed(format!("field `{name}`: {e}")))?
-                } else {
-                    t.raw
-                };
-                Value::Hash(hash_key(bytes))
-            }
-        })
     }
 
     fn event_time(&self, tok: Option<Token<'_>>) -> Result<i64, Malformed> {
@@ -392,6 +332,101 @@ impl RecordParser {
         }
         Ok(ms)
     }
+}
+
+/// The token at path `p`, stepping into objects.
+#[inline(always)]
+fn token<'a>(
+    paths: &[Path],
+    p: usize,
+    toks: &[Option<Token<'a>>],
+) -> Result<Option<Token<'a>>, Malformed> {
+    let path = &paths[p];
+    let mut tok = toks[path.top];
+    for fs in &path.rest {
+        tok = match tok {
+            Some(t) if t.kind == TokenKind::Object => {
+                let mut one = [None];
+                json::extract(t.raw, fs, &mut one)
+                    .map_err(|e| Malformed(format!("field `{}`: {e}", path.text)))?;
+                one[0]
+            }
+            _ => None,
+        };
+    }
+    Ok(tok)
+}
+
+/// Writes the key of fields `key` into `out`: each field's canonical token, 0-separated, `null`
+/// for a missing or null one. True when some field was null.
+fn assemble_key(
+    key: &[usize],
+    paths: &[Path],
+    toks: &[Option<Token<'_>>],
+    out: &mut Vec<u8>,
+    canon: &mut Vec<u8>,
+) -> Result<bool, Malformed> {
+    out.clear();
+    let mut null = false;
+    for (i, &p) in key.iter().enumerate() {
+        if i > 0 {
+            out.push(0);
+        }
+        match token(paths, p, toks)? {
+            Some(t) if t.kind != TokenKind::Null => {
+                if t.has_escape {
+                    let c = json::canonical(&t, canon)
+                        .map_err(|e| Malformed(format!("field `{}`: {e}", paths[p].text)))?;
+                    out.extend_from_slice(c);
+                } else {
+                    out.extend_from_slice(t.raw);
+                }
+            }
+            _ => {
+                out.extend_from_slice(b"null");
+                null = true;
+            }
+        }
+    }
+    Ok(null)
+}
+
+/// The value of path `p` for a slot used as `use_`.
+#[inline(always)]
+fn value(
+    paths: &[Path],
+    p: usize,
+    use_: SlotUse,
+    toks: &[Option<Token<'_>>],
+    canon: &mut Vec<u8>,
+) -> Result<Value, Malformed> {
+    let tok = token(paths, p, toks)?;
+    let name = || &paths[p].text;
+    Ok(match (tok, use_) {
+        (None, _) => Value::Null,
+        (Some(t), _) if t.kind == TokenKind::Null => Value::Null,
+        (Some(t), SlotUse::Number) => match t.kind {
+            TokenKind::Number => {
+                number(t.raw).map_err(|e| Malformed(format!("field `{}`: {e}", name())))?
+            }
+            _ => {
+                return Err(Malformed(format!(
+                    "field `{}` is not a number (aggregates over it need one)",
+                    name()
+                )))
+            }
+        },
+        (Some(t), SlotUse::Hash) if t.kind == TokenKind::Number => number_token_hash(t.raw),
+        (Some(t), SlotUse::Hash) => {
+            let bytes = if t.has_escape {
+                json::canonical(&t, canon)
+                    .map_err(|e| Malformed(format!("field `{}`: {e}", name())))?
+            } else {
+                t.raw
+            };
+            Value::Hash(hash_key(bytes))
+        }
+    })
 }
 
 /// A JSON number token as a value: an `i64` integer, else the exact decimal it spells, else (no
