@@ -6,15 +6,13 @@
 //! Reads are split into pieces submitted together to io_uring so several are in flight; where the
 //! kernel refuses io_uring the reader falls back to `pread`, saying so once.
 
+use super::uring_read;
 use super::SourceError;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
-/// Largest single read submitted to io_uring.
-const PIECE: usize = 256 * 1024;
 /// Step by which a chunk reads on to find the end of its last line.
 const TAIL_STEP: usize = 64 * 1024;
 
@@ -103,7 +101,17 @@ impl ChunkReader {
         let len = (end - base) as usize;
         // Resizing without clearing first only zero-fills growth, not the whole chunk every time.
         self.buf.resize(len, 0);
-        let got = read_at(self.uring.as_mut(), file, base, &mut self.buf)?;
+        let got = match self.uring.as_mut() {
+            None => pread_full(file, base, &mut self.buf)?,
+            Some(ring) => match uring_read::read_at(ring, file, base, &mut self.buf) {
+                Ok(got) => got,
+                Err(uring_read::Failure::Failed(e)) => return Err(e),
+                Err(uring_read::Failure::Abandoned(e)) => {
+                    self.abandon();
+                    return Err(e);
+                }
+            },
+        };
         self.buf.truncate(got);
         // Read on until a newline at or after `end - 1` ends the last line that starts in range.
         let need_nl_from = (end - 1 - base) as usize;
@@ -139,79 +147,22 @@ impl ChunkReader {
         })
     }
 
+    /// Gives up the buffer and the ring after reads that never completed: the kernel may still
+    /// write into that memory, so it is leaked, never freed or reused; reads go on with `pread`.
+    fn abandon(&mut self) {
+        std::mem::forget(std::mem::take(&mut self.buf));
+        if let Some(ring) = self.uring.take() {
+            std::mem::forget(ring);
+        }
+    }
+
     /// The bytes of the chunk read last.
     pub fn buf(&self) -> &[u8] {
         &self.buf
     }
 }
 
-/// Reads `dst.len()` bytes at `off` (fewer only at end of file).
-fn read_at(
-    uring: Option<&mut io_uring::IoUring>,
-    file: &File,
-    off: u64,
-    dst: &mut [u8],
-) -> io::Result<usize> {
-    let Some(ring) = uring else {
-        return pread_full(file, off, dst);
-    };
-    let fd = io_uring::types::Fd(file.as_raw_fd());
-    let pieces = dst.len().div_ceil(PIECE);
-    let mut done = vec![0usize; pieces];
-    let mut submitted = 0;
-    let mut completed = 0;
-    while completed < pieces {
-        while submitted < pieces {
-            let lo = submitted * PIECE;
-            let hi = (lo + PIECE).min(dst.len());
-            let entry = io_uring::opcode::Read::new(fd, dst[lo..].as_mut_ptr(), (hi - lo) as u32)
-                .offset(off + lo as u64)
-                .build()
-                .user_data(submitted as u64);
-            // SAFETY: the buffer `dst[lo..hi]` stays borrowed (and unmoved) until this function has
-            // reaped every completion it submitted, and the file descriptor outlives the call.
-            if unsafe { ring.submission().push(&entry) }.is_err() {
-                break;
-            }
-            submitted += 1;
-        }
-        ring.submit_and_wait(1)?;
-        let cq: Vec<(u64, i32)> = ring
-            .completion()
-            .map(|c| (c.user_data(), c.result()))
-            .collect();
-        for (idx, res) in cq {
-            if res < 0 {
-                // Drain the rest before returning so no read still targets `dst`.
-                while completed + 1 < submitted {
-                    ring.submit_and_wait(1)?;
-                    completed += ring.completion().count();
-                }
-                return Err(io::Error::from_raw_os_error(-res));
-            }
-            done[idx as usize] = res as usize;
-            completed += 1;
-        }
-    }
-    // A short piece (end of file or a short read) is completed with plain reads, in order.
-    let mut total = 0;
-    for (i, &got) in done.iter().enumerate() {
-        let lo = i * PIECE;
-        let hi = (lo + PIECE).min(dst.len());
-        if got < hi - lo {
-            let more = pread_full(file, off + (lo + got) as u64, &mut dst[lo + got..hi])?;
-            total = lo + got + more;
-            if got + more < hi - lo {
-                return Ok(total);
-            }
-        } else {
-            total = hi;
-        }
-    }
-    Ok(total)
-}
-
-fn pread_full(file: &File, off: u64, dst: &mut [u8]) -> io::Result<usize> {
+pub(super) fn pread_full(file: &File, off: u64, dst: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < dst.len() {
         match file.read_at(&mut dst[n..], off + n as u64) {

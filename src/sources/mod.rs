@@ -10,6 +10,7 @@ pub mod file;
 pub mod generator;
 pub mod json;
 pub mod kafka;
+mod uring_read;
 
 use crate::plan::{GeneratorPlan, Plan, SourceKind};
 use generator::model::ClickModel;
