@@ -175,12 +175,23 @@ pub(super) fn pread_full(file: &File, off: u64, dst: &mut [u8]) -> io::Result<us
     Ok(n)
 }
 
-/// Reads the raw record of `len` bytes at `pos` (late side output).
+/// Reads the raw record of `len` bytes at `pos` (late side output) onto `out`. A record that is
+/// no longer all there (the file shrank or was replaced) is an error, never a partial line.
 pub fn recall(file: &File, pos: u64, len: u32, out: &mut Vec<u8>) -> io::Result<()> {
     let old = out.len();
     out.resize(old + len as usize, 0);
-    let got = pread_full(file, pos, &mut out[old..])?;
-    out.truncate(old + got);
+    let got = pread_full(file, pos, &mut out[old..]);
+    let complete = matches!(got, Ok(n) if n == len as usize);
+    if !complete {
+        out.truncate(old);
+        return Err(match got {
+            Err(e) => e,
+            Ok(n) => io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("only {n} of the record's {len} bytes are left in the file"),
+            ),
+        });
+    }
     Ok(())
 }
 
@@ -188,6 +199,20 @@ pub fn recall(file: &File, pos: u64, len: u32, out: &mut Vec<u8>) -> io::Result<
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_record_cut_short_is_an_error_not_a_partial_line() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(b"{\"a\":1}\n{\"b\":2}\n").unwrap();
+        let mut out = b"x".to_vec();
+        recall(f.as_file(), 8, 7, &mut out).unwrap();
+        assert_eq!(out, b"x{\"b\":2}");
+        f.as_file().set_len(12).unwrap();
+        let mut out = b"x".to_vec();
+        let e = recall(f.as_file(), 8, 7, &mut out).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(out, b"x", "nothing of the cut record is kept");
+    }
 
     fn lines_of(
         reader: &mut ChunkReader,

@@ -300,26 +300,25 @@ impl ShardEmitter {
         }
     }
 
-    /// Reads back the raw source record of `e` (a late record of a source that can).
-    fn recall(&mut self, e: &Event, out: &mut Vec<u8>) {
+    /// Reads back the raw source record of `e` (a late record of a source that can); `Err` says
+    /// why it cannot be (the file is gone or shrank), and nothing is written to `out` then.
+    fn recall(&mut self, e: &Event, out: &mut Vec<u8>) -> Result<(), String> {
         match &self.parts.get(e.part as usize).map(|p| &p.kind) {
             Some(PartKind::File { path, .. }) => {
                 let slot = &mut self.recall_files[e.part as usize];
                 if slot.is_none() {
-                    *slot = File::open(path).ok();
+                    *slot = Some(File::open(path).map_err(|err| {
+                        format!("late record at offset {} of {}: cannot reopen the file to read it back: {err}", e.pos, path.display())
+                    })?);
                 }
-                let start = out.len();
-                let ok = slot
-                    .as_ref()
-                    .is_some_and(|f| crate::sources::file::recall(f, e.pos, e.len, out).is_ok());
-                if !ok {
-                    // Never a broken line: a record that cannot be read back is named instead.
-                    out.truncate(start);
-                    out.extend_from_slice(
-                        serde_json::json!({"unreadable_record": {"partition": self.parts[e.part as usize].name, "offset": e.pos}})
-                            .to_string()
-                            .as_bytes(),
-                    );
+                if let Some(f) = slot.as_ref() {
+                    crate::sources::file::recall(f, e.pos, e.len, out).map_err(|err| {
+                        format!(
+                            "late record at offset {} of {}: cannot read it back: {err}",
+                            e.pos,
+                            path.display()
+                        )
+                    })?;
                 }
             }
             Some(PartKind::Generator { model, .. }) => {
@@ -342,6 +341,7 @@ impl ShardEmitter {
                 .as_bytes(),
             ),
         }
+        Ok(())
     }
 }
 
@@ -361,13 +361,20 @@ impl Emitter for ShardEmitter {
         if self.lates[self.node].is_empty() {
             return;
         }
-        self.late_to_side += 1;
         let mut line = std::mem::take(&mut self.late_line);
         line.clear();
         match rec.row() {
             Some(r) => line.extend_from_slice(r),
-            None => self.recall(rec.ev, &mut line),
+            None => {
+                if let Err(why) = self.recall(rec.ev, &mut line) {
+                    // A dead letter saying where the record was, never a broken line.
+                    self.failed.push((self.node, why, Vec::new()));
+                    self.late_line = line;
+                    return;
+                }
+            }
         }
+        self.late_to_side += 1;
         let e = rec.ev;
         let tag = (
             e.seen_max,
