@@ -23,19 +23,37 @@ pub enum ConfigError {
         key: String,
         message: String,
     },
+    /// Several problems, one per line, in file order.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Many(Vec<ConfigError>),
 }
 
 impl ConfigError {
     /// Builds the error for a failed typed parse of `src`'s text.
     pub(super) fn from_toml(err: &toml::de::Error, src: &SourceText) -> ConfigError {
+        ConfigError::from_toml_in(err, src, None)
+    }
+
+    /// As [`ConfigError::from_toml`], for an error of deserializing one part of the file alone
+    /// (`part`: the table it was, such as `sources.clicks`), which carries no position.
+    pub(super) fn from_toml_in(
+        err: &toml::de::Error,
+        src: &SourceText,
+        part: Option<&KeyPath>,
+    ) -> ConfigError {
         // toml's syntax messages span several lines; keep each problem on one.
         let msg = err.message().trim().replace('\n', "; ");
         let span = err.span();
         let owner = span.as_ref().and_then(|s| src.entry_for_span(s));
-        let owner_path = owner.map(|e| e.path.clone()).unwrap_or_default();
-        let fallback_at = || match &span {
-            Some(s) => src.location_of_offset(s.start),
-            None => src.location_unknown(),
+        let owner_path = match (owner, part) {
+            (Some(e), _) => e.path.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => KeyPath::default(),
+        };
+        let fallback_at = || match (&span, part) {
+            (Some(s), _) => src.location_of_offset(s.start),
+            (None, Some(p)) => src.locate(p),
+            (None, None) => src.location_unknown(),
         };
         let invalid = |at: Location, key: &KeyPath, message: String| ConfigError::Invalid {
             at,
@@ -107,11 +125,13 @@ impl ConfigError {
         // otherwise find the value the message quotes (`10 parsecs`, integer `10`) below the owner.
         let found = match owner {
             Some(e) if matches!(e.value, EntryValue::Scalar(_) | EntryValue::Array) => Some(e),
-            _ => first_quoted(&msg).and_then(|quoted| {
-                src.find_under(&owner_path, |e| {
-                    e.value == EntryValue::Scalar(quoted.to_string())
-                })
-            }),
+            _ => first_quoted(&msg)
+                .or_else(|| quoted_string(&msg))
+                .and_then(|quoted| {
+                    src.find_under(&owner_path, |e| {
+                        e.value == EntryValue::Scalar(quoted.to_string())
+                    })
+                }),
         };
         let (at, key) = located(src, found, fallback_at(), &owner_path);
         if key.0.is_empty() {
@@ -124,7 +144,16 @@ impl ConfigError {
     pub fn key(&self) -> &str {
         match self {
             ConfigError::Invalid { key, .. } => key,
+            ConfigError::Many(all) => all.first().map_or("", ConfigError::key),
             ConfigError::Read { .. } => "",
+        }
+    }
+
+    /// Each problem on its own (one for all but [`ConfigError::Many`]).
+    pub fn problems(&self) -> Vec<&ConfigError> {
+        match self {
+            ConfigError::Many(all) => all.iter().collect(),
+            one => vec![one],
         }
     }
 }
@@ -157,6 +186,12 @@ fn split_quoted(text: &str) -> (String, Vec<String>) {
     (name, quoted.collect())
 }
 
+/// The string serde quotes in `invalid type: string "two", expected usize`.
+fn quoted_string(text: &str) -> Option<&str> {
+    let rest = text.split_once("string \"")?.1;
+    Some(rest.rsplit_once("\", expected")?.0)
+}
+
 fn first_quoted(text: &str) -> Option<&str> {
     text.split('`').nth(1)
 }
@@ -169,15 +204,32 @@ fn expected_list(expected: &[String]) -> String {
     format!("; expected one of {}", list.join(", "))
 }
 
-/// What `type` may be for a component under `[sources]`, `[transforms]` or `[sinks]`.
+/// What `type` may be for a component under `[sources]`, `[transforms]` or `[sinks]`: the list
+/// the parser itself accepts, so the hint cannot fall behind a new kind.
 fn type_hint(owner: &KeyPath) -> String {
     let kinds = match owner.first_key() {
-        Some("sources") => "\"file\", \"generator\" or \"kafka\"",
-        Some("transforms") => {
-            "\"window\", \"filter\", \"select\", \"temporal_join\", \"interval_join\" or \"dedupe\""
-        }
-        Some("sinks") => "\"file\" or \"stdout\"",
+        Some("sources") => super::kinds_of::<super::SourceConfig>(),
+        Some("transforms") => super::kinds_of::<super::TransformConfig>(),
+        Some("sinks") => super::kinds_of::<super::SinkConfig>(),
         _ => return String::new(),
     };
-    format!(" (expected type = {kinds})")
+    let quoted: Vec<String> = kinds.iter().map(|k| format!("\"{k}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!(" (expected type = {} or {last})", rest.join(", "))
+        }
+        Some((only, _)) => format!(" (expected type = {only})"),
+        None => String::new(),
+    }
+}
+
+/// The names of an internally tagged enum's variants, as serde lists them when refusing one.
+pub(super) fn variants_from_refusal(message: &str) -> Vec<String> {
+    match message.split_once("expected one of") {
+        Some((_, list)) => split_quoted(&format!("``{list}")).1,
+        None => match message.split_once("expected ") {
+            Some((_, one)) => split_quoted(&format!("``{one}")).1,
+            None => Vec::new(),
+        },
+    }
 }

@@ -10,6 +10,7 @@
 pub mod defaults;
 mod duration;
 mod error;
+mod parts;
 mod source_text;
 pub mod suggest;
 
@@ -22,6 +23,7 @@ use serde::Deserialize;
 
 pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
 pub use error::ConfigError;
+use parts::kinds_of;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
 
 /// A whole config file.
@@ -630,7 +632,7 @@ pub fn parse(text: &str, origin: &str) -> Result<(Config, SourceText), ConfigErr
     let src = SourceText::new(origin, text);
     match toml::from_str::<Config>(text) {
         Ok(config) => Ok((config, src)),
-        Err(err) => Err(ConfigError::from_toml(&err, &src)),
+        Err(err) => Err(parts::all_problems(text, &src, &err)),
     }
 }
 

@@ -289,3 +289,54 @@ fn hot_key_threshold_default_follows_the_shard_count() {
     assert_eq!(hot_key_threshold(10), 0.025);
     assert_eq!(hot_key_threshold(16), 0.015625);
 }
+
+#[test]
+fn every_part_s_first_problem_is_reported_in_file_order() {
+    // Four broken parts: a wrong type, a misspelt key, a missing `type`, and an unknown sink kind.
+    // serde alone stops at the first; each must be named with its own line and key.
+    let text = EXAMPLE
+        .replacen("shards = 2", "shards = \"two\"", 1)
+        .replacen("[sinks.counts]\ntype = \"file\"", "[sinks.counts]\ntype = \"fil\"", 1)
+        + "\n[sources.extra]\npath = \"x.ndjson\"\n\n[transforms.also]\ntype = \"filter\"\ninputs = [\"clicks\"]\nwhere = \"true\"\ncolour = \"red\"\n";
+    assert!(text.contains("shards = \"two\"") && text.contains("type = \"fil\""));
+    let err = parse(&text, "my.toml").unwrap_err();
+    let problems = err.problems();
+    let keys: Vec<&str> = problems.iter().map(|p| p.key()).collect();
+    assert_eq!(
+        keys,
+        ["runtime.shards", "sinks.counts.type", "sources.extra.type", "transforms.also.colour"],
+        "{err}"
+    );
+    let lines: Vec<usize> = problems
+        .iter()
+        .map(|p| match p {
+            ConfigError::Invalid { at, .. } => at.line_col.map_or(0, |l| l.0),
+            _ => 0,
+        })
+        .collect();
+    assert!(lines.windows(2).all(|w| w[0] < w[1]), "not in file order: {lines:?}");
+    let shown = err.to_string();
+    assert_eq!(shown.lines().count(), 4, "{shown}");
+    assert!(shown.lines().all(|l| l.starts_with("my.toml:")), "{shown}");
+}
+
+#[test]
+fn type_hints_list_every_kind_the_parser_accepts() {
+    let (msg, _) = error("[sinks.out]\ninputs = [\"x\"]\n");
+    assert!(msg.contains("\"file\", \"stdout\" or \"kafka\""), "{msg}");
+    let (msg, _) = error("[sources.s]\npath = \"x\"\n");
+    assert!(msg.contains("\"file\", \"generator\" or \"kafka\""), "{msg}");
+    // The hint comes from the parser's own list, so it has every transform kind.
+    let kinds = kinds_of::<TransformConfig>();
+    for k in ["window", "filter", "select", "temporal_join", "interval_join", "dedupe"] {
+        assert!(kinds.iter().any(|x| x == k), "{k} missing from {kinds:?}");
+    }
+    let (msg, _) = error("[transforms.t]\ninputs = [\"x\"]\n");
+    assert!(kinds.iter().all(|k| msg.contains(&format!("\"{k}\""))), "{msg}");
+}
+
+#[test]
+fn a_syntax_error_is_still_reported_alone() {
+    let err = parse("[runtime]\nshards = \n[sinks.x]\ntype = \"fil\"\n", "my.toml").unwrap_err();
+    assert_eq!(err.problems().len(), 1, "{err}");
+}
