@@ -304,7 +304,12 @@ fn every_part_s_first_problem_is_reported_in_file_order() {
     let keys: Vec<&str> = problems.iter().map(|p| p.key()).collect();
     assert_eq!(
         keys,
-        ["runtime.shards", "sinks.counts.type", "sources.extra.type", "transforms.also.colour"],
+        [
+            "runtime.shards",
+            "sinks.counts.type",
+            "sources.extra.type",
+            "transforms.also.colour"
+        ],
         "{err}"
     );
     let lines: Vec<usize> = problems
@@ -314,7 +319,10 @@ fn every_part_s_first_problem_is_reported_in_file_order() {
             _ => 0,
         })
         .collect();
-    assert!(lines.windows(2).all(|w| w[0] < w[1]), "not in file order: {lines:?}");
+    assert!(
+        lines.windows(2).all(|w| w[0] < w[1]),
+        "not in file order: {lines:?}"
+    );
     let shown = err.to_string();
     assert_eq!(shown.lines().count(), 4, "{shown}");
     assert!(shown.lines().all(|l| l.starts_with("my.toml:")), "{shown}");
@@ -325,18 +333,35 @@ fn type_hints_list_every_kind_the_parser_accepts() {
     let (msg, _) = error("[sinks.out]\ninputs = [\"x\"]\n");
     assert!(msg.contains("\"file\", \"stdout\" or \"kafka\""), "{msg}");
     let (msg, _) = error("[sources.s]\npath = \"x\"\n");
-    assert!(msg.contains("\"file\", \"generator\" or \"kafka\""), "{msg}");
+    assert!(
+        msg.contains("\"file\", \"generator\" or \"kafka\""),
+        "{msg}"
+    );
     // The hint comes from the parser's own list, so it has every transform kind.
     let kinds = kinds_of::<TransformConfig>();
-    for k in ["window", "filter", "select", "temporal_join", "interval_join", "dedupe"] {
+    for k in [
+        "window",
+        "filter",
+        "select",
+        "temporal_join",
+        "interval_join",
+        "dedupe",
+    ] {
         assert!(kinds.iter().any(|x| x == k), "{k} missing from {kinds:?}");
     }
     let (msg, _) = error("[transforms.t]\ninputs = [\"x\"]\n");
-    assert!(kinds.iter().all(|k| msg.contains(&format!("\"{k}\""))), "{msg}");
+    assert!(
+        kinds.iter().all(|k| msg.contains(&format!("\"{k}\""))),
+        "{msg}"
+    );
 }
 
 #[test]
 fn a_syntax_error_is_still_reported_alone() {
-    let err = parse("[runtime]\nshards = \n[sinks.x]\ntype = \"fil\"\n", "my.toml").unwrap_err();
+    let err = parse(
+        "[runtime]\nshards = \n[sinks.x]\ntype = \"fil\"\n",
+        "my.toml",
+    )
+    .unwrap_err();
     assert_eq!(err.problems().len(), 1, "{err}");
 }
