@@ -191,7 +191,7 @@ fn refusal_is_documented(map: &Map<String, Json>, reason: &str) -> bool {
 #[test]
 fn lines_bind_to_serde_s_values_or_are_dead_lettered_with_a_reason() {
     let cases = 850_000 * scale();
-    let mut rng = Rng(0x51_1CE0);
+    let mut rng = Rng(0x0051_1CE0);
     let mut parser = line_parser();
     let (mut bound, mut refused) = (0usize, 0usize);
     for case in 0..cases {
@@ -317,7 +317,7 @@ fn load(text: &str) -> Result<(), String> {
 #[test]
 fn mutated_configs_plan_or_are_refused_with_a_message() {
     let cases = 200_000 * scale();
-    let mut rng = Rng(0xC0F1_6);
+    let mut rng = Rng(0x000C_0F16);
     let (mut planned, mut refused) = (0usize, 0usize);
     for case in 0..cases {
         let base = *rng.pick(CONFIGS);
@@ -415,7 +415,7 @@ fn has_cycle(reads: &[(String, Vec<String>)], windows: &[String]) -> bool {
 #[test]
 fn random_graphs_validate_or_report_their_cycles_never_panic() {
     let cases = 10_000 * scale();
-    let mut rng = Rng(0x6_7A9);
+    let mut rng = Rng(0x0006_07A9);
     let (mut cyclic, mut planned) = (0usize, 0usize);
     for case in 0..cases {
         let n = 1 + rng.below(7);
