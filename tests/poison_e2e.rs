@@ -40,7 +40,7 @@ fn input() -> Input {
         x = x
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        if (x >> 33) % 100 == 0 {
+        if (x >> 33).is_multiple_of(100) {
             let g = ((x >> 40) as usize) % GARBAGE.len();
             garbage.insert(text.len() as u64, g);
             text += GARBAGE[g].0;
