@@ -90,7 +90,14 @@ pub fn write_snapshot(path: &Path, snap: &Snapshot) -> Result<(u64, u32), Checkp
         .map_err(|e| CheckpointError::io(path, e))?;
     file.set_len(bytes.len() as u64)
         .map_err(|e| CheckpointError::io(path, e))?;
-    if !bytes.is_empty() {
+    // On a full file system a store to a mapped page with no block behind it is SIGBUS, not an
+    // error: the blocks are reserved first, and written with plain writes where they cannot be.
+    let reserved = reserve(&file, bytes.len()).map_err(|e| CheckpointError::io(path, e))?;
+    if !reserved {
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(&bytes, 0)
+            .map_err(|e| CheckpointError::io(path, e))?;
+    } else if !bytes.is_empty() {
         // SAFETY: the file was created just now (`create_new`) by this process and is not shared; it
         // is mapped only here, so nothing else changes it while the map is alive.
         let mut map =
@@ -101,6 +108,24 @@ pub fn write_snapshot(path: &Path, snap: &Snapshot) -> Result<(u64, u32), Checkp
     }
     fsync(&file).map_err(|e| CheckpointError::io(path, e))?;
     Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
+}
+
+/// Allocates the blocks of `file`'s first `len` bytes: `Ok(false)` where the file system cannot
+/// (then only plain writes are safe), an error (ENOSPC) where there is no room.
+fn reserve(file: &std::fs::File, len: usize) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let Ok(len) = libc::off_t::try_from(len) else {
+        return Ok(false);
+    };
+    if len == 0 {
+        return Ok(true);
+    }
+    // SAFETY: posix_fallocate reads only its integer arguments; `file` keeps the descriptor open.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } {
+        0 => Ok(true),
+        libc::EOPNOTSUPP | libc::EINVAL => Ok(false),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
 }
 
 /// fsync of `file` as an io_uring operation when a ring can be set up, else `fsync(2)`. Either way

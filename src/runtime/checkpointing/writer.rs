@@ -94,28 +94,15 @@ fn one(
     let p = pending.remove(&id).unwrap_or_default();
     let serves_savepoint = ck.savepoint.at.load(Ordering::Acquire) == id;
     if let Some(why) = p.failed {
-        *consecutive += 1;
-        if let Ok(mut m) = ck.metrics.lock() {
-            m.failed += 1;
-        }
-        tracing::error!(
-            checkpoint = id,
-            "checkpoint {id} failed: {why} ({} in a row; {} tolerated)",
-            consecutive,
-            ck.tolerable_failures
-        );
-        if *consecutive > ck.tolerable_failures {
-            return Err(format!("checkpoint {id} failed: {why}"));
-        }
-        if serves_savepoint {
-            serve_savepoint(ck, id, Err(format!("checkpoint {id} failed: {why}")));
-        }
-        ck.settled.fetch_max(id, Ordering::AcqRel);
-        return Ok(());
+        return failed(ck, id, why, consecutive, serves_savepoint);
     }
-    *consecutive = 0;
     let bytes: u64 = p.files.iter().map(|f| f.size).sum();
-    let manifest = complete(ck, id, job.chunk, p.files)?;
+    // A manifest that cannot be written (a full disk) fails the checkpoint like a snapshot would.
+    let manifest = match complete(ck, id, job.chunk, p.files) {
+        Ok(m) => m,
+        Err(why) => return failed(ck, id, why, consecutive, serves_savepoint),
+    };
+    *consecutive = 0;
     let done = Instant::now();
     if let Ok(mut m) = ck.metrics.lock() {
         let (issued_id, issued_at) = ck.issued.lock().map(|g| *g).unwrap_or((0, done));
@@ -162,6 +149,46 @@ fn one(
 }
 
 /// Makes one shard's part durable: its sealed output, then its snapshot file.
+/// Checkpoint `id` failed for `why`: counted, logged, its partial folder removed (on a full disk
+/// it holds the space the next checkpoint needs), and the job stopped past `tolerable_failures`
+/// in a row. Its output stays staged and is committed with the next checkpoint that completes.
+fn failed(
+    ck: &Ckpt,
+    id: u64,
+    why: String,
+    consecutive: &mut u32,
+    serves_savepoint: bool,
+) -> Result<(), String> {
+    *consecutive += 1;
+    if let Ok(mut m) = ck.metrics.lock() {
+        m.failed += 1;
+    }
+    tracing::error!(
+        checkpoint = id,
+        "checkpoint {id} failed: {why} ({} in a row; {} tolerated)",
+        consecutive,
+        ck.tolerable_failures
+    );
+    let folder = ck.store.folder(id);
+    if let Err(e) = std::fs::remove_dir_all(&folder) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!(
+                checkpoint = id,
+                "cannot remove the failed checkpoint's folder {}: {e}",
+                folder.display()
+            );
+        }
+    }
+    if *consecutive > ck.tolerable_failures {
+        return Err(format!("checkpoint {id} failed: {why}"));
+    }
+    if serves_savepoint {
+        serve_savepoint(ck, id, Err(format!("checkpoint {id} failed: {why}")));
+    }
+    ck.settled.fetch_max(id, Ordering::AcqRel);
+    Ok(())
+}
+
 fn write_part(ck: &Ckpt, job: &Job) -> Result<FileEntry, String> {
     if ck.fail_ids.contains(&job.id) {
         return Err("injected failure (SLUICE_FAIL_CHECKPOINTS)".into());
