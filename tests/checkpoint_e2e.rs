@@ -2,7 +2,8 @@
 //! checkpoint leaves nothing to replay; `kill -9` at random points and restarting, with another
 //! shard count each time (state moves by key group), gives exactly the lines of an uninterrupted
 //! run — none lost, none twice (the file sink commits with checkpoints) — and those lines are what
-//! the independent reference model computes from the same events.
+//! the independent reference model computes from the same events; links planted in the checkpoint
+//! directory are not followed, and what sluice creates there is owner-only.
 
 mod common;
 
@@ -262,4 +263,44 @@ fn kill_9_at_random_points_then_restart_with_other_shard_counts_gives_exactly_th
     // Nothing is left staged.
     let staging = d.join("crash.ndjson.staging");
     assert!(std::fs::read_dir(&staging).map_or(true, |mut r| r.next().is_none()));
+}
+
+#[test]
+fn links_planted_in_the_checkpoint_dir_are_not_followed_and_its_files_are_owner_only() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (state, outside, victim) = (d.join("links-state"), d.join("outside"), d.join("victim"));
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(&victim, b"precious").unwrap();
+    symlink(&victim, state.join("sluice.pid")).unwrap();
+    symlink(&victim, state.join(".sluice.pid.tmp")).unwrap();
+    symlink(&outside, state.join(format!("chk-{:020}", 1))).unwrap();
+    let with = config(d, "links", 100_000, Some(("1ms", 2)));
+    let r = sluice(d, &["run", "--config", &with], Duration::from_secs(60));
+    assert!(r.success, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("checkpoint 1 skipped") && r.stderr.contains("symbolic link"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("resuming"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    let mode = |p: &Path| p.symlink_metadata().unwrap().permissions().mode() & 0o777;
+    let ids = checkpoint_ids(&state);
+    assert!(!ids.is_empty() && !ids.contains(&1), "{ids:?}");
+    for id in ids {
+        let f = state.join(format!("chk-{id:020}"));
+        assert_eq!(mode(&f), 0o700, "{}", f.display());
+        for e in std::fs::read_dir(&f).unwrap() {
+            let p = e.unwrap().path();
+            assert_eq!(mode(&p), 0o600, "{}", p.display());
+        }
+    }
+    assert!(
+        state.join("sluice.pid").symlink_metadata().is_err(),
+        "the pid file (which replaced the link) is removed at the end"
+    );
 }

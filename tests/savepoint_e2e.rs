@@ -2,11 +2,13 @@
 //! restores on fewer and on more shards with results identical to an uninterrupted run; a restore
 //! that would drop or misread state is refused by name unless allowed; a bare SIGUSR1 writes a
 //! savepoint to the default folder; failed checkpoints are counted, tolerated up to the limit, and
-//! lose no line.
+//! lose no line; a pid file that names no sluice (0, -1, out of range, garbage, another program) is
+//! refused with a clear message and signals nobody.
 
 mod common;
 
 use common::{late_clicks_toml, read_lines, sluice, BIN};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -273,4 +275,82 @@ fn failed_checkpoints_are_counted_tolerated_up_to_the_limit_and_lose_no_line() {
         r.stderr
     );
     assert_eq!(sorted_lines(d, "strict"), want);
+}
+
+/// `sluice savepoint` in a process group of its own, so that a regression that signals "process
+/// group 0" hits only that process; returns its exit status and stderr.
+fn savepoint_alone(job: &str, out: &Path, stderr: &Path) -> (std::process::ExitStatus, String) {
+    let mut child = Command::new(BIN)
+        .args([
+            "savepoint",
+            "--config",
+            job,
+            "--out",
+            &arg(out),
+            "--timeout",
+            "2",
+        ])
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > MIN {
+            let _ = child.kill();
+            panic!("sluice savepoint did not end within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    (status, std::fs::read_to_string(stderr).unwrap())
+}
+
+#[test]
+fn a_pid_file_that_names_no_sluice_is_refused_clearly_and_signals_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let job = config(d, "pidf", 1000, Some("interval = \"1s\""), AGGS);
+    let state = d.join("pidf-state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+    let sleeping = sleeper.id().to_string();
+    // Read as u32 and cast to pid_t these name the caller's process group (0) and every process
+    // it may signal (-1, 4294967295): the harmless ones come first, and `0` (confined to its own
+    // process group above) before the `-1`s, so a regression stops the test before it can reach
+    // other processes.
+    let cases = [
+        ("12abc", "not a process id"),
+        ("", "not a process id"),
+        ("2147483648", "not a process id"),
+        ("0", "not a process id"),
+        ("-1", "not a process id"),
+        ("4294967295", "not a process id"),
+        (sleeping.as_str(), "not sluice"),
+    ];
+    for (i, (content, why)) in cases.into_iter().enumerate() {
+        std::fs::write(state.join("sluice.pid"), content).unwrap();
+        let out = d.join(format!("sp-{i}"));
+        let (status, stderr) = savepoint_alone(&job, &out, &d.join(format!("sp-{i}.txt")));
+        assert_eq!(
+            status.signal(),
+            None,
+            "pid file {content:?}: `sluice savepoint` was killed by a signal (it signalled itself)"
+        );
+        assert!(
+            !status.success() && stderr.contains("sluice.pid") && stderr.contains(why),
+            "pid file {content:?}: want a refusal naming sluice.pid and saying {why:?}: {stderr}"
+        );
+        assert!(
+            sleeper.try_wait().unwrap().is_none(),
+            "pid file {content:?}: the sleep process was signalled"
+        );
+        assert!(!out.exists(), "pid file {content:?}: nothing is written");
+    }
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
 }

@@ -2,10 +2,12 @@
 //! checkpoint, in a directory of numbered checkpoints with retention.
 //!
 //! Owns the on-disk format and its guarantees: every snapshot section carries its own CRC-32, every
-//! file's size and CRC-32 are in the manifest, and the manifest is written last (temp file, fsync,
-//! rename, fsync of the directory), so **a checkpoint exists only when its manifest does**, and a torn
-//! or corrupt file is detected when the checkpoint is read and the previous complete one is used
-//! instead, with the reason reported. It never decides *when* to checkpoint or *what* the state
+//! file's size and CRC-32 are in the manifest, the manifest carries its own CRC-32, and it is
+//! written last (temp file, fsync, rename, fsync of the directory), so **a checkpoint exists only
+//! when its manifest does**, and a torn, corrupt or unreadable file (or manifest) is detected when
+//! the checkpoint is read and the newest intact one is used instead, with the reason reported.
+//! Everything it creates in the directory is owner-only (files 0600, folders 0700) and nothing is
+//! read or written through a link planted there ([`files`]). It never decides *when* to checkpoint or *what* the state
 //! means: shards hand it opaque named sections, the runtime hands it source positions.
 //!
 //! Layout of `dir`: one folder per checkpoint, `chk-<id, 20 digits>/`, holding `shard-<n>.snap` files
@@ -18,6 +20,7 @@
 
 pub mod codec;
 pub mod control;
+mod files;
 mod manifest;
 pub mod savepoint;
 mod snapshot;
@@ -25,7 +28,7 @@ mod store;
 
 pub use manifest::{FileEntry, Kind, Manifest, MANIFEST_FILE, MANIFEST_FORMAT};
 pub use snapshot::{read_snapshot, write_snapshot, Section, Snapshot, SNAPSHOT_VERSION};
-pub use store::{read_folder, verify_folder, CheckpointStore, Skipped};
+pub use store::{load_folder, read_folder, verify_folder, CheckpointStore, Found, Skipped};
 
 use std::path::PathBuf;
 

@@ -11,9 +11,8 @@
 //! Never interprets section bytes; a reader gets them back exactly or gets an error saying which
 //! section of which file is damaged and how.
 
-use super::CheckpointError;
+use super::{files, CheckpointError};
 use memmap2::MmapMut;
-use std::fs::OpenOptions;
 use std::path::Path;
 
 pub const SNAPSHOT_VERSION: u32 = 2;
@@ -76,18 +75,14 @@ fn section_crc(head: &[u8], bytes: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// Writes `snap` to a new file at `path` through a memory map, durable before returning: the map's
-/// write-back is started (msync MS_ASYNC) and the file fsynced through io_uring where the kernel
-/// offers it (plain fsync otherwise). Runs on the checkpoint writer thread, never on a shard.
-/// Returns the file's size and CRC-32 (for the manifest). Refuses to overwrite a file.
+/// Writes `snap` to a new file at `path` (mode 0600) through a memory map, durable before
+/// returning: the map's write-back is started (msync MS_ASYNC) and the file fsynced through
+/// io_uring where the kernel offers it (plain fsync otherwise). Runs on the checkpoint writer
+/// thread, never on a shard. Returns the file's size and CRC-32 (for the manifest). Refuses to
+/// overwrite a file or to write through a link at `path`.
 pub fn write_snapshot(path: &Path, snap: &Snapshot) -> Result<(u64, u32), CheckpointError> {
     let bytes = encode(snap);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| CheckpointError::io(path, e))?;
+    let file = files::create_new(path).map_err(|e| CheckpointError::io(path, e))?;
     file.set_len(bytes.len() as u64)
         .map_err(|e| CheckpointError::io(path, e))?;
     // On a full file system a store to a mapped page with no block behind it is SIGBUS, not an
@@ -189,7 +184,12 @@ impl<'a> Cursor<'a> {
     }
 }
 
-fn decode(b: &[u8]) -> Result<Snapshot, String> {
+/// Walks a snapshot's bytes, checking magic, version, header and section checksums and exact
+/// length, and hands every section to `each`; returns the shard and its key-group range.
+fn walk<'a>(
+    b: &'a [u8],
+    mut each: impl FnMut(&'a str, &'a [u8]),
+) -> Result<(u32, (u32, u32)), String> {
     let mut c = Cursor { b, at: 0 };
     if c.take(8, "magic")? != MAGIC {
         return Err("not a sluice snapshot (bad magic)".into());
@@ -208,14 +208,12 @@ fn decode(b: &[u8]) -> Result<Snapshot, String> {
             "format version {version}; this sluice reads version {SNAPSHOT_VERSION}"
         ));
     }
-    let mut sections = Vec::new();
     for i in 0..n {
         let what = format!("section {i}");
         let head_start = c.at;
         let name_len = c.u32(&what)? as usize;
         let name = std::str::from_utf8(c.take(name_len, &what)?)
-            .map_err(|_| format!("{what}: name is not UTF-8"))?
-            .to_string();
+            .map_err(|_| format!("{what}: name is not UTF-8"))?;
         let len = usize::try_from(c.u64(&what)?).map_err(|_| format!("{what}: length"))?;
         let head = &b[head_start..c.at];
         let crc = c.u32(&what)?;
@@ -223,24 +221,40 @@ fn decode(b: &[u8]) -> Result<Snapshot, String> {
         if section_crc(head, bytes) != crc {
             return Err(format!("section {name:?}: checksum mismatch"));
         }
-        sections.push(Section {
-            name,
-            bytes: bytes.to_vec(),
-        });
+        each(name, bytes);
     }
     if c.at != b.len() {
         return Err(format!("{} bytes after the last section", b.len() - c.at));
     }
+    Ok((shard, (lo, hi)))
+}
+
+/// Decodes a snapshot's bytes, checked as [`read_snapshot`] says.
+pub(super) fn decode(b: &[u8]) -> Result<Snapshot, String> {
+    let mut sections = Vec::new();
+    let (shard, key_groups) = walk(b, |name, bytes| {
+        sections.push(Section {
+            name: name.to_string(),
+            bytes: bytes.to_vec(),
+        })
+    })?;
     Ok(Snapshot {
         shard,
-        key_groups: (lo, hi),
+        key_groups,
         sections,
     })
 }
 
-/// Reads and verifies a snapshot file: magic, version, header and per-section checksums, exact length.
+/// Checks a snapshot's bytes as [`decode`] does, without copying its sections; returns its shard
+/// and key-group range.
+pub(super) fn check(b: &[u8]) -> Result<(u32, (u32, u32)), String> {
+    walk(b, |_, _| {})
+}
+
+/// Reads and verifies a snapshot file (never through a link): magic, version, header and
+/// per-section checksums, exact length.
 pub fn read_snapshot(path: &Path) -> Result<Snapshot, CheckpointError> {
-    let bytes = std::fs::read(path).map_err(|e| CheckpointError::io(path, e))?;
+    let bytes = files::read(path).map_err(|e| CheckpointError::io(path, e))?;
     decode(&bytes).map_err(|why| CheckpointError::corrupt(path, why))
 }
 

@@ -1,7 +1,8 @@
 //! Opening the checkpoint directory for a run: claim it, find what to resume from (the newest
-//! intact checkpoint, or a savepoint the user names), check that its state fits this config (same
-//! key groups, same input partitions, operators with the same state layout), recover the file
-//! sinks' outputs to it, and decide which operator restores from which snapshot section.
+//! intact checkpoint — newer damaged ones are skipped, each logged with the reason — or a
+//! savepoint the user names), check that its state fits this config (same key groups, same input
+//! partitions, operators with the same state layout), recover the file sinks' outputs to it, and
+//! decide which operator restores from which snapshot section.
 
 use super::{CheckpointMetrics, Ckpt, SavepointCtl};
 use crate::checkpoint::{self, control, CheckpointStore, Manifest, Snapshot};
@@ -51,7 +52,7 @@ fn err(m: String) -> RuntimeError {
 /// input partitions or other operators (unless `allow_dropped_state`), naming the difference.
 pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeError> {
     let store = CheckpointStore::open(&plan.dir).map_err(|e| err(e.to_string()))?;
-    control::claim(&plan.dir).map_err(err)?;
+    control::claim(&plan.dir).map_err(|e| err(e.to_string()))?;
     let partitions: Vec<String> = a.parts.iter().map(|p| p.name.clone()).collect();
     let mut base_id = store
         .ids()
@@ -59,15 +60,16 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         .last()
         .copied()
         .unwrap_or(0);
-    // (manifest, folder it was read from, what it is called in messages)
-    let found: Option<(Manifest, PathBuf, String)> = match a.from_savepoint {
+    // (manifest, its snapshots, folder it was read from, what it is called in messages)
+    let found: Option<(Manifest, Vec<Snapshot>, PathBuf, String)> = match a.from_savepoint {
         Some(sp) => {
-            let m = checkpoint::verify_folder(sp)
+            let (m, snapshots) = checkpoint::load_folder(sp)
                 .map_err(|why| err(format!("savepoint {}: not usable: {why}", sp.display())))?;
-            Some((m, sp.to_path_buf(), format!("savepoint {}", sp.display())))
+            let what = format!("savepoint {}", sp.display());
+            Some((m, snapshots, sp.to_path_buf(), what))
         }
         None => {
-            let (latest, skipped) = store.latest().map_err(|e| err(e.to_string()))?;
+            let (newest, skipped) = store.restore_point().map_err(|e| err(e.to_string()))?;
             for s in &skipped {
                 tracing::warn!(
                     checkpoint = s.id,
@@ -77,15 +79,30 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
                     s.why
                 );
             }
-            latest.map(|m| {
+            match (&newest, skipped.is_empty()) {
+                (Some((m, _)), false) => tracing::warn!(
+                    checkpoint = m.id,
+                    skipped = skipped.len(),
+                    "falling back to checkpoint {}, the newest intact one",
+                    m.id
+                ),
+                (None, false) => tracing::warn!(
+                    skipped = skipped.len(),
+                    "no intact checkpoint in {}: starting from the beginning",
+                    plan.dir.display()
+                ),
+                _ => {}
+            }
+            newest.map(|(m, snapshots)| {
                 let what = format!("checkpoint {} in {}", m.id, plan.dir.display());
-                (m.clone(), store.folder(m.id), what)
+                let folder = store.folder(m.id);
+                (m, snapshots, folder, what)
             })
         }
     };
     let mut resume = None;
     let mut newest = None;
-    if let Some((mut m, folder, what)) = found {
+    if let Some((mut m, snapshots, folder, what)) = found {
         if m.key_groups != a.key_groups {
             return Err(err(format!(
                 "{what} was taken with key_groups = {}; this config has {}, and key groups are \
@@ -103,8 +120,6 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         let chunk = m.sources["chunk"]
             .as_u64()
             .ok_or_else(|| err(format!("{what}: no chunk position")))?;
-        let snapshots =
-            checkpoint::read_folder(&folder, &m).map_err(|e| err(format!("{what}: {e}")))?;
         let sections = match_operators(&m, &snapshots, &a.operators, a.allow_dropped_state)
             .map_err(|why| err(format!("{what}: {why}")))?;
         if a.from_savepoint.is_some() {
