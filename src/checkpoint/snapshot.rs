@@ -94,7 +94,8 @@ pub fn write_snapshot(path: &Path, snap: &Snapshot) -> Result<(u64, u32), Checkp
             .map_err(|e| CheckpointError::io(path, e))?;
     } else if !bytes.is_empty() {
         // SAFETY: the file was created just now (`create_new`) by this process and is not shared; it
-        // is mapped only here, so nothing else changes it while the map is alive.
+        // is mapped only here, so nothing else changes it while the map is alive. Its blocks are
+        // allocated (`reserve`), so no store to the map can fault for want of space.
         let mut map =
             unsafe { MmapMut::map_mut(&file) }.map_err(|e| CheckpointError::io(path, e))?;
         map.copy_from_slice(&bytes);
