@@ -150,6 +150,29 @@ pub fn api_address() -> String {
     "127.0.0.1:9464".into()
 }
 
+/// The endpoint has no authentication: serving other hosts is refused unless the config says so.
+pub fn api_allow_remote() -> bool {
+    false
+}
+
+/// 16 connections at once (a thread each): a scraper, probes and `sluice top` use one or two for
+/// milliseconds, so this leaves room for a dozen stalled clients before the limit shuts any.
+pub fn api_max_connections() -> usize {
+    16
+}
+
+/// A client sends its few hundred bytes of request at once; 2 s (the old per-read timeout, now a
+/// deadline for the whole head) is a stalled or trickling client, not a slow network.
+pub fn api_read_timeout() -> Duration {
+    Duration::from_secs(2)
+}
+
+/// 5 s for a whole response: a `/metrics` body of megabytes on any working link, half of
+/// Prometheus' default scrape timeout, and the most a client that stopped reading holds a slot.
+pub fn api_write_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+
 /// A key with share `t` of the events gives its owner `t * shards` times a shard's average load on
 /// top of its own: it is hot once that is a quarter, `t >= 1 / (4 * shards)`, and at 5% whatever
 /// the shard count (1.6% on 16 shards; 5% on 2 to 5), well above any key of a uniform spread over

@@ -47,9 +47,21 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
-    /// Loopback by default: binding elsewhere is an explicit choice.
+    /// Loopback by default: any other address needs `allow_remote`.
     #[serde(default = "defaults::api_address")]
     pub address: String,
+    /// Whether `address` may be reachable from other hosts (the endpoint has no authentication).
+    #[serde(default = "defaults::api_allow_remote")]
+    pub allow_remote: bool,
+    /// Connections served at once; past it the oldest open one is shut to make way.
+    #[serde(default = "defaults::api_max_connections")]
+    pub max_connections: usize,
+    /// Time to receive a whole request head, from the accept.
+    #[serde(default = "defaults::api_read_timeout")]
+    pub read_timeout: Duration,
+    /// Time to send a whole response.
+    #[serde(default = "defaults::api_write_timeout")]
+    pub write_timeout: Duration,
 }
 
 /// `[checkpoint]`: consistent snapshots of all state, taken every `interval`, in `dir`.

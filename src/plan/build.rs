@@ -180,23 +180,6 @@ impl Builder<'_> {
         })
     }
 
-    fn api(&mut self, config: &Config) -> Option<std::net::SocketAddr> {
-        let a = config.api.as_ref()?;
-        match a.address.parse() {
-            Ok(addr) => Some(addr),
-            Err(_) => {
-                self.err(
-                    KeyPath::new(["api", "address"]),
-                    format!(
-                        "`{}` is not a socket address: expected host:port, e.g. \"127.0.0.1:9464\"",
-                        a.address
-                    ),
-                );
-                None
-            }
-        }
-    }
-
     fn runtime(&mut self, config: &Config) -> RuntimePlan {
         let r = &config.runtime;
         let key = |k: &str| KeyPath::new(["runtime", k]);
@@ -285,6 +268,7 @@ impl graph::Graph<'_> {
     }
 }
 
+mod api;
 mod graph;
 #[cfg(test)]
 mod graph_tests;

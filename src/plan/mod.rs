@@ -42,8 +42,8 @@ pub struct Plan {
     /// Where malformed input goes; `None` means it is only counted (and logged once).
     pub dead_letter: Option<PathBuf>,
     pub checkpoint: Option<CheckpointPlan>,
-    /// Where the metrics endpoint listens (`[api]`).
-    pub api: Option<std::net::SocketAddr>,
+    /// The metrics endpoint (`[api]`).
+    pub api: Option<ApiPlan>,
 }
 
 /// A stream anything can read.
@@ -149,6 +149,25 @@ pub struct PortPlan {
     pub row: bool,
     pub inputs: Vec<Edge>,
 }
+
+/// The metrics endpoint: where it listens and how it bounds its clients.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiPlan {
+    pub address: std::net::SocketAddr,
+    /// `address` is not loopback (`allow_remote` said it may be): warned about at start.
+    pub remote: bool,
+    /// Connections served at once (1..=[`ApiPlan::MAX_CONNECTIONS`]).
+    pub max_connections: usize,
+    /// Deadlines for receiving a request head and for sending a response (both > 0).
+    pub read_timeout: std::time::Duration,
+    pub write_timeout: std::time::Duration,
+}
+
+impl ApiPlan {
+    /// The most `max_connections` may be: each connection is served by a thread of its own.
+    pub const MAX_CONNECTIONS: usize = 1024;
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckpointPlan {
     pub dir: PathBuf,

@@ -234,12 +234,19 @@ fn endpoint(
     n: usize,
     names: &[String],
 ) -> Result<Endpoint, RuntimeError> {
-    let Some(addr) = plan.api else {
+    let Some(api) = &plan.api else {
         return Ok((None, None));
     };
-    let err = setup_err("(api)");
-    let server =
-        crate::api::Server::bind(addr).map_err(|e| err(format!("cannot listen on {addr}: {e}")))?;
+    let (addr, err) = (api.address, setup_err("(api)"));
+    let server = crate::api::Server::bind(addr, api.into())
+        .map_err(|e| err(format!("cannot listen on {addr}: {e}")))?;
+    if api.remote {
+        tracing::warn!(
+            address = %addr,
+            "the endpoint listens beyond loopback (api.allow_remote = true): anyone who can reach \
+             it can read /metrics, and it has no authentication"
+        );
+    }
     let mut live = crate::metrics::live::Live::new(n, names.to_vec());
     live.source_names = plan.sources.iter().map(|s| s.name.clone()).collect();
     live.partition_names = parts.iter().map(|p| p.name.clone()).collect();
