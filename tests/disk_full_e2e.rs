@@ -8,7 +8,8 @@
 //! Needs to mount tmpfs (root, as on the CI machine); says so and passes vacuously elsewhere.
 mod common;
 
-use common::{read_lines, sluice, toml_str};
+use common::flow_job::{flow_config as config, flow_data, sorted_lines as sorted, uninterrupted};
+use common::{sluice, toml_str};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -46,63 +47,6 @@ impl Drop for Tmpfs {
     }
 }
 
-fn data(d: &Path) {
-    let exit = sluice(
-        d,
-        &[
-            "loadgen",
-            "flow",
-            "--events",
-            "150000",
-            "--rate",
-            "1000",
-            "--seed",
-            "5",
-            "--out",
-            &d.to_string_lossy(),
-        ],
-        MIN,
-    );
-    assert!(exit.success, "{}", exit.stderr);
-}
-
-/// `config/ad_spend.toml` reading `d`'s files, writing `out`, with `extra` appended.
-fn config(d: &Path, name: &str, out: &Path, extra: &str) -> String {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"))
-            .unwrap();
-    let at = |f: &str| toml_str(&d.join(f).to_string_lossy());
-    let text = text
-        .replace(
-            "\"data/flow_impressions.ndjson\"",
-            &at("flow_impressions.ndjson"),
-        )
-        .replace("\"data/flow_clicks.ndjson\"", &at("flow_clicks.ndjson"))
-        .replace("\"data/flow_prices.ndjson\"", &at("flow_prices.ndjson"))
-        .replace("\"out/ad_spend.ndjson\"", &toml_str(&out.to_string_lossy()))
-        .replace(
-            "[runtime]\nshards = 2\n",
-            "[runtime]\nshards = 2\nchunk_bytes = 65536\n",
-        );
-    let path = d.join(format!("{name}.toml"));
-    std::fs::write(&path, format!("{text}{extra}")).unwrap();
-    path.to_string_lossy().into_owned()
-}
-
-fn sorted(path: &Path) -> Vec<String> {
-    let mut l = read_lines(path);
-    l.sort();
-    l
-}
-
-fn uninterrupted(d: &Path) -> Vec<String> {
-    let out = d.join("plain.ndjson");
-    let cfg = config(d, "plain", &out, "");
-    let exit = sluice(d, &["run", "--config", &cfg], MIN);
-    assert!(exit.success, "{}", exit.stderr);
-    sorted(&out)
-}
-
 #[test]
 fn a_full_checkpoint_disk_fails_checkpoints_within_tolerance_then_a_restart_finishes_exactly() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,7 +55,7 @@ fn a_full_checkpoint_disk_fails_checkpoints_within_tolerance_then_a_restart_fini
         eprintln!("disk_full_e2e: cannot mount tmpfs here (not root?); skipped");
         return;
     };
-    data(d);
+    flow_data(d, 150_000, 1000, 5);
     let want = uninterrupted(d);
     let state = toml_str(&d.join("ck/state").to_string_lossy());
 
@@ -173,7 +117,7 @@ fn a_full_sink_disk_stops_the_job_and_a_restart_with_room_finishes_exactly() {
         eprintln!("disk_full_e2e: cannot mount tmpfs here (not root?); skipped");
         return;
     };
-    data(d);
+    flow_data(d, 150_000, 1000, 5);
     let want = uninterrupted(d);
     let state = toml_str(&d.join("state").to_string_lossy());
     let out = d.join("sink/out.ndjson");

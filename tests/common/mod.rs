@@ -42,12 +42,13 @@
 //! and file-content helpers), `run` (running the binary, writing configs, comparing its output
 //! with the model). Everything public is re-exported here, so test files write `common::x` or
 //! `use common::*`; except `flow_model` (the ad-spend dataflow's reference model), used as
-//! `common::flow_model::x`, since its names (`Click`, `dedupe`) would clash with the others; and
+//! `common::flow_model::x` (with `flow_job`, the same pipeline as a job for fault tests), since its names (`Click`, `dedupe`) would clash with the others; and
 //! `graph_model` (a reference engine for dataflow graphs of every operator kind) with `graph_run`
 //! (running such a graph through the binary and comparing) and `graph_data` (their input files),
 //! used the same way.
 #![allow(dead_code)]
 
+pub mod flow_job;
 pub mod flow_model;
 pub mod graph_data;
 pub mod graph_model;

@@ -1,0 +1,57 @@
+//! The contract pipeline (`config/ad_spend.toml`) as a job for fault tests: its input files made by
+//! `sluice loadgen flow`, its config pointed at a test directory, and its output read sorted.
+
+use super::{read_lines, sluice, toml_str};
+use std::path::Path;
+use std::time::Duration;
+
+/// Writes the three flow files into `d` (`events` impressions at `rate` per second of event time).
+pub fn flow_data(d: &Path, events: u64, rate: u64, seed: u64) {
+    let (e, r, s) = (events.to_string(), rate.to_string(), seed.to_string());
+    let out = d.to_string_lossy();
+    let args = [
+        "loadgen", "flow", "--events", &e, "--rate", &r, "--seed", &s, "--out", &out,
+    ];
+    let exit = sluice(d, &args, Duration::from_secs(60));
+    assert!(exit.success, "loadgen failed: {}", exit.stderr);
+}
+
+/// `config/ad_spend.toml` reading `d`'s flow files and writing `out`, on 2 shards with 64 KiB
+/// chunks, with `extra` appended; written to `d/<name>.toml`, whose path is returned.
+pub fn flow_config(d: &Path, name: &str, out: &Path, extra: &str) -> String {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"))
+            .unwrap();
+    let at = |f: &str| toml_str(&d.join(f).to_string_lossy());
+    let text = text
+        .replace(
+            "\"data/flow_impressions.ndjson\"",
+            &at("flow_impressions.ndjson"),
+        )
+        .replace("\"data/flow_clicks.ndjson\"", &at("flow_clicks.ndjson"))
+        .replace("\"data/flow_prices.ndjson\"", &at("flow_prices.ndjson"))
+        .replace("\"out/ad_spend.ndjson\"", &toml_str(&out.to_string_lossy()))
+        .replace(
+            "[runtime]\nshards = 2\n",
+            "[runtime]\nshards = 2\nchunk_bytes = 65536\n",
+        );
+    let path = d.join(format!("{name}.toml"));
+    std::fs::write(&path, format!("{text}{extra}")).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// The lines of `path`, sorted (shards interleave lines of different keys).
+pub fn sorted_lines(path: &Path) -> Vec<String> {
+    let mut l = read_lines(path);
+    l.sort();
+    l
+}
+
+/// The job's output without checkpoints or interruptions: what every faulted run must end with.
+pub fn uninterrupted(d: &Path) -> Vec<String> {
+    let out = d.join("plain.ndjson");
+    let cfg = flow_config(d, "plain", &out, "");
+    let exit = sluice(d, &["run", "--config", &cfg], Duration::from_secs(60));
+    assert!(exit.success, "{}", exit.stderr);
+    sorted_lines(&out)
+}
