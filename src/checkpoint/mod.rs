@@ -20,7 +20,7 @@
 
 pub mod codec;
 pub mod control;
-mod files;
+pub mod files;
 mod manifest;
 pub mod savepoint;
 mod snapshot;

@@ -10,6 +10,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The staging folder of the file sink writing `output`.
@@ -171,9 +172,26 @@ impl Stage {
     /// Appends bytes to this checkpoint's staging file (created on first use).
     pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         if self.file.is_none() {
-            std::fs::create_dir_all(staging_dir(&self.output))?;
+            // Staged lines are private and (for Kafka sinks) live in the checkpoint directory:
+            // owner-only, and never written through a link planted at the staging path.
+            let dir = staging_dir(&self.output);
+            crate::checkpoint::files::create_dir_all(&dir)?;
+            crate::checkpoint::files::real_dir(&dir)?;
             let p = staging_file(&self.output, self.id, self.shard);
-            self.file = Some(OpenOptions::new().create(true).append(true).open(p)?);
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(crate::checkpoint::files::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&p)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ELOOP) => io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{}: a symbolic link, not followed", p.display()),
+                    ),
+                    _ => e,
+                })?;
+            self.file = Some(f);
         }
         match self.file.as_mut() {
             Some(f) => f.write_all(bytes),
@@ -193,6 +211,25 @@ impl Stage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn staging_files_are_owner_only_and_a_planted_link_is_not_written_through() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("kafka-staging").join("orders");
+        let mut a = Stage::new(out.clone(), 0, 1);
+        a.write(b"x\n").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&staging_file(&out, 1, 0)), 0o600);
+        assert_eq!(mode(&staging_dir(&out)), 0o700);
+        let target = dir.path().join("victim");
+        std::fs::write(&target, b"keep").unwrap();
+        std::os::unix::fs::symlink(&target, staging_file(&out, 2, 0)).unwrap();
+        let mut b = Stage::new(out.clone(), 0, 2);
+        let e = b.write(b"y\n").unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+    }
 
     #[test]
     fn commit_is_repeatable_and_recovery_discards_the_uncommitted() {
