@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# sluice's NDJSON window path against the hand-written floor (../shared/floor, `limits pipeline2`:
+# parse + intern + 1-minute tumbling count/sum per ad_id on 2 pinned cores over an SPSC ring), on
+# the same file, alternating, RUNS pairs (default 5); prints each pair, both medians and the ratio,
+# then (unless NO_GRAPH=1) the interval-join and chained-pipeline figures of scripts/bench_graph.sh.
+# The floor is built into target/floor (its own .cargo/config.toml builds it for this CPU); sluice
+# is the portable release build.
+#
+# Usage: scripts/bench_floor.sh [FILE]        RUNS=3 NO_GRAPH=1 scripts/bench_floor.sh
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+RUNS="${RUNS:-5}"
+FILE="${1:-target/bench/floor-10M.ndjson}"
+FLOOR_SRC="${FLOOR_SRC:-../shared/floor}"
+BIN="${CARGO_TARGET_DIR:-target}/release/sluice"
+
+cargo build --release --quiet
+if [[ ! -d "$FLOOR_SRC" ]]; then
+    echo "bench_floor: no floor program at $FLOOR_SRC (set FLOOR_SRC)" >&2
+    exit 1
+fi
+(cd "$FLOOR_SRC" && CARGO_TARGET_DIR="$root/target/floor" cargo build --release --quiet)
+LIMITS="$root/target/floor/release/limits"
+if [[ ! -f "$FILE" ]]; then
+    mkdir -p "$(dirname "$FILE")"
+    "$BIN" loadgen clicks --events 10000000 --celebrity-share 0 --out "$FILE" >/dev/null
+fi
+cat "$FILE" >/dev/null
+
+cat > target/bench/floor.toml <<TOML
+[runtime]
+shards = 2
+
+[sources.clicks]
+type = "file"
+path = "$FILE"
+format = "json"
+event_time = { field = "ts", unit = "ms" }
+watermark = { max_out_of_orderness = "5s", idle_timeout = "30s" }
+
+[transforms.clicks_per_minute]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = { type = "tumbling", size = "1m" }
+aggregates = { clicks = "count()", spend = "sum(bid)" }
+
+[sinks.counts]
+type = "file"
+inputs = ["clicks_per_minute"]
+path = "target/bench/floor.out.ndjson"
+TOML
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || uname -m)"
+sl=""; fl=""
+for i in $(seq 1 "$RUNS"); do
+    "$BIN" run --config target/bench/floor.toml --stats target/bench/floor.json >/dev/null 2>&1
+    s=$(python3 -c "import json;print(json.load(open('target/bench/floor.json'))['events_per_second'])")
+    f=$("$LIMITS" pipeline2 "$FILE" | awk '/^pipeline2 /{print $2 * 1e6; exit}')
+    sl+="$s "; fl+="$f "
+    printf 'pair %d: sluice %.2f M events/s, floor pipeline2 %.2f M events/s\n' "$i" \
+        "$(python3 -c "print($s/1e6)")" "$(python3 -c "print($f/1e6)")"
+done
+python3 - "$sl" "$fl" <<'PY'
+import statistics, sys
+s, f = (statistics.median(map(float, a.split())) for a in sys.argv[1:3])
+print(f"window path, median of {len(sys.argv[1].split())} pairs: sluice {s/1e6:.2f} M events/s, "
+      f"floor {f/1e6:.2f} M events/s, ratio {s/f:.3f}")
+PY
+if [[ "${NO_GRAPH:-0}" != 1 ]]; then
+    RUNS=3 scripts/bench_graph.sh | sed -n '/^bench_graph/,$p'
+fi
