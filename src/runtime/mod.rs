@@ -8,6 +8,7 @@
 pub mod aligned;
 mod checkpointing;
 mod kafka_positions;
+mod pushdown;
 pub mod ring;
 pub mod schedule;
 mod setup;

@@ -19,6 +19,8 @@ pub struct Route {
     pub sinks: Vec<usize>,
     /// The last record kept through the chain and bound: its events are in `parser`.
     pub bound: bool,
+    /// `parser` binds the chain's input line, not its output (`runtime::pushdown`).
+    pub direct: bool,
 }
 
 /// Record lines per (chunk, sink), oldest chunk first.
@@ -64,7 +66,7 @@ pub fn apply(routes: &mut [Route], line: &[u8], ts: i64, seq: u64, out: &mut Rec
         match r.chain.apply(line) {
             Ok(Outcome::Kept(rec)) => {
                 if let Some(p) = &mut r.parser {
-                    match p.parse_at(rec, ts) {
+                    match p.parse_at(if r.direct { line } else { rec }, ts) {
                         Ok(()) => r.bound = true,
                         Err(m) => a.failed.push(m.0),
                     }
