@@ -48,6 +48,14 @@ fn a_live_process_that_is_not_sluice_is_not_a_job() {
         .arg("30")
         .spawn()
         .unwrap();
+    // Until the child has exec'd, its comm is still this test thread's name.
+    let comm = format!("/proc/{}/comm", child.id());
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&comm).map_or(true, |c| c.trim_end() != "sleep")
+        && start.elapsed() < std::time::Duration::from_secs(10)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(PID_FILE), child.id().to_string()).unwrap();
     let found = pid_file(dir.path());
