@@ -146,13 +146,6 @@ fn a_stalled_sink_shows_as_unresponsive_shards_and_reading_stops() {
         .spawn()
         .unwrap();
     wait_healthy(&addr);
-    // Let the pipe fill, then watch for a second.
-    std::thread::sleep(Duration::from_millis(1500));
-    let (_, a) = get(&addr, "/metrics").unwrap();
-    std::thread::sleep(Duration::from_millis(1000));
-    let (_, b) = get(&addr, "/metrics").unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
     // The shards are stuck writing to the sink: their loops stop turning, which the
     // unresponsive gauge shows, and the watermark stops with them (its lag grows by the second).
     let stuck = |t: &str| -> f64 {
@@ -161,6 +154,19 @@ fn a_stalled_sink_shows_as_unresponsive_shards_and_reading_stops() {
             .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
             .fold(0.0, f64::max)
     };
+    // Let the pipe fill (however long a busy machine takes), then watch for a second.
+    let start = std::time::Instant::now();
+    let a = loop {
+        let (_, a) = get(&addr, "/metrics").unwrap();
+        if stuck(&a) > 0.5 || start.elapsed() > Duration::from_secs(30) {
+            break a;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    let (_, b) = get(&addr, "/metrics").unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
     assert!(
         stuck(&b) > 1.0,
         "a shard blocked on the sink: {:.2} s",

@@ -500,6 +500,7 @@ fn a_window_over_a_plain_select_binds_through_it_with_the_same_results() {
     let data = d.join("clicks.ndjson");
     let mut text = String::new();
     let mut want: std::collections::BTreeMap<(String, i64), (u64, i64)> = Default::default();
+    let mut want_all = want.clone();
     for i in 0..3000i64 {
         let ts = BASE + i * 97;
         let country = ["de", "fr", "\\u0064e", "it"][(i % 4) as usize];
@@ -510,29 +511,35 @@ fn a_window_over_a_plain_select_binds_through_it_with_the_same_results() {
             format!(",\"user\":{{\"country\":\"{country}\"}}")
         };
         text += &format!("{{\"ts\":{ts},\"bid\":{bid}{user}}}\n");
-        if bid > 0 {
-            // `\u0064e` is "de" spelt with an escape: one group; no user is the NULL group.
-            let key = match (i % 11, country) {
-                (0, _) => "null".to_string(),
-                (_, "\\u0064e") => "de".to_string(),
-                (_, c) => c.to_string(),
-            };
-            let e = want
-                .entry((key, ts - (ts - BASE).rem_euclid(60_000)))
-                .or_insert((0, 0));
-            e.0 += 1;
-            e.1 += bid;
+        // `\u0064e` is "de" spelt with an escape: one group; no user is the NULL group.
+        let key = match (i % 11, country) {
+            (0, _) => "null".to_string(),
+            (_, "\\u0064e") => "de".to_string(),
+            (_, c) => c.to_string(),
+        };
+        let w = (key, ts - (ts - BASE).rem_euclid(60_000));
+        for (map, keep) in [(&mut want, bid > 0), (&mut want_all, true)] {
+            if keep {
+                let e = map.entry(w.clone()).or_insert((0, 0));
+                e.0 += 1;
+                e.1 += bid;
+            }
         }
     }
     std::fs::write(&data, text).unwrap();
-    let job = |name: &str, money: &str| {
+    // With the filter the select binds through after it; without, the readers become the
+    // source's own (one pass over the line).
+    let job = |name: &str, money: &str, filter: bool| {
+        let (input, filter) = match filter {
+            true => ("paid", "[transforms.paid]\ntype = \"filter\"\ninputs = [\"orders\"]\nwhere = \"bid > 0\"\n\n"),
+            false => ("orders", ""),
+        };
         let out = d.join(format!("{name}.ndjson"));
         let cfg = d.join(format!("{name}.toml"));
         std::fs::write(
             &cfg,
             format!(
-                "{}[transforms.paid]\ntype = \"filter\"\ninputs = [\"orders\"]\nwhere = \"bid > 0\"\n\n\
-                 [transforms.renamed]\ntype = \"select\"\ninputs = [\"paid\"]\n\
+                "{}{filter}[transforms.renamed]\ntype = \"select\"\ninputs = [\"{input}\"]\n\
                  fields = {{ country = \"user.country\", money = \"{money}\", ts = \"ts\" }}\n\n\
                  [transforms.w]\ntype = \"window\"\ninputs = [\"renamed\"]\ngroup_by = [\"country\"]\n\
                  window = {{ type = \"tumbling\", size = \"1m\" }}\naggregates = {{ n = \"count()\", s = \"sum(money)\" }}\n\n\
@@ -548,21 +555,31 @@ fn a_window_over_a_plain_select_binds_through_it_with_the_same_results() {
         lines.sort();
         lines
     };
-    let plain = job("plain", "bid");
-    let mut got: std::collections::BTreeMap<(String, i64), (u64, i64)> = Default::default();
-    for l in &plain {
-        let v: Value = serde_json::from_str(l).unwrap();
-        let key = match &v["country"] {
-            Value::Null => "null".to_string(),
-            c => c.as_str().unwrap().to_string(),
-        };
-        let w = (key, v["window_start"].as_i64().unwrap());
-        got.insert(w, (v["n"].as_u64().unwrap(), v["s"].as_i64().unwrap()));
-    }
-    assert_eq!(got, want, "plain select: counts and sums per renamed key");
+    let sums = |lines: &[String]| {
+        let mut got: std::collections::BTreeMap<(String, i64), (u64, i64)> = Default::default();
+        for l in lines {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let key = match &v["country"] {
+                Value::Null => "null".to_string(),
+                c => c.as_str().unwrap().to_string(),
+            };
+            let w = (key, v["window_start"].as_i64().unwrap());
+            got.insert(w, (v["n"].as_u64().unwrap(), v["s"].as_i64().unwrap()));
+        }
+        got
+    };
+    let plain = job("plain", "bid", true);
+    assert_eq!(
+        sums(&plain),
+        want,
+        "plain select: counts and sums per renamed key"
+    );
     assert_eq!(
         plain,
-        job("computed", "bid + 0"),
+        job("computed", "bid + 0", true),
         "bound through or not, the same lines"
     );
+    let folded = job("folded", "bid", false);
+    assert_eq!(sums(&folded), want_all, "select straight over the source");
+    assert_eq!(folded, job("computed_all", "bid + 0", false));
 }

@@ -132,26 +132,15 @@ fn source_routes(
                 .iter()
                 .filter(|_| !memory)
                 .map(|c| {
-                    // Readers of plain selected fields bind straight from the source line; the
-                    // select itself runs only when a sink writes its records.
-                    let pushed = match c.ports.is_empty() {
-                        true => None,
-                        false => super::pushdown::through_chain(&plan.steps, &c.steps, &c.ports),
-                    };
-                    let (steps, ports, direct) = match &pushed {
-                        Some(p) if c.sinks.is_empty() => (&p.steps[..], &p.ports[..], true),
-                        Some(p) => (&c.steps[..], &p.ports[..], true),
-                        None => (&c.steps[..], &c.ports[..], false),
-                    };
                     Ok(Route {
-                        chain: RecordChain::new(&plan.steps, steps).map_err(&err)?,
-                        parser: match ports.is_empty() {
+                        chain: RecordChain::new(&plan.steps, &c.steps).map_err(&err)?,
+                        parser: match c.ports.is_empty() {
                             true => None,
-                            false => Some(RecordParser::keyed(ports).map_err(&err)?),
+                            false => Some(RecordParser::keyed(&c.ports).map_err(&err)?),
                         },
                         sinks: c.sinks.clone(),
                         bound: false,
-                        direct,
+                        direct: c.direct,
                     })
                 })
                 .collect()

@@ -30,6 +30,8 @@ pub struct Chain {
     pub steps: Vec<StepId>,
     pub ports: Vec<Binding>,
     pub sinks: Vec<usize>,
+    /// `ports` bind the chain's input line, not its output (`runtime::pushdown`).
+    pub direct: bool,
 }
 
 impl Readers {
@@ -46,6 +48,7 @@ impl Readers {
                     steps: steps.to_vec(),
                     ports: Vec::new(),
                     sinks: Vec::new(),
+                    direct: false,
                 });
                 self.chains.len() - 1
             }
@@ -127,6 +130,9 @@ impl Topology {
                 readers_of(*from, &mut sources, &mut outputs, &mut lates).add_sink(steps, si);
             }
         }
+        for r in &mut sources {
+            bind_through_selects(plan, r);
+        }
         let depths = plan.depths();
         let mut by_depth = vec![Vec::new(); depths.max(1)];
         for (i, n) in plan.nodes.iter().enumerate() {
@@ -144,6 +150,31 @@ impl Topology {
             lates,
         }
     }
+}
+
+/// A source's chains whose readers can bind through their select (`runtime::pushdown`): with
+/// nothing left to run and no sink, the readers become the source's own, bound in the same pass
+/// over the line as the event time; otherwise they bind the line after the remaining steps.
+fn bind_through_selects(plan: &Plan, r: &mut Readers) {
+    let mut kept = Vec::with_capacity(r.chains.len());
+    for mut c in std::mem::take(&mut r.chains) {
+        match super::pushdown::through_chain(&plan.steps, &c.steps, &c.ports) {
+            Some(p) if p.steps.is_empty() && c.sinks.is_empty() => {
+                r.ports.extend(p.ports);
+                continue;
+            }
+            Some(p) => {
+                if c.sinks.is_empty() {
+                    c.steps = p.steps;
+                }
+                c.ports = p.ports;
+                c.direct = true;
+            }
+            None => {}
+        }
+        kept.push(c);
+    }
+    r.chains = kept;
 }
 
 /// Per node, per partition, the largest hold on any path from the partition to the node (`None`:
