@@ -583,3 +583,49 @@ fn a_window_over_a_plain_select_binds_through_it_with_the_same_results() {
     assert_eq!(sums(&folded), want_all, "select straight over the source");
     assert_eq!(folded, job("computed_all", "bid + 0", false));
 }
+
+/// An element a select takes out of an array is read from the select's output (bindings do not
+/// index arrays), so a window over it runs and groups by it.
+#[test]
+fn a_window_over_an_array_element_a_select_took_out_groups_by_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = d.join("orders.ndjson");
+    std::fs::write(
+        &data,
+        format!(
+            "{{\"ts\":{},\"items\":[\"a\",\"b\"],\"bid\":1}}\n{{\"ts\":{},\"items\":[\"a\"],\"bid\":2}}\n\
+             {{\"ts\":{},\"items\":[\"c\"],\"bid\":3}}\n",
+            BASE + 1000,
+            BASE + 2000,
+            BASE + 90_000
+        ),
+    )
+    .unwrap();
+    let out = d.join("out.ndjson");
+    let cfg = d.join("job.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{}[transforms.sel]\ntype = \"select\"\ninputs = [\"orders\"]\n\
+             fields = {{ first = \"items[0]\", bid = \"bid\", ts = \"ts\" }}\n\n\
+             [transforms.w]\ntype = \"window\"\ninputs = [\"sel\"]\ngroup_by = [\"first\"]\n\
+             window = {{ type = \"tumbling\", size = \"1m\" }}\naggregates = {{ n = \"count()\", s = \"sum(bid)\" }}\n\n\
+             [sinks.out]\ntype = \"file\"\ninputs = [\"w\"]\npath = {}\n",
+            orders_source(&data),
+            toml_str(&out.to_string_lossy())
+        ),
+    )
+    .unwrap();
+    let exit = sluice(d, &["run", "--config", &cfg.to_string_lossy()], MIN);
+    assert!(exit.success, "{}", exit.stderr);
+    let got: Vec<(String, u64, i64)> = read_lines(&out)
+        .iter()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let first = v["first"].as_str().unwrap().to_string();
+            (first, v["n"].as_u64().unwrap(), v["s"].as_i64().unwrap())
+        })
+        .collect();
+    assert_eq!(got, vec![("a".to_string(), 2, 3), ("c".to_string(), 1, 3)]);
+}

@@ -43,6 +43,11 @@ pub fn through_chain(steps: &[StepPlan], chain: &[usize], ports: &[Binding]) -> 
         };
         let (_, from) = copies.iter().find(|(n, _)| n == head)?;
         let segments: Vec<Segment> = from.segments().iter().chain(rest).cloned().collect();
+        // Bindings step only into objects: an element a select takes out of an array
+        // (`first = "items[0]"`) is read from the select's output.
+        if segments.iter().any(|s| matches!(s, Segment::Index(_))) {
+            return None;
+        }
         FieldPath::new(segments)
     };
     let ports = ports
@@ -91,7 +96,12 @@ mod tests {
             },
             StepPlan {
                 name: "plain".into(),
-                kind: select(&[("ad", "ad_id"), ("c", "user.country"), ("bid", "bid")]),
+                kind: select(&[
+                    ("ad", "ad_id"),
+                    ("c", "user.country"),
+                    ("bid", "bid"),
+                    ("first", "items[0]"),
+                ]),
             },
             StepPlan {
                 name: "computed".into(),
@@ -135,6 +145,8 @@ mod tests {
         let mut row = window_port("ad", "bid");
         row.row = true;
         assert!(through_chain(&s, &[1], &[row]).is_none());
+        // An element taken out of an array cannot be bound on the line.
+        assert!(through_chain(&s, &[1], &[window_port("first", "bid")]).is_none());
         // A filter after the select reads the select's output.
         assert!(through_chain(&s, &[1, 0], &[window_port("ad", "bid")]).is_none());
         assert!(through_chain(&s, &[0], &[window_port("ad", "bid")]).is_none());
