@@ -70,22 +70,62 @@ fn a_full_checkpoint_disk_fails_checkpoints_within_tolerance_then_a_restart_fini
         &["run", "--config", &cfg, "--stats", &stats.to_string_lossy()],
         MIN,
     );
-    assert!(exit.success, "{}", exit.stderr);
     assert!(
         exit.stderr.contains("No space left on device"),
         "{}",
         exit.stderr
     );
-    let st: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    if exit.success {
+        let st: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        assert!(
+            st["checkpoint"]["failed"].as_u64().unwrap_or(0) >= 1,
+            "{st}"
+        );
+        assert_eq!(
+            sorted(&out),
+            want,
+            "output of a run whose checkpoints partly failed"
+        );
+    } else {
+        // The final checkpoint found no room: never tolerated (nothing after it would commit
+        // the output it covers), so the job says so and fails; with room, a rerun finishes it.
+        assert!(
+            exit.stderr.contains("the final checkpoint"),
+            "{}",
+            exit.stderr
+        );
+        fs.resize("64m");
+        let exit = sluice(d, &["run", "--config", &cfg], MIN);
+        assert!(exit.success, "{}", exit.stderr);
+        assert_eq!(
+            sorted(&out),
+            want,
+            "a failed final checkpoint, then a rerun"
+        );
+        fs.resize("6m");
+    }
+
+    // No room even for the final checkpoint: however many failures are tolerated, the job
+    // must not end "successfully" with its last output uncommitted.
+    std::fs::remove_dir_all(d.join("ck/state")).unwrap();
+    fs.resize("100k");
+    let out = d.join("final.ndjson");
+    let cfg = config(d, "final", &out, &extra);
+    let exit = sluice(d, &["run", "--config", &cfg], MIN);
+    assert!(!exit.success, "a failed final checkpoint must fail the run");
     assert!(
-        st["checkpoint"]["failed"].as_u64().unwrap_or(0) >= 1,
-        "{st}"
+        exit.stderr.contains("the final checkpoint"),
+        "{}",
+        exit.stderr
     );
+    fs.resize("64m");
+    let exit = sluice(d, &["run", "--config", &cfg], MIN);
+    assert!(exit.success, "{}", exit.stderr);
     assert_eq!(
         sorted(&out),
         want,
-        "output of a run whose checkpoints partly failed"
+        "after a failed final checkpoint and a rerun"
     );
 
     // No failure tolerated: the job stops at the first full-disk checkpoint...

@@ -29,6 +29,9 @@ pub struct Job {
     pub met: Instant,
     /// How long the shard paused to encode its state.
     pub pause: Duration,
+    /// The run's final checkpoint (end of input or an agreed stop): its failure is never
+    /// tolerated, since no later checkpoint would commit the output it covers.
+    pub last: bool,
 }
 
 #[derive(Default)]
@@ -93,14 +96,15 @@ fn one(
     }
     let p = pending.remove(&id).unwrap_or_default();
     let serves_savepoint = ck.savepoint.at.load(Ordering::Acquire) == id;
+    let last = job.last;
     if let Some(why) = p.failed {
-        return failed(ck, id, why, consecutive, serves_savepoint);
+        return failed(ck, id, why, consecutive, serves_savepoint, last);
     }
     let bytes: u64 = p.files.iter().map(|f| f.size).sum();
     // A manifest that cannot be written (a full disk) fails the checkpoint like a snapshot would.
     let manifest = match complete(ck, id, job.chunk, p.files) {
         Ok(m) => m,
-        Err(why) => return failed(ck, id, why, consecutive, serves_savepoint),
+        Err(why) => return failed(ck, id, why, consecutive, serves_savepoint, last),
     };
     *consecutive = 0;
     let done = Instant::now();
@@ -151,13 +155,15 @@ fn one(
 /// Makes one shard's part durable: its sealed output, then its snapshot file.
 /// Checkpoint `id` failed for `why`: counted, logged, its partial folder removed (on a full disk
 /// it holds the space the next checkpoint needs), and the job stopped past `tolerable_failures`
-/// in a row. Its output stays staged and is committed with the next checkpoint that completes.
+/// in a row, or when it is the final one. Its output stays staged and is committed with the next
+/// checkpoint that completes.
 fn failed(
     ck: &Ckpt,
     id: u64,
     why: String,
     consecutive: &mut u32,
     serves_savepoint: bool,
+    last: bool,
 ) -> Result<(), String> {
     *consecutive += 1;
     if let Ok(mut m) = ck.metrics.lock() {
@@ -178,6 +184,13 @@ fn failed(
                 folder.display()
             );
         }
+    }
+    if last {
+        return Err(format!(
+            "the final checkpoint {id} failed: {why}; the output after the last completed \
+             checkpoint is staged, not committed: run the job again once this is fixed (it resumes \
+             from that checkpoint and commits it)"
+        ));
     }
     if *consecutive > ck.tolerable_failures {
         return Err(format!("checkpoint {id} failed: {why}"));

@@ -169,7 +169,7 @@ impl Shard {
                 }
                 self.process(0, node, &Rec::of(ev));
             }
-            Tag::BARRIER => self.take_checkpoint(ev.pos),
+            Tag::BARRIER => self.take_checkpoint(ev.pos, false),
             Tag::PARTIAL => self.apply_partial(ev, &[]),
             Tag::CHUNK_END => self.chunk_end(ev),
             _ => self.failure = Some(format!("unknown message tag {}", ev.tag.0)),

@@ -56,7 +56,7 @@ impl Shard {
         if self.id == 0 {
             ck.claim_savepoint(id);
         }
-        self.take_checkpoint(id);
+        self.take_checkpoint(id, true);
     }
 
     /// Key groups `lo..hi` this shard owns (the inverse of `shard_of`).
@@ -72,7 +72,7 @@ impl Shard {
     /// (so a replay from here loses nothing), encode this shard's state and hand it, with the
     /// sealed staging files, to the checkpoint writer. The encoding is the only pause; the writing
     /// happens on the writer thread while this shard goes on.
-    pub(super) fn take_checkpoint(&mut self, id: u64) {
+    pub(super) fn take_checkpoint(&mut self, id: u64, last: bool) {
         let Some(ck) = self.setup.ckpt.clone() else {
             return;
         };
@@ -125,6 +125,7 @@ impl Shard {
             seal,
             met: started,
             pause,
+            last,
         };
         if let Err(e) = ck.submit(job) {
             self.failure = Some(format!("checkpoint {id}: {e}"));
