@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{late_clicks_toml, read_lines, sluice};
+use common::{late_clicks_toml, read_lines, sluice, SplitMix as Rng};
 use sluice::checkpoint::{
     CheckpointStore, Manifest, MANIFEST_FILE, MANIFEST_FORMAT, SNAPSHOT_VERSION,
 };
@@ -59,22 +59,6 @@ impl Target {
             Target::Manifest => MANIFEST_FILE.to_string(),
             Target::Shard(n) => format!("shard-{n}.snap"),
         }
-    }
-}
-
-/// splitmix64: a seeded, dependency-free generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
     }
 }
 

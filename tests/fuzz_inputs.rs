@@ -6,6 +6,9 @@
 //! About 1.06 M cases in all by default (850 000 lines, 200 000 configs, 10 000 graphs), seeded, so
 //! a failure reproduces; `SLUICE_FUZZ_SCALE=10` multiplies every count (the long variant).
 
+mod common;
+
+use common::SplitMix as Rng;
 use serde_json::{Map, Value as Json};
 use sluice::config;
 use sluice::event::{hash_key, Rec, Value, NULL_KEY};
@@ -18,25 +21,6 @@ fn scale() -> usize {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1)
-}
-
-/// splitmix64: small, seeded, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
 }
 
 /// Bytes that matter to a JSON or TOML scanner, plus any byte at all half the time.

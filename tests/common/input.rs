@@ -29,6 +29,26 @@ impl Rng {
     }
 }
 
+/// splitmix64 over indices: the seeded generator of the fuzz and damage suites (`SplitMix(seed)`),
+/// whose case counts and figures in README depend on its exact sequence.
+pub struct SplitMix(pub u64);
+impl SplitMix {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (0 when n is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
 /// Shape of a generated click file: event i sits at slot BASE-relative time, arrives jittered.
 #[derive(Clone, Debug)]
 pub struct Gen {
