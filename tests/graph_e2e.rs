@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::flow_job::{flow_config_on, flow_data as write_data};
 use common::flow_model::{assert_spend_eq, read_spend_output, spend_model_dir};
 use common::{read_lines, sluice, toml_str};
 use std::path::Path;
@@ -15,49 +16,11 @@ use std::time::Duration;
 
 const MIN: Duration = Duration::from_secs(60);
 
-/// Writes the three input files with `sluice loadgen flow` (`rate` impressions per second of event
-/// time, so the run covers `events / rate` seconds).
-fn write_data(dir: &Path, events: u64, rate: u64, seed: u64) {
-    let exit = sluice(
-        dir,
-        &[
-            "loadgen",
-            "flow",
-            "--events",
-            &events.to_string(),
-            "--rate",
-            &rate.to_string(),
-            "--seed",
-            &seed.to_string(),
-            "--out",
-            &dir.to_string_lossy(),
-        ],
-        MIN,
-    );
-    assert!(exit.success, "loadgen failed: {}", exit.stderr);
-}
-
-/// `config/ad_spend.toml` with its paths in `dir`, its runtime set and `extra` appended.
+/// `config/ad_spend.toml` with its paths in `dir`, its runtime set, its output `dir/<name>.ndjson`
+/// and `extra` appended.
 fn config(dir: &Path, name: &str, runtime: &str, extra: &str) -> String {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"))
-            .unwrap();
-    let at = |f: &str| toml_str(&dir.join(f).to_string_lossy());
-    let text = text
-        .replace(
-            "[runtime]\nshards = 2\n",
-            &format!("[runtime]\n{runtime}\n"),
-        )
-        .replace(
-            "\"data/flow_impressions.ndjson\"",
-            &at("flow_impressions.ndjson"),
-        )
-        .replace("\"data/flow_clicks.ndjson\"", &at("flow_clicks.ndjson"))
-        .replace("\"data/flow_prices.ndjson\"", &at("flow_prices.ndjson"))
-        .replace("\"out/ad_spend.ndjson\"", &at(&format!("{name}.ndjson")));
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, format!("{text}{extra}")).unwrap();
-    path.to_string_lossy().into_owned()
+    let out = dir.join(format!("{name}.ndjson"));
+    flow_config_on(dir, name, runtime, &out, extra)
 }
 
 #[test]

@@ -19,6 +19,11 @@ pub fn flow_data(d: &Path, events: u64, rate: u64, seed: u64) {
 /// `config/ad_spend.toml` reading `d`'s flow files and writing `out`, on 2 shards with 64 KiB
 /// chunks, with `extra` appended; written to `d/<name>.toml`, whose path is returned.
 pub fn flow_config(d: &Path, name: &str, out: &Path, extra: &str) -> String {
+    flow_config_on(d, name, "shards = 2\nchunk_bytes = 65536", out, extra)
+}
+
+/// As [`flow_config`], with `runtime` as the body of its `[runtime]` table.
+pub fn flow_config_on(d: &Path, name: &str, runtime: &str, out: &Path, extra: &str) -> String {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend.toml"))
             .unwrap();
@@ -33,7 +38,7 @@ pub fn flow_config(d: &Path, name: &str, out: &Path, extra: &str) -> String {
         .replace("\"out/ad_spend.ndjson\"", &toml_str(&out.to_string_lossy()))
         .replace(
             "[runtime]\nshards = 2\n",
-            "[runtime]\nshards = 2\nchunk_bytes = 65536\n",
+            &format!("[runtime]\n{runtime}\n"),
         );
     let path = d.join(format!("{name}.toml"));
     std::fs::write(&path, format!("{text}{extra}")).unwrap();
