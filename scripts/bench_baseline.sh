@@ -10,6 +10,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. scripts/window_job.sh
 BASE="${BASE:-0a5007c}"
 RUNS="${RUNS:-5}"
 SHARDS="${SHARDS:-2}"
@@ -29,31 +30,9 @@ if [[ ! -x "$base_dir/target/release/sluice" ]]; then
     (cd "$base_dir" && CARGO_TARGET_DIR=target cargo build --release --quiet)
 fi
 
-cat > "$DIR/baseline.toml" <<TOML
-[runtime]
-shards = $SHARDS
+window_job_toml "$SHARDS" "$DATA" "$DIR/baseline.out.ndjson" > "$DIR/baseline.toml"
 
-[sources.clicks]
-type = "file"
-path = "$DATA"
-format = "json"
-event_time = { field = "ts", unit = "ms" }
-watermark = { max_out_of_orderness = "5s", idle_timeout = "30s" }
-
-[transforms.clicks_per_minute]
-type = "window"
-inputs = ["clicks"]
-group_by = ["ad_id"]
-window = { type = "tumbling", size = "1m" }
-aggregates = { clicks = "count()", spend = "sum(bid)" }
-
-[sinks.counts]
-type = "file"
-inputs = ["clicks_per_minute"]
-path = "$DIR/baseline.out.ndjson"
-TOML
-
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || uname -m)"
+machine_line
 declare -A rates
 for i in $(seq 1 "$RUNS"); do
     for who in base head; do

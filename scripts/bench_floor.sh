@@ -10,6 +10,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. scripts/window_job.sh
 root=$(pwd)
 RUNS="${RUNS:-5}"
 FILE="${1:-target/bench/floor-10M.ndjson}"
@@ -29,31 +30,9 @@ if [[ ! -f "$FILE" ]]; then
 fi
 cat "$FILE" >/dev/null
 
-cat > target/bench/floor.toml <<TOML
-[runtime]
-shards = 2
+window_job_toml 2 "$FILE" target/bench/floor.out.ndjson > target/bench/floor.toml
 
-[sources.clicks]
-type = "file"
-path = "$FILE"
-format = "json"
-event_time = { field = "ts", unit = "ms" }
-watermark = { max_out_of_orderness = "5s", idle_timeout = "30s" }
-
-[transforms.clicks_per_minute]
-type = "window"
-inputs = ["clicks"]
-group_by = ["ad_id"]
-window = { type = "tumbling", size = "1m" }
-aggregates = { clicks = "count()", spend = "sum(bid)" }
-
-[sinks.counts]
-type = "file"
-inputs = ["clicks_per_minute"]
-path = "target/bench/floor.out.ndjson"
-TOML
-
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || uname -m)"
+machine_line
 sl=""; fl=""
 for i in $(seq 1 "$RUNS"); do
     "$BIN" run --config target/bench/floor.toml --stats target/bench/floor.json >/dev/null 2>&1

@@ -9,6 +9,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. scripts/window_job.sh
 EVENTS="${EVENTS:-10000000}"
 RUNS="${RUNS:-3}"
 SHARDS="${SHARDS:-2}"
@@ -28,35 +29,12 @@ if [[ ! -f "$DIR/clean-$EVENTS.ndjson" ]]; then
 fi
 
 for kind in clean poison; do
-    cat > "$DIR/$kind.toml" <<TOML
-[runtime]
-shards = $SHARDS
-
-[sources.clicks]
-type = "file"
-path = "$DIR/$kind-$EVENTS.ndjson"
-format = "json"
-event_time = { field = "ts", unit = "ms" }
-watermark = { max_out_of_orderness = "5s", idle_timeout = "30s" }
-
-[transforms.clicks_per_minute]
-type = "window"
-inputs = ["clicks"]
-group_by = ["ad_id"]
-window = { type = "tumbling", size = "1m" }
-aggregates = { clicks = "count()", spend = "sum(bid)" }
-
-[sinks.counts]
-type = "file"
-inputs = ["clicks_per_minute"]
-path = "$DIR/$kind.out.ndjson"
-
-[dead_letter]
-path = "$DIR/$kind.dead.ndjson"
-TOML
+    window_job_toml "$SHARDS" "$DIR/$kind-$EVENTS.ndjson" "$DIR/$kind.out.ndjson" \
+        "[dead_letter]
+path = \"$DIR/$kind.dead.ndjson\"" > "$DIR/$kind.toml"
 done
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || uname -m)"
+machine_line
 declare -A rates
 for i in $(seq 1 "$RUNS"); do
     for kind in clean poison; do

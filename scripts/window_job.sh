@@ -1,0 +1,37 @@
+# Sourced by the benchmark scripts: the single-window job they all measure (scripts/bench.sh's
+# 1-minute tumbling count() + sum(bid) by ad_id over an NDJSON click file) and the machine line
+# they print, so every script measures the same job.
+
+# window_job_toml SHARDS DATA OUT [EXTRA]: the job's TOML on stdout, reading DATA, writing OUT,
+# with EXTRA (more tables) appended.
+window_job_toml() {
+    cat <<TOML
+[runtime]
+shards = $1
+
+[sources.clicks]
+type = "file"
+path = "$2"
+format = "json"
+event_time = { field = "ts", unit = "ms" }
+watermark = { max_out_of_orderness = "5s", idle_timeout = "30s" }
+
+[transforms.clicks_per_minute]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = { type = "tumbling", size = "1m" }
+aggregates = { clicks = "count()", spend = "sum(bid)" }
+
+[sinks.counts]
+type = "file"
+inputs = ["clicks_per_minute"]
+path = "$3"
+${4:-}
+TOML
+}
+
+# machine_line: the core count and CPU model, as every figure is quoted with them.
+machine_line() {
+    echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || uname -m)"
+}
