@@ -51,6 +51,18 @@ pub fn create_new(path: &Path) -> io::Result<File> {
         .map_err(|e| explain(path, e))
 }
 
+/// Opens the file at `path` for appending, creating it (mode 0600) if missing; a link there is
+/// an error, never written through.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| explain(path, e))
+}
+
 /// Opens the regular file at `path` for reading; a link, a FIFO or a device is refused.
 pub fn open_regular(path: &Path) -> io::Result<File> {
     let f = OpenOptions::new()

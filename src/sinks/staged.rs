@@ -10,7 +10,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The staging folder of the file sink writing `output`.
@@ -178,19 +177,7 @@ impl Stage {
             crate::checkpoint::files::create_dir_all(&dir)?;
             crate::checkpoint::files::real_dir(&dir)?;
             let p = staging_file(&self.output, self.id, self.shard);
-            let f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(crate::checkpoint::files::FILE_MODE)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&p)
-                .map_err(|e| match e.raw_os_error() {
-                    Some(libc::ELOOP) => io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        format!("{}: a symbolic link, not followed", p.display()),
-                    ),
-                    _ => e,
-                })?;
+            let f = crate::checkpoint::files::open_append(&p)?;
             self.file = Some(f);
         }
         match self.file.as_mut() {
