@@ -10,6 +10,7 @@
 //! ([`staged`]): exactly-once. Stdout and the dead-letter file are at-least-once (flushed at each
 //! checkpoint, replayed after it). File output is an upsert log (see README).
 
+pub mod columns;
 pub mod kafka;
 pub mod staged;
 
