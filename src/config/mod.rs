@@ -11,6 +11,7 @@ pub mod defaults;
 mod duration;
 mod error;
 mod parts;
+mod sinks;
 mod source_text;
 pub mod suggest;
 
@@ -24,6 +25,7 @@ use serde::Deserialize;
 pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
 pub use error::ConfigError;
 use parts::kinds_of;
+pub use sinks::*;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
 
 /// A whole config file.
@@ -561,66 +563,6 @@ impl<'de> Deserialize<'de> for OrderedTable {
         }
         deserializer.deserialize_map(TableVisitor)
     }
-}
-
-/// `[sinks.NAME]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum SinkConfig {
-    File(FileSinkConfig),
-    Stdout(StdoutSinkConfig),
-    Kafka(KafkaSinkConfig),
-}
-
-impl SinkConfig {
-    pub fn inputs(&self) -> &[String] {
-        match self {
-            SinkConfig::File(f) => &f.inputs,
-            SinkConfig::Stdout(s) => &s.inputs,
-            SinkConfig::Kafka(k) => &k.inputs,
-        }
-    }
-}
-
-/// `[sinks.NAME] type = "kafka"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KafkaSinkConfig {
-    pub inputs: Vec<String>,
-    pub brokers: String,
-    pub topic: String,
-    /// Fields of a result that make its record key (and so its partition); a replay rewrites the
-    /// same key. Empty: no key.
-    #[serde(default)]
-    pub key: Vec<String>,
-    #[serde(default)]
-    pub delivery: Delivery,
-    /// Default `sluice-NAME`.
-    pub transactional_id_prefix: Option<String>,
-    /// Passed through to librdkafka as they are.
-    #[serde(default)]
-    pub options: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Delivery {
-    #[default]
-    AtLeastOnce,
-    ExactlyOnce,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileSinkConfig {
-    pub inputs: Vec<String>,
-    pub path: PathBuf,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StdoutSinkConfig {
-    pub inputs: Vec<String>,
 }
 
 /// `[dead_letter]`: where malformed input goes.

@@ -302,6 +302,7 @@ impl Builder<'_> {
                         path: f.path.clone(),
                     }
                 }
+                SinkConfig::Postgres(p) => SinkKind::Postgres(self.postgres_sink(name, p)),
                 SinkConfig::Kafka(k) => {
                     if k.brokers.trim().is_empty() {
                         self.err(
