@@ -70,7 +70,6 @@ pub struct StdoutSinkConfig {
     pub inputs: Vec<String>,
 }
 
-
 /// `[sinks.NAME] type = "postgres"`: upserts into a table (see `sinks::postgres`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -218,7 +218,11 @@ fn open_sinks(
                 }
             },
             SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n)?,
-            SinkKind::Postgres(p) => SharedSink::postgres(&s.name, p, dead.clone())?,
+            SinkKind::Postgres(p) => {
+                let mut p = p.clone();
+                p.columns = crate::sinks::postgres::column_types(plan, s, &p.columns);
+                SharedSink::postgres(&s.name, &p, dead.clone())?
+            }
         });
     }
     Ok((shared, dead))

@@ -134,10 +134,11 @@ impl SharedSink {
         plan: &crate::plan::PostgresSinkPlan,
         dead: Option<SharedSink>,
     ) -> Result<SharedSink, SinkError> {
-        let shared = postgres::Shared::open(name, plan, dead).map_err(|message| SinkError::Postgres {
-            sink: name.into(),
-            message,
-        })?;
+        let shared =
+            postgres::Shared::open(name, plan, dead).map_err(|message| SinkError::Postgres {
+                sink: name.into(),
+                message,
+            })?;
         Ok(SharedSink {
             name: name.into(),
             target: Target::Postgres(shared),

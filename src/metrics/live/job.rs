@@ -84,13 +84,48 @@ impl Scrape<'_> {
         }
         type Get = fn(&SinkCounters) -> f64;
         let families: [(&str, Kind, &str, Get); 7] = [
-            ("sluice_sink_rows_written_total", Kind::Counter, "Rows a table sink has written (upserted or inserted).", |c| c.rows_written.load(Ordering::Relaxed) as f64),
-            ("sluice_sink_batches_total", Kind::Counter, "Statements a table sink has completed.", |c| c.batches.load(Ordering::Relaxed) as f64),
-            ("sluice_sink_errors_total", Kind::Counter, "Writes that failed (each retried, or fatal).", |c| c.errors.load(Ordering::Relaxed) as f64),
-            ("sluice_sink_retries_total", Kind::Counter, "Reconnects after a failed write.", |c| c.retries.load(Ordering::Relaxed) as f64),
-            ("sluice_sink_rows_rejected_total", Kind::Counter, "Rows the database refused, sent to the dead letters.", |c| c.rejected.load(Ordering::Relaxed) as f64),
-            ("sluice_sink_batch_seconds_sum", Kind::Counter, "Seconds spent in completed statements (divide by batches for the mean).", |c| c.batch_nanos.load(Ordering::Relaxed) as f64 / 1e9),
-            ("sluice_sink_batch_seconds_max", Kind::Gauge, "The slowest completed statement so far.", |c| c.batch_nanos_max.load(Ordering::Relaxed) as f64 / 1e9),
+            (
+                "sluice_sink_rows_written_total",
+                Kind::Counter,
+                "Rows a table sink has written (upserted or inserted).",
+                |c| c.rows_written.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_batches_total",
+                Kind::Counter,
+                "Statements a table sink has completed.",
+                |c| c.batches.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_errors_total",
+                Kind::Counter,
+                "Writes that failed (each retried, or fatal).",
+                |c| c.errors.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_retries_total",
+                Kind::Counter,
+                "Reconnects after a failed write.",
+                |c| c.retries.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_rows_rejected_total",
+                Kind::Counter,
+                "Rows the database refused, sent to the dead letters.",
+                |c| c.rejected.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_batch_seconds_sum",
+                Kind::Counter,
+                "Seconds spent in completed statements (divide by batches for the mean).",
+                |c| c.batch_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            ),
+            (
+                "sluice_sink_batch_seconds_max",
+                Kind::Gauge,
+                "The slowest completed statement so far.",
+                |c| c.batch_nanos_max.load(Ordering::Relaxed) as f64 / 1e9,
+            ),
         ];
         for (name, kind, help, get) in families {
             let rows: Rows = sinks

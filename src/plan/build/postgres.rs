@@ -20,7 +20,10 @@ impl Builder<'_> {
         } else if c.table.split('.').count() > 2 || c.table.split('.').any(|p| p.is_empty()) {
             self.err(
                 at("table"),
-                format!("`{}` is not a table name; expected `name` or `schema.name`", c.table),
+                format!(
+                    "`{}` is not a table name; expected `name` or `schema.name`",
+                    c.table
+                ),
             );
         }
         for (i, k) in c.key.iter().enumerate() {
@@ -35,7 +38,10 @@ impl Builder<'_> {
             );
         }
         if !(1..=MAX_IN_FLIGHT).contains(&c.max_in_flight) {
-            self.err(at("max_in_flight"), format!("must be between 1 and {MAX_IN_FLIGHT}"));
+            self.err(
+                at("max_in_flight"),
+                format!("must be between 1 and {MAX_IN_FLIGHT}"),
+            );
         }
         let retry = |k: &str| KeyPath::new(["sinks", name, "retry", k]);
         if c.retry.initial.as_millis() == 0 {
@@ -51,7 +57,8 @@ impl Builder<'_> {
                 Err(m) => self.err(KeyPath::new(["sinks", name, "columns", col]), m),
             }
         }
-        let ms = |d: crate::config::Duration| std::time::Duration::from_millis(d.as_millis() as u64);
+        let ms =
+            |d: crate::config::Duration| std::time::Duration::from_millis(d.as_millis() as u64);
         PostgresSinkPlan {
             url,
             table: c.table.clone(),

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::plan::PostgresSinkPlan;
+use crate::sinks::columns::ColumnType;
 use crate::sinks::SharedSink;
 
 /// What a sink has done, for `/metrics` (shared by its shards' connections).
@@ -70,7 +71,10 @@ impl Shared {
             .map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
         if !plan.create_table {
             let found = c
-                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&sql::table_ident(&plan.table)])
+                .query_one(
+                    "SELECT to_regclass($1) IS NOT NULL",
+                    &[&sql::table_ident(&plan.table)],
+                )
                 .map_err(|e| format!("reading the catalog: {e}"))?;
             if !found.get::<_, bool>(0) {
                 return Err(format!(
@@ -95,6 +99,42 @@ impl Shared {
             .and_then(|f| f.clone())
             .unwrap_or_else(|| "its connection thread ended".into())
     }
+}
+
+/// Column types the plan knows for a sink reading windows directly: bounds and counts are
+/// integers, sums and averages exact numbers, whatever the first rows hold (a sum whose first
+/// totals happen to be whole must not make a BIGINT column its later fractions cannot enter).
+/// Pinned `columns` come first.
+pub fn column_types(
+    plan: &crate::plan::Plan,
+    sink: &crate::plan::SinkPlan,
+    pinned: &[(String, ColumnType)],
+) -> Vec<(String, ColumnType)> {
+    use crate::plan::{AggFunc, NodeKind, StreamRef};
+    let mut out = pinned.to_vec();
+    let mut add = |name: &str, ty| {
+        if !out.iter().any(|(n, _)| n == name) {
+            out.push((name.to_string(), ty));
+        }
+    };
+    for e in sink.inputs.iter().filter(|e| e.steps.is_empty()) {
+        let StreamRef::Node(id) = e.from else {
+            continue;
+        };
+        let Some(NodeKind::Window(w)) = plan.nodes.get(id).map(|n| &n.kind) else {
+            continue;
+        };
+        add("window_start", ColumnType::BigInt);
+        add("window_end", ColumnType::BigInt);
+        for a in &w.aggregates {
+            match a.func {
+                AggFunc::Count | AggFunc::CountDistinct => add(&a.name, ColumnType::BigInt),
+                AggFunc::Sum | AggFunc::Avg => add(&a.name, ColumnType::Decimal(None)),
+                AggFunc::Min | AggFunc::Max => {}
+            }
+        }
+    }
+    out
 }
 
 enum Msg {
@@ -139,13 +179,18 @@ impl PgOut {
         self.last_flush = Instant::now();
         let tx = self.tx.as_ref().ok_or_else(|| self.shared.failure())?;
         if !buf.is_empty() {
-            let next = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(buf.capacity()));
+            let next = self
+                .spare
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(buf.capacity()));
             let full = std::mem::replace(buf, next);
-            tx.send(Msg::Lines(full)).map_err(|_| self.shared.failure())?;
+            tx.send(Msg::Lines(full))
+                .map_err(|_| self.shared.failure())?;
         }
         if durable {
             let (reply, done) = sync_channel(1);
-            tx.send(Msg::Sync(reply)).map_err(|_| self.shared.failure())?;
+            tx.send(Msg::Sync(reply))
+                .map_err(|_| self.shared.failure())?;
             done.recv().map_err(|_| self.shared.failure())??;
         }
         Ok(())

@@ -41,7 +41,11 @@ pub fn create_table(table: &str, columns: &[Column], key: &[String]) -> String {
     let mut cols: Vec<String> = columns
         .iter()
         .map(|c| {
-            let not_null = if key.contains(&c.name) { " NOT NULL" } else { "" };
+            let not_null = if key.contains(&c.name) {
+                " NOT NULL"
+            } else {
+                ""
+            };
             format!("{} {}{not_null}", quote(&c.name), sql_type(c.ty))
         })
         .collect();
@@ -86,7 +90,9 @@ fn convert(col: &str, base_type: &str) -> String {
 /// insert; with every column in the key, `DO NOTHING` (nothing else to update).
 pub fn upsert(table: &str, columns: &[TableColumn], key: &[String]) -> String {
     let names: Vec<String> = columns.iter().map(|c| quote(&c.name)).collect();
-    let arrays: Vec<String> = (1..=columns.len()).map(|i| format!("${i}::text[]")).collect();
+    let arrays: Vec<String> = (1..=columns.len())
+        .map(|i| format!("${i}::text[]"))
+        .collect();
     let values: Vec<String> = columns
         .iter()
         .map(|c| convert(&c.name, &c.base_type))
@@ -135,7 +141,11 @@ mod tests {
 
     #[test]
     fn upsert_updates_every_non_key_column() {
-        let cols = [col("ad_id", "text"), col("window_start", "bigint"), col("spend", "numeric")];
+        let cols = [
+            col("ad_id", "text"),
+            col("window_start", "bigint"),
+            col("spend", "numeric"),
+        ];
         let key = ["ad_id".to_string(), "window_start".to_string()];
         assert_eq!(
             upsert("t", &cols, &key),
@@ -148,8 +158,14 @@ mod tests {
     #[test]
     fn created_tables_key_on_the_key() {
         let cols = [
-            Column { name: "k".into(), ty: ColumnType::Text },
-            Column { name: "s".into(), ty: ColumnType::Decimal(Some((18, 2))) },
+            Column {
+                name: "k".into(),
+                ty: ColumnType::Text,
+            },
+            Column {
+                name: "s".into(),
+                ty: ColumnType::Decimal(Some((18, 2))),
+            },
         ];
         assert_eq!(
             create_table("t", &cols, &["k".into()]),

@@ -37,7 +37,11 @@ fn classify(e: postgres::Error) -> Failure {
     match e.code().map(|c| c.code()) {
         Some(c) if c.starts_with("22") || c.starts_with("23") => Failure::Data(msg),
         // Connection, resources, operator intervention (shutdown), serialization, deadlock.
-        Some(c) if ["08", "53", "57", "58", "40"].iter().any(|p| c.starts_with(p)) => {
+        Some(c)
+            if ["08", "53", "57", "58", "40"]
+                .iter()
+                .any(|p| c.starts_with(p)) =>
+        {
             Failure::Retry(msg)
         }
         Some(_) => Failure::Fatal(msg),
@@ -149,7 +153,10 @@ impl Worker {
     }
 
     /// Writes parsed rows, retrying the connection, until they are in the table or failed.
-    fn write_rows(&mut self, rows: Vec<(&[u8], Vec<(String, columns::Value<'_>)>)>) -> Result<(), String> {
+    fn write_rows(
+        &mut self,
+        rows: Vec<(&[u8], Vec<(String, columns::Value<'_>)>)>,
+    ) -> Result<(), String> {
         let name = self.shared.name.clone();
         let shared = self.shared.clone();
         let plan = &shared.plan;
@@ -181,12 +188,16 @@ impl Worker {
 
     /// One try at the whole batch: connect and learn the table if needed, then upsert, splitting
     /// on data errors.
-    fn attempt(&mut self, rows: &[(&[u8], Vec<(String, columns::Value<'_>)>)]) -> Result<(), Failure> {
+    fn attempt(
+        &mut self,
+        rows: &[(&[u8], Vec<(String, columns::Value<'_>)>)],
+    ) -> Result<(), Failure> {
         if rows.is_empty() {
             return Ok(());
         }
         if self.client.is_none() {
-            let c = postgres::Client::connect(&self.shared.plan.url, postgres::NoTls).map_err(classify)?;
+            let c = postgres::Client::connect(&self.shared.plan.url, postgres::NoTls)
+                .map_err(classify)?;
             self.client = Some(c);
         }
         if self.table.is_none() {
@@ -203,11 +214,17 @@ impl Worker {
         let plan = &self.shared.plan;
         let mut cols = columns::infer(rows, &plan.columns);
         if plan.window_timestamptz {
-            for c in cols.iter_mut().filter(|c| c.name == "window_start" || c.name == "window_end") {
+            for c in cols
+                .iter_mut()
+                .filter(|c| c.name == "window_start" || c.name == "window_end")
+            {
                 c.ty = columns::ColumnType::Timestamp;
             }
         }
-        let client = self.client.as_mut().ok_or_else(|| Failure::Retry("not connected".into()))?;
+        let client = self
+            .client
+            .as_mut()
+            .ok_or_else(|| Failure::Retry("not connected".into()))?;
         if plan.create_table {
             match client.batch_execute(&sql::create_table(&plan.table, &cols, &plan.key)) {
                 Ok(()) => {}
@@ -221,7 +238,10 @@ impl Worker {
             .query(sql::COLUMNS_QUERY, &[&sql::table_ident(&plan.table)])
             .map_err(classify)?
             .iter()
-            .map(|r| TableColumn { name: r.get(0), base_type: r.get(1) })
+            .map(|r| TableColumn {
+                name: r.get(0),
+                base_type: r.get(1),
+            })
             .collect();
         if have.is_empty() {
             return Err(Failure::Fatal(format!(
@@ -245,9 +265,13 @@ impl Worker {
         if key.is_empty() {
             return Ok(rows.iter().collect());
         }
-        let mut last: hashbrown::HashMap<Vec<Option<std::borrow::Cow<'_, str>>>, usize> = Default::default();
+        let mut last: hashbrown::HashMap<Vec<Option<std::borrow::Cow<'_, str>>>, usize> =
+            Default::default();
         for (i, (_, f)) in rows.iter().enumerate() {
-            let k = key.iter().map(|k| f.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.text())).collect();
+            let k = key
+                .iter()
+                .map(|k| f.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.text()))
+                .collect();
             last.insert(k, i);
         }
         let mut keep: Vec<usize> = last.into_values().collect();
@@ -255,7 +279,10 @@ impl Worker {
         Ok(keep.into_iter().map(|i| &rows[i]).collect())
     }
 
-    fn upsert_split(&mut self, rows: &[&(&[u8], Vec<(String, columns::Value<'_>)>)]) -> Result<(), Failure> {
+    fn upsert_split(
+        &mut self,
+        rows: &[&(&[u8], Vec<(String, columns::Value<'_>)>)],
+    ) -> Result<(), Failure> {
         match self.upsert(rows) {
             Err(Failure::Data(m)) if rows.len() == 1 => {
                 self.reject(rows[0].0, &m);
@@ -270,7 +297,10 @@ impl Worker {
         }
     }
 
-    fn upsert(&mut self, rows: &[&(&[u8], Vec<(String, columns::Value<'_>)>)]) -> Result<(), Failure> {
+    fn upsert(
+        &mut self,
+        rows: &[&(&[u8], Vec<(String, columns::Value<'_>)>)],
+    ) -> Result<(), Failure> {
         let started = Instant::now();
         let (Some(client), Some(table)) = (self.client.as_mut(), self.table.as_ref()) else {
             return Err(Failure::Retry("not connected".into()));
@@ -280,7 +310,11 @@ impl Worker {
             .iter()
             .map(|c| {
                 rows.iter()
-                    .map(|(_, f)| f.iter().find(|(n, _)| *n == c.name).and_then(|(_, v)| v.text()))
+                    .map(|(_, f)| {
+                        f.iter()
+                            .find(|(n, _)| *n == c.name)
+                            .and_then(|(_, v)| v.text())
+                    })
                     .collect()
             })
             .collect();
@@ -288,11 +322,14 @@ impl Worker {
             .iter()
             .map(|a| a.iter().map(|v| v.as_deref()).collect())
             .collect();
-        let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-            refs.iter().map(|a| a as &(dyn postgres::types::ToSql + Sync)).collect();
+        let params: Vec<&(dyn postgres::types::ToSql + Sync)> = refs
+            .iter()
+            .map(|a| a as &(dyn postgres::types::ToSql + Sync))
+            .collect();
         client.execute(&table.upsert, &params).map_err(classify)?;
         let c = &self.shared.counters;
-        c.rows_written.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        c.rows_written
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
         c.batches.fetch_add(1, Ordering::Relaxed);
         let ns = started.elapsed().as_nanos() as u64;
         c.batch_nanos.fetch_add(ns, Ordering::Relaxed);
@@ -302,7 +339,10 @@ impl Worker {
 
     /// A row the server refused: to the dead letters with its message, counted either way.
     fn reject(&mut self, line: &[u8], why: &str) {
-        self.shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .counters
+            .rejected
+            .fetch_add(1, Ordering::Relaxed);
         let raw = String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(line));
         let v = serde_json::json!({ "reason": why, "sink": self.shared.name, "raw": raw });
         tracing::warn!(sink = %self.shared.name, reason = %why, "row refused by PostgreSQL");
@@ -323,14 +363,19 @@ fn written_columns(
     key: &[String],
     name: &str,
 ) -> Result<Vec<TableColumn>, Failure> {
-    if let Some(c) = result.iter().find(|c| !table.iter().any(|t| t.name == c.name)) {
+    if let Some(c) = result
+        .iter()
+        .find(|c| !table.iter().any(|t| t.name == c.name))
+    {
         return Err(Failure::Fatal(format!(
             "table `{name}` has no column `{}` for the result field of that name (add it, or select fewer fields)",
             c.name
         )));
     }
     if let Some(k) = key.iter().find(|k| !result.iter().any(|c| &c.name == *k)) {
-        return Err(Failure::Fatal(format!("the key field `{k}` is not in the results")));
+        return Err(Failure::Fatal(format!(
+            "the key field `{k}` is not in the results"
+        )));
     }
     Ok(table
         .iter()
