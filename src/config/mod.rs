@@ -152,6 +152,9 @@ pub struct KafkaSourceConfig {
     /// Passed through to librdkafka as they are (`"fetch.max.bytes" = "1048576"`).
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// At most this many records per second over all partitions (`"50000/s"`): a replay the
+    /// sinks can absorb; the rest waits in the topic (lag grows).
+    pub rate_limit: Option<String>,
 }
 
 /// Where a Kafka source starts reading when no checkpoint says otherwise.
@@ -228,6 +231,8 @@ pub enum Format {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSourceConfig {
+    /// At most this many records per second (`"50000/s"`).
+    pub rate_limit: Option<String>,
     #[serde(default = "defaults::seed")]
     pub seed: u64,
     #[serde(default = "defaults::keys")]

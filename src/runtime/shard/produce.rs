@@ -380,6 +380,7 @@ impl Shard {
         let PartKind::Generator { model, .. } = &setup.parts[part as usize].kind else {
             return true;
         };
+        self.rate_read[src] += 1;
         let click = model.click(i);
         let needs_line =
             !self.routes[src].is_empty() || matches!(self.parsers[src], SourceParser::GenJson(_));
