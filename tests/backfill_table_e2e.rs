@@ -18,7 +18,11 @@ fn live_job(d: &Path, pg: &Pg) -> String {
     let text: String = (0..3000i64)
         .map(|i| {
             let k = ["a", "b", "c"][(i % 3) as usize];
-            format!("{{\"k\":\"{k}\",\"v\":{}.25,\"ts\":{}}}\n", i % 7, BASE + i * 600)
+            format!(
+                "{{\"k\":\"{k}\",\"v\":{}.25,\"ts\":{}}}\n",
+                i % 7,
+                BASE + i * 600
+            )
         })
         .collect();
     std::fs::write(d.join("in.ndjson"), text).unwrap();
@@ -65,16 +69,30 @@ fn a_backfill_writes_a_new_table_and_its_comparison_finds_planted_differences() 
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cfg = live_job(d, pg);
-    let run = common::sluice(d, &["run", "--config", &cfg], std::time::Duration::from_secs(60));
+    let run = common::sluice(
+        d,
+        &["run", "--config", &cfg],
+        std::time::Duration::from_secs(60),
+    );
     assert!(run.success, "{}", run.stderr);
     // 30 minutes of three keys: 90 rows; 20 minutes of them from the start on.
     assert_eq!(pg.sql("SELECT count(*) FROM bf_live"), ["90"]);
 
     let (code, text) = backfill(d, &cfg, "_v1");
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("`bf_live_v1` equals `bf_live` over 20 windows"), "{text}");
-    assert!(text.contains("CREATE OR REPLACE VIEW \"bf_live_live\" AS SELECT * FROM \"bf_live_v1\""), "{text}");
-    assert_eq!(pg.sql("SELECT count(*) FROM bf_live_v1"), ["60"], "only windows from the start");
+    assert!(
+        text.contains("`bf_live_v1` equals `bf_live` over 20 windows"),
+        "{text}"
+    );
+    assert!(
+        text.contains("CREATE OR REPLACE VIEW \"bf_live_live\" AS SELECT * FROM \"bf_live_v1\""),
+        "{text}"
+    );
+    assert_eq!(
+        pg.sql("SELECT count(*) FROM bf_live_v1"),
+        ["60"],
+        "only windows from the start"
+    );
 
     let (w1, w2, w0) = (BASE + 12 * 60_000, BASE + 25 * 60_000, BASE + 3 * 60_000);
     pg.sql(&format!(
@@ -91,5 +109,8 @@ fn a_backfill_writes_a_new_table_and_its_comparison_finds_planted_differences() 
         .filter(|f| f.parse::<i64>().is_ok())
         .collect();
     assert_eq!(listed, [w1.to_string(), w2.to_string()], "{text}");
-    assert!(text.contains("records read") || text.contains("backfill: done"), "{text}");
+    assert!(
+        text.contains("records read") || text.contains("backfill: done"),
+        "{text}"
+    );
 }

@@ -607,9 +607,10 @@ fn a_rate_limited_kafka_replay_holds_its_rate() {
     loadgen(d, &input, "rated.ndjson", 30_000);
     let output = topic("rated-out", 1);
     let cfg = config(d, "rated", &input, &output, 2, "");
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("stop_at = \"end\"\n", "stop_at = \"end\"\nrate_limit = \"10000/s\"\n");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "stop_at = \"end\"\n",
+        "stop_at = \"end\"\nrate_limit = \"10000/s\"\n",
+    );
     std::fs::write(&cfg, text).unwrap();
     let stats = d.join("rated.json");
     let run = sluice(

@@ -49,6 +49,9 @@ fn classify(e: postgres::Error) -> Failure {
     }
 }
 
+/// A result line and its fields, borrowed from the batch.
+type Row<'a> = (&'a [u8], Vec<(String, columns::Value<'a>)>);
+
 /// The table as this connection writes it: its columns and the prepared upsert.
 struct Table {
     columns: Vec<TableColumn>,
@@ -153,10 +156,7 @@ impl Worker {
     }
 
     /// Writes parsed rows, retrying the connection, until they are in the table or failed.
-    fn write_rows(
-        &mut self,
-        rows: Vec<(&[u8], Vec<(String, columns::Value<'_>)>)>,
-    ) -> Result<(), String> {
+    fn write_rows(&mut self, rows: Vec<Row<'_>>) -> Result<(), String> {
         let name = self.shared.name.clone();
         let shared = self.shared.clone();
         let plan = &shared.plan;
@@ -188,10 +188,7 @@ impl Worker {
 
     /// One try at the whole batch: connect and learn the table if needed, then upsert, splitting
     /// on data errors.
-    fn attempt(
-        &mut self,
-        rows: &[(&[u8], Vec<(String, columns::Value<'_>)>)],
-    ) -> Result<(), Failure> {
+    fn attempt(&mut self, rows: &[Row<'_>]) -> Result<(), Failure> {
         if rows.is_empty() {
             return Ok(());
         }
@@ -257,10 +254,7 @@ impl Worker {
     }
 
     /// Of rows with the same key, the last; keyless sinks keep every row.
-    fn last_per_key<'r, 'v>(
-        &self,
-        rows: &'r [(&'r [u8], Vec<(String, columns::Value<'v>)>)],
-    ) -> Result<Vec<&'r (&'r [u8], Vec<(String, columns::Value<'v>)>)>, Failure> {
+    fn last_per_key<'r>(&self, rows: &'r [Row<'r>]) -> Result<Vec<&'r Row<'r>>, Failure> {
         let key = &self.shared.plan.key;
         if key.is_empty() {
             return Ok(rows.iter().collect());
@@ -279,10 +273,7 @@ impl Worker {
         Ok(keep.into_iter().map(|i| &rows[i]).collect())
     }
 
-    fn upsert_split(
-        &mut self,
-        rows: &[&(&[u8], Vec<(String, columns::Value<'_>)>)],
-    ) -> Result<(), Failure> {
+    fn upsert_split(&mut self, rows: &[&Row<'_>]) -> Result<(), Failure> {
         match self.upsert(rows) {
             Err(Failure::Data(m)) if rows.len() == 1 => {
                 self.reject(rows[0].0, &m);
@@ -297,10 +288,7 @@ impl Worker {
         }
     }
 
-    fn upsert(
-        &mut self,
-        rows: &[&(&[u8], Vec<(String, columns::Value<'_>)>)],
-    ) -> Result<(), Failure> {
+    fn upsert(&mut self, rows: &[&Row<'_>]) -> Result<(), Failure> {
         let started = Instant::now();
         let (Some(client), Some(table)) = (self.client.as_mut(), self.table.as_ref()) else {
             return Err(Failure::Retry("not connected".into()));
