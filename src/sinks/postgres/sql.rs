@@ -17,6 +17,11 @@ pub fn quote(ident: &str) -> String {
     format!("\"{}\"", ident.replace('"', "\"\""))
 }
 
+/// `'text'` with inner quotes doubled.
+pub fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
 /// `schema.name` or `name`, each part quoted.
 pub fn table_ident(table: &str) -> String {
     table.split('.').map(quote).collect::<Vec<_>>().join(".")

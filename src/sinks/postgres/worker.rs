@@ -223,10 +223,16 @@ impl Worker {
             .as_mut()
             .ok_or_else(|| Failure::Retry("not connected".into()))?;
         if plan.create_table {
-            match client.batch_execute(&sql::create_table(&plan.table, &cols, &plan.key)) {
+            // One statement list is one transaction: the advisory lock serialises the shards'
+            // creators (IF NOT EXISTS alone does not), and is released with it.
+            let create = format!(
+                "SELECT pg_advisory_xact_lock(hashtext({})); {}",
+                sql::literal(&sql::table_ident(&plan.table)),
+                sql::create_table(&plan.table, &cols, &plan.key)
+            );
+            match client.batch_execute(&create) {
                 Ok(()) => {}
-                // Another shard's connection created it at the same moment (IF NOT EXISTS does
-                // not serialise concurrent creators).
+                // Another creator (not this job's) won the race.
                 Err(e) if matches!(e.code().map(|c| c.code()), Some("23505" | "42P07")) => {}
                 Err(e) => return Err(classify(e)),
             }
