@@ -186,3 +186,8 @@ pub fn hot_key_threshold(shards: usize) -> f64 {
 pub const fn hot_key_max_buffered() -> usize {
     16384
 }
+
+/// Rows per Parquet part file before the next one starts.
+pub fn parquet_roll_rows() -> u64 {
+    1_000_000
+}

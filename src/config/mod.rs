@@ -570,6 +570,7 @@ pub enum SinkConfig {
     File(FileSinkConfig),
     Stdout(StdoutSinkConfig),
     Kafka(KafkaSinkConfig),
+    Parquet(ParquetSinkConfig),
 }
 
 impl SinkConfig {
@@ -578,6 +579,7 @@ impl SinkConfig {
             SinkConfig::File(f) => &f.inputs,
             SinkConfig::Stdout(s) => &s.inputs,
             SinkConfig::Kafka(k) => &k.inputs,
+            SinkConfig::Parquet(p) => &p.inputs,
         }
     }
 }
@@ -615,6 +617,37 @@ pub enum Delivery {
 pub struct FileSinkConfig {
     pub inputs: Vec<String>,
     pub path: PathBuf,
+}
+
+/// `[sinks.NAME] type = "parquet"`: part files in the directory `path`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParquetSinkConfig {
+    pub inputs: Vec<String>,
+    pub path: PathBuf,
+    /// When a part file is finished and the next one started (besides every checkpoint).
+    #[serde(default)]
+    pub roll: RollConfig,
+    /// Pinned column types by column name (`"decimal(18,2)"`, `"timestamp"`, ...); the others
+    /// are inferred from the first rows.
+    #[serde(default)]
+    pub columns: BTreeMap<String, String>,
+}
+
+/// `roll = { rows = N }` of a Parquet sink.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollConfig {
+    #[serde(default = "defaults::parquet_roll_rows")]
+    pub rows: u64,
+}
+
+impl Default for RollConfig {
+    fn default() -> Self {
+        RollConfig {
+            rows: defaults::parquet_roll_rows(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -214,6 +214,7 @@ fn open_sinks(
                 }
             },
             SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n)?,
+            SinkKind::Parquet(p) => SharedSink::parquet(&s.name, p, ckpt)?,
         });
     }
     let dead = match &plan.dead_letter {

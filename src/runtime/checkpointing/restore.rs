@@ -31,6 +31,8 @@ pub struct OpenArgs<'a> {
     pub key_groups: u32,
     pub parts: &'a [Partition],
     pub staged: Vec<PathBuf>,
+    /// Directories of the Parquet sinks, whose part files are committed with each checkpoint.
+    pub parquet: Vec<PathBuf>,
     /// Exactly-once Kafka sinks, committed with each checkpoint.
     pub kafka: Vec<Arc<crate::sinks::kafka::KafkaCommitter>>,
     /// Operators of this config in order: (name, state signature).
@@ -144,6 +146,7 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         newest = Some(m);
     }
     recover_outputs(&a.staged, newest.as_ref())?;
+    recover_parquet(&a.parquet, newest.as_ref())?;
     for k in &a.kafka {
         k.recover(newest.as_ref().map(|m| m.id))
             .map_err(|e| err(format!("recovering Kafka sink `{}`: {e}", k.name)))?;
@@ -163,6 +166,7 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         settled: AtomicU64::new(base_id),
         issued: Mutex::new((0, Instant::now())),
         staged: a.staged,
+        parquet: a.parquet,
         kafka: a.kafka,
         savepoint: SavepointCtl {
             requested: a.savepoint_requested,
@@ -198,6 +202,33 @@ fn recover_outputs(staged: &[PathBuf], newest: Option<&Manifest>) -> Result<(), 
                 output = %out.display(),
                 missing_bytes = missing,
                 "output is shorter than the state restored covers; lines from before that point are not written again"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Parquet part files the restored checkpoint covers are committed (a crash may have come before
+/// their rename), later ones deleted. The manifest names the checkpoint whose parts it covers,
+/// which differs from its own id once a savepoint is adopted under a new one.
+fn recover_parquet(dirs: &[PathBuf], newest: Option<&Manifest>) -> Result<(), RuntimeError> {
+    for dir in dirs {
+        let key = dir.to_string_lossy();
+        let covered = newest.map(|m| m.sources["parquet"][key.as_ref()].as_u64().unwrap_or(m.id));
+        let r = sinks::parquet::files::recover(dir, covered).map_err(|e| {
+            err(format!(
+                "recovering Parquet files in {}: {e}",
+                dir.display()
+            ))
+        })?;
+        if r.committed + r.deleted > 0 {
+            tracing::info!(
+                dir = %dir.display(),
+                committed = r.committed,
+                deleted = r.deleted,
+                "Parquet part files recovered: {} committed, {} after the checkpoint deleted",
+                r.committed,
+                r.deleted
             );
         }
     }
