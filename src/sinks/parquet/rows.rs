@@ -120,8 +120,10 @@ impl Layout {
     }
 
     /// Columns from the first `lines`: pinned types where given, else inferred from the values
-    /// (a column only ever null is a string); pinned columns the lines lack come last.
-    pub fn infer(lines: &[u8], pinned: &[(String, ColumnType)]) -> Layout {
+    /// (a column only ever null is a string); pinned columns the lines lack come last. `None`
+    /// while there is not a single column to be had (no line is an object with a field, and
+    /// nothing is pinned): the files' columns are fixed by later lines then.
+    pub fn infer(lines: &[u8], pinned: &[(String, ColumnType)]) -> Option<Layout> {
         let mut cols: Vec<(String, Option<ColumnType>)> = Vec::new();
         let mut at: HashMap<String, usize> = HashMap::new();
         for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
@@ -144,6 +146,9 @@ impl Layout {
                 cols.push((n.clone(), None));
             }
         }
+        if cols.is_empty() {
+            return None;
+        }
         let cols = cols
             .into_iter()
             .map(|(n, t)| {
@@ -156,7 +161,7 @@ impl Layout {
                 (n, t)
             })
             .collect();
-        Layout::new(cols)
+        Some(Layout::new(cols))
     }
 
     fn position(&self, i: usize, name: &str) -> Option<usize> {
@@ -294,7 +299,7 @@ mod tests {
             ("n".to_string(), ColumnType::Timestamp),
             ("extra".to_string(), ColumnType::Boolean),
         ];
-        let l = Layout::infer(lines, &pinned);
+        let l = Layout::infer(lines, &pinned).unwrap();
         assert_eq!(l.names, ["ad", "n", "spend", "x", "tags", "extra"]);
         assert_eq!(
             l.types,
@@ -312,6 +317,12 @@ mod tests {
         );
         let back = Layout::from_schema(&l.schema).unwrap();
         assert_eq!(back.types, l.types);
+        // No column to be had yet: nothing is fixed.
+        assert!(Layout::infer(b"{}\nnot json\n[1]\n", &[]).is_none());
+        assert_eq!(
+            Layout::infer(b"{}\n", &pinned).unwrap().names,
+            ["n", "extra"]
+        );
     }
 
     #[test]

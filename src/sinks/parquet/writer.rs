@@ -78,14 +78,17 @@ impl ParquetShared {
         })
     }
 
-    /// The files' columns: fixed already, or inferred from `lines` now.
-    fn layout(&self, lines: &[u8]) -> Arc<Layout> {
+    /// The files' columns: fixed already, or inferred from `lines` now (`None` while no line
+    /// has given a column).
+    fn layout(&self, lines: &[u8]) -> Option<Arc<Layout>> {
         let mut g = match self.layout.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        g.get_or_insert_with(|| Arc::new(Layout::infer(lines, &self.pinned)))
-            .clone()
+        if g.is_none() {
+            *g = Layout::infer(lines, &self.pinned).map(Arc::new);
+        }
+        g.clone()
     }
 }
 
@@ -149,16 +152,20 @@ impl ParquetOut {
             return Ok(());
         }
         if self.batch.is_none() {
-            self.batch = Some(Batch::new(self.shared.layout(lines)));
+            self.batch = self.shared.layout(lines).map(Batch::new);
         }
         for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let Some(batch) = self.batch.as_mut() else {
-                break;
+            let pushed = match self.batch.as_mut() {
+                Some(batch) => batch.push(line),
+                None => super::rows::fields(line).and(Err("a row with no fields, and no column \
+                     is known yet (pin one in `columns`)"
+                    .to_string())),
             };
-            match batch.push(line) {
+            match pushed {
                 Ok(()) => {
                     let in_file = self.open.as_ref().map_or(0, |o| o.rows);
-                    if in_file + batch.rows as u64 >= self.shared.roll_rows {
+                    let pending = self.batch.as_ref().map_or(0, |b| b.rows as u64);
+                    if in_file + pending >= self.shared.roll_rows {
                         self.write_batch()?;
                         self.finish_file()?;
                     }
@@ -364,9 +371,9 @@ mod tests {
         assert_eq!(read(&dir.join("part-5-1-2.parquet")), [(6, 625)]);
         // A resumed run keeps the columns of the files there (the timestamp pin included).
         let again = ParquetShared::open("hist", &plan(&dir, 3), true).unwrap();
-        let l = again.layout(b"");
+        let l = again.layout(b"").unwrap();
         assert_eq!(l.names, ["n", "window_start", "spend"]);
-        assert_eq!(l.types, shared.layout(b"").types);
+        assert_eq!(l.types, shared.layout(b"").unwrap().types);
     }
 
     #[test]
