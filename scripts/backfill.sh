@@ -1,59 +1,63 @@
 #!/usr/bin/env bash
-# Backfill recipe: reprocess a file source from an earlier point into a NEW output, at a rate the
-# sink can take, watch it catch up through the metrics endpoint, validate, then cut consumers over.
+# Backfill recipe: reprocess the pipeline's sources from an earlier point into NEW outputs, at a
+# rate the sinks can take, watch it catch up, compare the new tables with the old ones window by
+# window, and print the SQL that cuts readers over. Nothing here touches the live job or its
+# outputs.
 #
 # Usage: scripts/backfill.sh CONFIG START_TIME RATE OUT_DIR
-#   CONFIG      the production pipeline (a file source named in it is replayed)
-#   START_TIME  RFC 3339, e.g. 2026-11-01T00:00:00Z (records before it are skipped)
-#   RATE        records per second, e.g. 50000
-#   OUT_DIR     where the backfill writes (never the live outputs)
-# Needs python3 (to edit the TOML copy) and curl (to read /metrics). Nothing here touches the live
-# job or its outputs.
+#   CONFIG      the production pipeline; every file and Kafka source is replayed
+#   START_TIME  RFC 3339, e.g. 2026-11-01T00:00:00Z (file records before it are skipped; Kafka
+#               sources start at that timestamp)
+#   RATE        records per second per source, e.g. 50000 (`rate_limit`)
+#   OUT_DIR     where the backfill's config, files, state and log go
+# Environment:
+#   SUFFIX      new tables are `<table><SUFFIX>` (default `_v2`): every postgres sink writes a new
+#               table (created), never the live one
+#   TARGET_TIME the event time the replay must reach to have caught up (RFC 3339; default: now)
+#   PORT        the backfill's metrics endpoint (default 9465)
+#   SLUICE_BIN  the binary (default: built with cargo)
+# Exit status: 0 when every new table equals its old one over the replayed windows, 2 when the
+# comparison lists differences, 1 on any failure.
+# Needs python3, curl and psql.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 CONFIG="$1"; START="$2"; RATE="$3"; OUT="$4"
 PORT="${PORT:-9465}"
-TARGET="${CARGO_TARGET_DIR:-target}"
+export SUFFIX="${SUFFIX:-_v2}"
 mkdir -p "$OUT"
-cargo build --release --quiet
+if [[ -z "${SLUICE_BIN:-}" ]]; then
+    cargo build --release --quiet
+    SLUICE_BIN="${CARGO_TARGET_DIR:-target}/release/sluice"
+fi
+PSQL=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | head -1 || true)
 
-# 1. A copy of the pipeline: every file source starts at START and reads at most RATE/s; every
-#    output path moves under OUT; its own checkpoints; the endpoint on PORT.
-python3 - "$CONFIG" "$START" "$RATE" "$OUT" "$PORT" > "$OUT/backfill.toml" <<'PY'
-import re, sys, os
-cfg, start, rate, out, port = sys.argv[1:]
-text = open(cfg).read()
-# Outputs and state go under OUT.
-text = re.sub(r'^(path|dir)\s*=\s*"(out|state)/([^"]*)"', lambda m: f'{m.group(1)} = "{out}/{m.group(3)}"', text, flags=re.M)
-text = re.sub(r'^\[api\][^\[]*', '', text, flags=re.M)
-# Start and rate on every file source.
-text = re.sub(r'^(\[sources\.[^\]]+\]\ntype = "file"[^\n]*\n)', lambda m: m.group(1) + f'start_time = "{start}"\nrate_limit = "{rate}/s"\n', text, flags=re.M)
-if 'start_time' not in text:
-    sys.exit("backfill.sh: no file source found in " + cfg)
-print(text)
-print(f'\n[api]\naddress = "127.0.0.1:{port}"')
-PY
-"$TARGET/release/sluice" validate --config "$OUT/backfill.toml"
+# 1. A copy of the pipeline: sources start at START and read at most RATE/s; file outputs and
+#    state move under OUT; postgres sinks write (and create) `<table>SUFFIX`; the endpoint on PORT.
+python3 scripts/lib/backfill_config.py "$CONFIG" "$START" "$RATE" "$OUT" "$PORT" > "$OUT/backfill.toml"
+"$SLUICE_BIN" validate --config "$OUT/backfill.toml"
 
-# 2. Run it and watch it catch up: watermark lag falls as the replay nears the present.
-"$TARGET/release/sluice" run --config "$OUT/backfill.toml" --stats "$OUT/stats.json" 2>"$OUT/run.log" &
+# 2. Run it and report progress: records read, event-time position against the target, rows
+#    written per second, and the time left at the current pace.
+"$SLUICE_BIN" run --config "$OUT/backfill.toml" --stats "$OUT/stats.json" 2>"$OUT/run.log" &
 JOB=$!
 trap 'kill $JOB 2>/dev/null || true' EXIT
-while kill -0 $JOB 2>/dev/null; do
-    sleep 2
-    curl -s "127.0.0.1:$PORT/metrics" 2>/dev/null \
-        | awk '/^sluice_events_in_total/ {n += $2} /^sluice_watermark_lag_seconds/ {lag = $2} END {if (n) printf "backfill: %d records read, watermark lag %.0f s\n", n, lag}' || true
-done
-wait $JOB
+python3 scripts/lib/backfill_progress.py "$PORT" "$JOB" "$START" "${TARGET_TIME:-}"
+if ! wait $JOB; then
+    echo "backfill: the run failed; see $OUT/run.log" >&2
+    tail -n 5 "$OUT/run.log" >&2
+    exit 1
+fi
 trap - EXIT
-
-# 3. Validate before cutting over: the run ended cleanly and wrote what its summary says.
-tail -n 5 "$OUT/run.log"
 python3 - "$OUT/stats.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-print(f"backfill done: {s['events']} records, {s['results_emitted']} results, {s['dead_letters']} dead letters, "
+print(f"backfill: done: {s['events']} records, {s['results_emitted']} results, {s['dead_letters']} dead letters, "
       f"{s['records_skipped']} skipped before the start, {s['events_per_second']:.0f} records/s")
 PY
-echo "Compare $OUT with the live outputs for the overlapping period, then point consumers at $OUT."
+
+# 3. Compare each new table with the old one per window (row counts and every numeric column's
+#    sum), over the windows the backfill covers, and print the cut-over.
+status=0
+python3 scripts/lib/backfill_compare.py "$OUT/backfill.toml" "$START" "$SUFFIX" "$PSQL" || status=$?
+exit $status

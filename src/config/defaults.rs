@@ -187,6 +187,38 @@ pub const fn hot_key_max_buffered() -> usize {
     16384
 }
 
+/// 5000 rows per upsert: large enough that a round trip is noise per row, small enough that a
+/// batch's arrays stay well under a megabyte for typical results.
+pub fn pg_batch_rows() -> usize {
+    5000
+}
+
+/// 200 ms: a quiet stream's results reach the table within a fifth of a second.
+pub fn pg_batch_max_delay() -> Duration {
+    Duration::from_millis(200).unwrap_or(Duration::ZERO)
+}
+
+/// Two batches queued per shard: one being written while the next fills.
+pub fn pg_max_in_flight() -> usize {
+    2
+}
+
+/// First reconnect after 100 ms, doubling.
+pub fn retry_initial() -> Duration {
+    Duration::from_millis(100).unwrap_or(Duration::ZERO)
+}
+
+/// At most 5 s between reconnect attempts.
+pub fn retry_max() -> Duration {
+    Duration::from_secs(5)
+}
+
+/// A minute without the database stops the job (its last checkpoint intact): long enough for a
+/// failover or restart, short enough that an operator hears of an outage.
+pub fn max_retry_time() -> Duration {
+    Duration::from_secs(60)
+}
+
 /// Rows per Parquet part file before the next one starts.
 pub fn parquet_roll_rows() -> u64 {
     1_000_000

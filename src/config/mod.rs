@@ -11,6 +11,7 @@ pub mod defaults;
 mod duration;
 mod error;
 mod parts;
+mod sinks;
 mod source_text;
 pub mod suggest;
 
@@ -24,6 +25,7 @@ use serde::Deserialize;
 pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
 pub use error::ConfigError;
 use parts::kinds_of;
+pub use sinks::*;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
 
 /// A whole config file.
@@ -150,6 +152,9 @@ pub struct KafkaSourceConfig {
     /// Passed through to librdkafka as they are (`"fetch.max.bytes" = "1048576"`).
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// At most this many records per second over all partitions (`"50000/s"`): a replay the
+    /// sinks can absorb; the rest waits in the topic (lag grows).
+    pub rate_limit: Option<String>,
 }
 
 /// Where a Kafka source starts reading when no checkpoint says otherwise.
@@ -226,6 +231,8 @@ pub enum Format {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSourceConfig {
+    /// At most this many records per second (`"50000/s"`).
+    pub rate_limit: Option<String>,
     #[serde(default = "defaults::seed")]
     pub seed: u64,
     #[serde(default = "defaults::keys")]
@@ -561,99 +568,6 @@ impl<'de> Deserialize<'de> for OrderedTable {
         }
         deserializer.deserialize_map(TableVisitor)
     }
-}
-
-/// `[sinks.NAME]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum SinkConfig {
-    File(FileSinkConfig),
-    Stdout(StdoutSinkConfig),
-    Kafka(KafkaSinkConfig),
-    Parquet(ParquetSinkConfig),
-}
-
-impl SinkConfig {
-    pub fn inputs(&self) -> &[String] {
-        match self {
-            SinkConfig::File(f) => &f.inputs,
-            SinkConfig::Stdout(s) => &s.inputs,
-            SinkConfig::Kafka(k) => &k.inputs,
-            SinkConfig::Parquet(p) => &p.inputs,
-        }
-    }
-}
-
-/// `[sinks.NAME] type = "kafka"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KafkaSinkConfig {
-    pub inputs: Vec<String>,
-    pub brokers: String,
-    pub topic: String,
-    /// Fields of a result that make its record key (and so its partition); a replay rewrites the
-    /// same key. Empty: no key.
-    #[serde(default)]
-    pub key: Vec<String>,
-    #[serde(default)]
-    pub delivery: Delivery,
-    /// Default `sluice-NAME`.
-    pub transactional_id_prefix: Option<String>,
-    /// Passed through to librdkafka as they are.
-    #[serde(default)]
-    pub options: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Delivery {
-    #[default]
-    AtLeastOnce,
-    ExactlyOnce,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileSinkConfig {
-    pub inputs: Vec<String>,
-    pub path: PathBuf,
-}
-
-/// `[sinks.NAME] type = "parquet"`: part files in the directory `path`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ParquetSinkConfig {
-    pub inputs: Vec<String>,
-    pub path: PathBuf,
-    /// When a part file is finished and the next one started (besides every checkpoint).
-    #[serde(default)]
-    pub roll: RollConfig,
-    /// Pinned column types by column name (`"decimal(18,2)"`, `"timestamp"`, ...); the others
-    /// are inferred from the first rows.
-    #[serde(default)]
-    pub columns: BTreeMap<String, String>,
-}
-
-/// `roll = { rows = N }` of a Parquet sink.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RollConfig {
-    #[serde(default = "defaults::parquet_roll_rows")]
-    pub rows: u64,
-}
-
-impl Default for RollConfig {
-    fn default() -> Self {
-        RollConfig {
-            rows: defaults::parquet_roll_rows(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StdoutSinkConfig {
-    pub inputs: Vec<String>,
 }
 
 /// `[dead_letter]`: where malformed input goes.

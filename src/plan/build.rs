@@ -275,6 +275,7 @@ mod graph_tests;
 mod io;
 mod join;
 mod order;
+mod postgres;
 mod schema;
 mod step;
 #[cfg(test)]

@@ -441,6 +441,27 @@ pub enum SinkKind {
     Stdout,
     Kafka(KafkaSinkPlan),
     Parquet(crate::sinks::parquet::ParquetSinkPlan),
+    Postgres(PostgresSinkPlan),
+}
+
+/// A PostgreSQL upsert sink (see `sinks::postgres` for its guarantee).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostgresSinkPlan {
+    /// Resolved from `url` or `url_env` at plan time.
+    pub url: String,
+    /// `name` or `schema.name`, as written.
+    pub table: String,
+    pub key: Vec<String>,
+    pub create_table: bool,
+    pub batch_rows: usize,
+    pub max_delay: std::time::Duration,
+    pub max_in_flight: usize,
+    /// `window_start`/`window_end` as TIMESTAMPTZ when the sink creates the table.
+    pub window_timestamptz: bool,
+    pub columns: Vec<(String, crate::sinks::columns::ColumnType)>,
+    pub retry_initial: std::time::Duration,
+    pub retry_max: std::time::Duration,
+    pub max_retry_time: std::time::Duration,
 }
 
 /// A Kafka sink (see `sinks::kafka` for what each delivery mode guarantees).

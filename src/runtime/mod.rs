@@ -80,7 +80,10 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
             .iter()
             .filter_map(|s| match &s.kind {
                 SinkKind::File { path } => Some(path.clone()),
-                SinkKind::Stdout | SinkKind::Kafka(_) | SinkKind::Parquet(_) => None,
+                SinkKind::Stdout
+                | SinkKind::Kafka(_)
+                | SinkKind::Postgres(_)
+                | SinkKind::Parquet(_) => None,
             })
             .collect(),
         None => Vec::new(),

@@ -198,6 +198,10 @@ fn open_sinks(
     resumed: bool,
     n: usize,
 ) -> Result<(Vec<SharedSink>, Option<SharedSink>), RuntimeError> {
+    let dead = match &plan.dead_letter {
+        Some(path) => Some(SharedSink::file("dead_letter", path, resumed)?),
+        None => None,
+    };
     let mut shared = Vec::new();
     for s in &plan.sinks {
         shared.push(match &s.kind {
@@ -215,12 +219,13 @@ fn open_sinks(
             },
             SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n)?,
             SinkKind::Parquet(p) => SharedSink::parquet(&s.name, p, ckpt)?,
+            SinkKind::Postgres(p) => {
+                let mut p = p.clone();
+                p.columns = crate::sinks::postgres::column_types(plan, s, &p.columns);
+                SharedSink::postgres(&s.name, &p, dead.clone())?
+            }
         });
     }
-    let dead = match &plan.dead_letter {
-        Some(path) => Some(SharedSink::file("dead_letter", path, resumed)?),
-        None => None,
-    };
     Ok((shared, dead))
 }
 
@@ -235,6 +240,7 @@ fn endpoint(
     parts: &[Partition],
     n: usize,
     names: &[String],
+    sinks: &[SharedSink],
 ) -> Result<Endpoint, RuntimeError> {
     let Some(api) = &plan.api else {
         return Ok((None, None));
@@ -252,6 +258,7 @@ fn endpoint(
     let mut live = crate::metrics::live::Live::new(n, names.to_vec());
     live.source_names = plan.sources.iter().map(|s| s.name.clone()).collect();
     live.partition_names = parts.iter().map(|p| p.name.clone()).collect();
+    live.sinks = sinks.iter().filter_map(SharedSink::counters).collect();
     let kparts: Vec<_> = parts
         .iter()
         .enumerate()
@@ -316,7 +323,7 @@ pub(super) fn run_shards(
     let (shared, dead) = open_sinks(plan, ckpt.is_some(), resume.is_some(), n)?;
     let parts = Arc::new(parts);
     let op_names: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    let (live, server) = endpoint(plan, &parts, n, &op_names)?;
+    let (live, server) = endpoint(plan, &parts, n, &op_names, &shared)?;
     let tracker_init: Vec<(i64, bool)> = parts
         .iter()
         .zip(&chunk_counts)

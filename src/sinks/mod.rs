@@ -11,8 +11,10 @@
 //! checkpoint, replayed after it). File output is an upsert log (see README). Parquet sinks
 //! ([`parquet`]) turn the lines into rows of part files, committed with checkpoints likewise.
 
+pub mod columns;
 pub mod kafka;
 pub mod parquet;
+pub mod postgres;
 pub mod staged;
 
 use std::fs::{File, OpenOptions};
@@ -40,6 +42,8 @@ pub enum SinkError {
         sink: String,
         err: parquet::ParquetSinkError,
     },
+    #[error("sink `{sink}`: {message}")]
+    Postgres { sink: String, message: String },
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +56,8 @@ pub enum Target {
     Kafka(Arc<std::sync::Mutex<Vec<Option<kafka::KafkaOut>>>>),
     /// Parquet part files in a directory, one writer per shard.
     Parquet(Arc<parquet::ParquetShared>),
+    /// Upserts into a PostgreSQL table: one connection per shard, opened by its writer.
+    Postgres(Arc<postgres::Shared>),
 }
 
 /// An output shared by all shards; clone one [`SinkWriter`] per shard from it.
@@ -150,6 +156,31 @@ impl SharedSink {
         })
     }
 
+    /// A PostgreSQL sink, checked to be reachable now; refused rows go to `dead`.
+    pub fn postgres(
+        name: &str,
+        plan: &crate::plan::PostgresSinkPlan,
+        dead: Option<SharedSink>,
+    ) -> Result<SharedSink, SinkError> {
+        let shared =
+            postgres::Shared::open(name, plan, dead).map_err(|message| SinkError::Postgres {
+                sink: name.into(),
+                message,
+            })?;
+        Ok(SharedSink {
+            name: name.into(),
+            target: Target::Postgres(shared),
+        })
+    }
+
+    /// A table sink's counters, for `/metrics`.
+    pub fn counters(&self) -> Option<Arc<postgres::SinkCounters>> {
+        match &self.target {
+            Target::Postgres(s) => Some(s.counters.clone()),
+            _ => None,
+        }
+    }
+
     /// The output file of a staged sink.
     pub fn staged_path(&self) -> Option<&Path> {
         match &self.target {
@@ -186,6 +217,10 @@ impl SharedSink {
                 Target::Parquet(p) => Some(parquet::ParquetOut::new(p.clone(), shard, first_id)),
                 _ => None,
             },
+            pg: match &self.target {
+                Target::Postgres(s) => Some(postgres::PgOut::new(s, shard)),
+                _ => None,
+            },
         }
     }
 }
@@ -199,6 +234,8 @@ pub struct SinkWriter {
     stage: Option<staged::Stage>,
     kafka: Option<kafka::KafkaOut>,
     parquet: Option<parquet::ParquetOut>,
+    /// A PostgreSQL sink's connection, or why it could not start.
+    pg: Option<Result<postgres::PgOut, String>>,
 }
 
 impl SinkWriter {
@@ -238,7 +275,38 @@ impl SinkWriter {
         self.flush_to(true)
     }
 
+    /// Hands a table sink's lines over once they have waited its `max_delay`, and reports a
+    /// connection's failure without waiting for the next write: called every shard loop turn.
+    #[inline]
+    pub fn tick(&mut self, now: std::time::Instant) -> Result<(), SinkError> {
+        let Some(pg) = &self.pg else {
+            return Ok(());
+        };
+        let failed = match pg {
+            Ok(p) if !self.buf.is_empty() && p.due(now) => return self.flush(),
+            Ok(p) => p.failed(),
+            Err(m) => Some(m.clone()),
+        };
+        match failed {
+            Some(message) => Err(SinkError::Postgres {
+                sink: self.sink.name.clone(),
+                message,
+            }),
+            None => Ok(()),
+        }
+    }
+
     fn flush_to(&mut self, durable: bool) -> Result<(), SinkError> {
+        if let Some(pg) = self.pg.as_mut() {
+            let res = match pg {
+                Ok(p) => p.write(&mut self.buf, durable),
+                Err(m) => Err(m.clone()),
+            };
+            return res.map_err(|message| SinkError::Postgres {
+                sink: self.sink.name.clone(),
+                message,
+            });
+        }
         if let Some(k) = self.kafka.as_mut() {
             let res = k.write(&self.buf, durable);
             self.buf.clear();
@@ -272,6 +340,7 @@ impl SinkWriter {
             Target::Kafka(_) => Err(io::Error::other("no Kafka producer for this shard")),
             // Written above: a Parquet writer is made with every writer of its sink.
             Target::Parquet(_) => Ok(()),
+            Target::Postgres(_) => Ok(()),
         };
         self.buf.clear();
         res.map_err(|err| SinkError::Write {

@@ -45,7 +45,7 @@
 //! `common::flow_model::x` (with `flow_job`, the same pipeline as a job for fault tests), since its names (`Click`, `dedupe`) would clash with the others; and
 //! `graph_model` (a reference engine for dataflow graphs of every operator kind) with `graph_run`
 //! (running such a graph through the binary and comparing) and `graph_data` (their input files),
-//! used the same way.
+//! used the same way; and `pg` (a local PostgreSQL server for the postgres sink's tests).
 #![allow(dead_code)]
 
 pub mod flow_job;
@@ -56,6 +56,7 @@ pub mod graph_run;
 mod http;
 mod input;
 mod model;
+pub mod pg;
 mod run;
 
 // Each test binary uses a subset, so a glob may go unused in one of them (as dead_code above).

@@ -1,7 +1,10 @@
 //! Job-wide families, each one unlabelled row: the checkpoint writer's figures (none at all until
-//! the writer has published some, as in a job without `[checkpoint]`) and readiness.
+//! the writer has published some, as in a job without `[checkpoint]`), readiness, and the table
+//! sinks' figures, one row per sink.
 
-use super::render::{family, single, Kind, Scrape};
+use super::render::{escape_label, family, single, Kind, Rows, Scrape};
+use crate::sinks::postgres::SinkCounters;
+use std::sync::atomic::Ordering;
 
 impl Scrape<'_> {
     pub(super) fn render_checkpoint(&self, out: &mut String) {
@@ -69,5 +72,67 @@ impl Scrape<'_> {
             "1 once restored and running, 0 before and while draining.",
             &single(f64::from(u8::from(self.live.is_ready()))),
         );
+    }
+}
+
+impl Scrape<'_> {
+    /// Table sinks (PostgreSQL): nothing for a job without one.
+    pub(super) fn render_sinks(&self, out: &mut String) {
+        let sinks = &self.live.sinks;
+        if sinks.is_empty() {
+            return;
+        }
+        type Get = fn(&SinkCounters) -> f64;
+        let families: [(&str, Kind, &str, Get); 7] = [
+            (
+                "sluice_sink_rows_written_total",
+                Kind::Counter,
+                "Rows a table sink has written (upserted or inserted).",
+                |c| c.rows_written.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_batches_total",
+                Kind::Counter,
+                "Statements a table sink has completed.",
+                |c| c.batches.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_errors_total",
+                Kind::Counter,
+                "Writes that failed (each retried, or fatal).",
+                |c| c.errors.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_retries_total",
+                Kind::Counter,
+                "Reconnects after a failed write.",
+                |c| c.retries.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_rows_rejected_total",
+                Kind::Counter,
+                "Rows the database refused, sent to the dead letters.",
+                |c| c.rejected.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "sluice_sink_batch_seconds_sum",
+                Kind::Counter,
+                "Seconds spent in completed statements (divide by batches for the mean).",
+                |c| c.batch_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            ),
+            (
+                "sluice_sink_batch_seconds_max",
+                Kind::Gauge,
+                "The slowest completed statement so far.",
+                |c| c.batch_nanos_max.load(Ordering::Relaxed) as f64 / 1e9,
+            ),
+        ];
+        for (name, kind, help, get) in families {
+            let rows: Rows = sinks
+                .iter()
+                .map(|c| (format!("{{sink=\"{}\"}}", escape_label(&c.name)), get(c)))
+                .collect();
+            family(out, name, kind, help, &rows);
+        }
     }
 }

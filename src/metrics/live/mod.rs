@@ -129,6 +129,8 @@ pub struct Live {
     pub checkpoint: Mutex<Option<CheckpointMetrics>>,
     /// Kafka jobs: the brokers' log ends, for record lag.
     pub kafka: Option<crate::sources::kafka::HighWatch>,
+    /// Table sinks' counters (rows written, errors, retries, batch latency).
+    pub sinks: Vec<std::sync::Arc<crate::sinks::postgres::SinkCounters>>,
 }
 
 impl Live {
@@ -142,6 +144,7 @@ impl Live {
             draining: AtomicBool::new(false),
             checkpoint: Mutex::new(None),
             kafka: None,
+            sinks: Vec::new(),
         }
     }
 

@@ -58,6 +58,7 @@ impl Live {
         scrape.render_join_rows(&mut out);
         scrape.render_operator_state(&mut out);
         scrape.render_checkpoint(&mut out);
+        scrape.render_sinks(&mut out);
         scrape.render_ready(&mut out);
         out
     }

@@ -120,7 +120,14 @@ impl Builder<'_> {
         };
         let backfill = match s {
             SourceConfig::File(f) => self.backfill(name, f),
-            SourceConfig::Generator(_) | SourceConfig::Kafka(_) => BackfillPlan::default(),
+            SourceConfig::Generator(g) => BackfillPlan {
+                rate_per_s: self.rate_limit(name, g.rate_limit.as_deref()),
+                ..BackfillPlan::default()
+            },
+            SourceConfig::Kafka(k) => BackfillPlan {
+                rate_per_s: self.rate_limit(name, k.rate_limit.as_deref()),
+                ..BackfillPlan::default()
+            },
         };
         SourcePlan {
             name: name.to_string(),
@@ -227,26 +234,28 @@ impl Builder<'_> {
         }
     }
 
+    /// `rate_limit = "N/s"` of any source kind: records per second, over all its partitions.
+    fn rate_limit(&mut self, name: &str, r: Option<&str>) -> Option<f64> {
+        let r = r?;
+        let n = r
+            .trim()
+            .strip_suffix("/s")
+            .and_then(|n| n.trim().parse::<f64>().ok());
+        match n {
+            Some(n) if n.is_finite() && n > 0.0 => Some(n),
+            _ => {
+                self.err(
+                    KeyPath::new(["sources", name, "rate_limit"]),
+                    format!("`{r}` is not a rate: expected records per second, e.g. \"50000/s\""),
+                );
+                None
+            }
+        }
+    }
+
     fn backfill(&mut self, name: &str, f: &crate::config::FileSourceConfig) -> BackfillPlan {
         let key = |k: &str| KeyPath::new(["sources", name, k]);
-        let rate_per_s = f.rate_limit.as_ref().and_then(|r| {
-            let n = r
-                .trim()
-                .strip_suffix("/s")
-                .and_then(|n| n.trim().parse::<f64>().ok());
-            match n {
-                Some(n) if n.is_finite() && n > 0.0 => Some(n),
-                _ => {
-                    self.err(
-                        key("rate_limit"),
-                        format!(
-                            "`{r}` is not a rate: expected records per second, e.g. \"50000/s\""
-                        ),
-                    );
-                    None
-                }
-            }
-        });
+        let rate_per_s = self.rate_limit(name, f.rate_limit.as_deref());
         let start_ms = f.start_time.as_ref().and_then(|t| {
             let ms = crate::sources::json::parse_rfc3339_ms(t.as_bytes());
             if ms.is_none() {
@@ -302,6 +311,7 @@ impl Builder<'_> {
                         path: f.path.clone(),
                     }
                 }
+                SinkConfig::Postgres(p) => SinkKind::Postgres(self.postgres_sink(name, p)),
                 SinkConfig::Kafka(k) => {
                     if k.brokers.trim().is_empty() {
                         self.err(

@@ -139,6 +139,8 @@ impl Shard {
             }
             Ok(Fetch::Record { offset, timestamp }) => {
                 kc.records += 1;
+                let src = self.setup.parts[part as usize].source;
+                self.rate_read[src] += 1;
                 self.kafka_record(part, offset, timestamp, &buf);
                 Step::Record
             }

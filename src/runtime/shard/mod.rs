@@ -361,6 +361,11 @@ impl Shard {
             let dt = now - last;
             last = now;
             self.maybe_publish(now);
+            for s in &mut self.emitter.sinks {
+                if let Err(e) = s.tick(now) {
+                    self.failure.get_or_insert(e.to_string());
+                }
+            }
             if received + produced > 0 {
                 self.stats.busy += dt;
                 idle_spins = 0;

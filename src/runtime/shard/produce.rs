@@ -14,10 +14,20 @@ use crate::sinks::SinkWriter;
 use crate::sources::PartKind;
 use std::fs::File;
 
+/// Chunks' worth of record lines a shard holds for sinks before it stops reading.
+const RECORD_CHUNKS_AHEAD: usize = 4;
+
 impl Shard {
     /// Returns (records produced, stalled for credit).
     pub(super) fn produce_step(&mut self) -> (usize, bool) {
         if !self.drain_pending() {
+            return (0, true);
+        }
+        if self.cur.is_none()
+            && self.record_out.bytes() >= self.setup.chunk_bytes * RECORD_CHUNKS_AHEAD
+        {
+            // Record lines wait for their chunk's turn (`steps::RecordOut`); past this many
+            // chunks of them, a slow sink stops the source here, not in memory.
             return (0, true);
         }
         if self.cur.is_none() && !self.start_chunk() {
@@ -370,6 +380,7 @@ impl Shard {
         let PartKind::Generator { model, .. } = &setup.parts[part as usize].kind else {
             return true;
         };
+        self.rate_read[src] += 1;
         let click = model.click(i);
         let needs_line =
             !self.routes[src].is_empty() || matches!(self.parsers[src], SourceParser::GenJson(_));

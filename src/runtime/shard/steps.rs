@@ -27,6 +27,8 @@ pub struct Route {
 #[derive(Default)]
 pub struct RecordOut {
     chunks: VecDeque<(u64, usize, Vec<u8>, u64)>,
+    /// Bytes held in `chunks`.
+    bytes: usize,
 }
 
 impl RecordOut {
@@ -40,6 +42,11 @@ impl RecordOut {
             buf.push(b'\n');
             *n += 1;
         }
+        self.bytes += line.len() + 1;
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,6 +134,7 @@ impl Shard {
             let Some((_, sink, buf, n)) = self.record_out.chunks.pop_front() else {
                 break;
             };
+            self.record_out.bytes -= buf.len();
             self.stats.records_written += n;
             if let Err(e) = self.emitter.sinks[sink].lines(&buf, n) {
                 self.emitter.error.get_or_insert(e);

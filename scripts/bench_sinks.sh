@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Rows per second into PostgreSQL through the postgres sink (upserts keyed on ad_id and
+# window_start, batches of 5000, one connection per shard) against psql's `\copy` of the same rows
+# into the same table shape (the fastest way in, no upsert), as a ratio; each measured RUNS times
+# alternating (default 3), medians reported. The rows are window-result shaped: ad_id, window_start,
+# window_end, clicks, spend (an exact decimal). Parquet: see the parquet section when the parquet
+# sink is built.
+#
+# Usage: scripts/bench_sinks.sh           ROWS=200000 RUNS=5 scripts/bench_sinks.sh
+# Starts the local server (scripts/postgres-local.sh) if it is not running.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+. scripts/window_job.sh
+ROWS="${ROWS:-1000000}"
+RUNS="${RUNS:-3}"
+SHARDS="${SHARDS:-2}"
+DIR=target/bench/sinks
+BIN="${CARGO_TARGET_DIR:-target}/release/sluice"
+mkdir -p "$DIR"
+cargo build --release --quiet
+bash scripts/postgres-local.sh start
+URL=$(bash scripts/postgres-local.sh url)
+pg() { bash scripts/postgres-local.sh psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+DATA="$DIR/rows-$ROWS.ndjson"
+if [[ ! -f "$DATA" ]]; then
+    python3 - "$ROWS" "$DATA" "$DIR/rows-$ROWS.csv" <<'PY'
+import sys
+n, out, csv = int(sys.argv[1]), open(sys.argv[2], "w"), open(sys.argv[3], "w")
+for i in range(n):
+    ad, w = f"ad-{i % 1000}", 1_700_000_000_000 + (i // 1000) * 60_000
+    c, s = i % 97 + 1, f"{i % 9973}.{i % 100:02d}"
+    out.write(f'{{"ad_id":"{ad}","window_start":{w},"window_end":{w + 60000},"clicks":{c},"spend":{s},"ts":{w}}}\n')
+    csv.write(f"{ad},{w},{w + 60000},{c},{s}\n")
+PY
+fi
+CSV="$DIR/rows-$ROWS.csv"
+TABLE_DDL="(ad_id text NOT NULL, window_start bigint NOT NULL, window_end bigint, clicks bigint, spend numeric, PRIMARY KEY (ad_id, window_start))"
+
+cat > "$DIR/pg.toml" <<TOML
+[runtime]
+shards = $SHARDS
+
+[sources.rows]
+type = "file"
+path = "$DATA"
+format = "json"
+event_time = { field = "ts", unit = "ms" }
+
+[transforms.results]
+type = "select"
+inputs = ["rows"]
+fields = { ad_id = "ad_id", window_start = "window_start", window_end = "window_end", clicks = "clicks", spend = "spend" }
+
+[sinks.db]
+type = "postgres"
+inputs = ["results"]
+url = "$URL"
+table = "bench_upsert"
+key = ["ad_id", "window_start"]
+TOML
+
+now() { date +%s.%N; }
+sluice_run() {
+    pg -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_upsert; CREATE TABLE bench_upsert $TABLE_DDL"
+    local t0; t0=$(now)
+    "$BIN" run --config "$DIR/pg.toml" 2>"$DIR/pg.log"
+    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+}
+copy_run() {
+    pg -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_copy; CREATE TABLE bench_copy $TABLE_DDL"
+    local t0; t0=$(now)
+    pg -c "\\copy bench_copy FROM '$CSV' WITH (FORMAT csv)"
+    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+}
+
+machine_line
+echo "rows: $ROWS window-result rows; $SHARDS shards; PostgreSQL $(pg -tAc 'SHOW server_version')"
+s=(); c=()
+for r in $(seq "$RUNS"); do
+    s+=("$(sluice_run)"); c+=("$(copy_run)")
+    echo "run $r: sluice upserts ${s[-1]} rows/s, psql \\copy ${c[-1]} rows/s"
+done
+got=$(pg -tAc "SELECT count(*) FROM bench_upsert")
+[[ "$got" == "$ROWS" ]] || { echo "bench_sinks: the sink wrote $got rows of $ROWS" >&2; exit 1; }
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ms=$(median "${s[@]}"); mc=$(median "${c[@]}")
+python3 -c "print(f'postgres: sluice {$ms} rows/s, \\\\copy {$mc} rows/s: {$ms / $mc:.2f}x of COPY (medians of $RUNS)')"

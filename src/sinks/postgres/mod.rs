@@ -1,0 +1,217 @@
+//! The `postgres` sink: result rows upserted into a table, one connection per shard.
+//!
+//! A shard hands its buffered result lines to its connection's thread ([`worker`]) through a
+//! bounded queue of `max_in_flight` buffers; when the database is slow the queue fills, the
+//! shard blocks on it, stops taking from its rings and reading its source (a Kafka source pauses,
+//! a file stops advancing), so memory stays bounded and lag stays in the source. At a checkpoint
+//! barrier and at the end of the run the shard waits until every row it handed over is in the
+//! table.
+//!
+//! Guarantee: with `key` set and `[checkpoint]`, the table ends exactly as an uninterrupted run
+//! leaves it after any crash: results replayed after a restore rewrite the same values (and a
+//! re-fire overwrites its window's row), so readers may briefly see an earlier value that the
+//! replay then rewrites. Without `key`, rows are inserted: at-least-once, a replay inserts again.
+
+mod sql;
+mod worker;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::plan::PostgresSinkPlan;
+use crate::sinks::columns::ColumnType;
+use crate::sinks::SharedSink;
+
+/// What a sink has done, for `/metrics` (shared by its shards' connections).
+#[derive(Debug, Default)]
+pub struct SinkCounters {
+    pub name: String,
+    pub rows_written: AtomicU64,
+    pub batches: AtomicU64,
+    /// Failed writes (each retried or fatal).
+    pub errors: AtomicU64,
+    pub retries: AtomicU64,
+    /// Rows the database refused (to the dead letters).
+    pub rejected: AtomicU64,
+    pub batch_nanos: AtomicU64,
+    pub batch_nanos_max: AtomicU64,
+}
+
+impl SinkCounters {
+    pub fn new(name: &str) -> SinkCounters {
+        SinkCounters {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// What every connection of one sink shares.
+#[derive(Debug)]
+pub struct Shared {
+    pub name: String,
+    pub plan: PostgresSinkPlan,
+    pub dead: Option<SharedSink>,
+    pub counters: Arc<SinkCounters>,
+    /// The first fatal failure of any connection.
+    failure: Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// Checks that the database answers and, unless the sink creates it, that the table exists:
+    /// a wrong URL or table fails the run before anything is read.
+    pub fn open(
+        name: &str,
+        plan: &PostgresSinkPlan,
+        dead: Option<SharedSink>,
+    ) -> Result<Arc<Shared>, String> {
+        let mut c = postgres::Client::connect(&plan.url, postgres::NoTls)
+            .map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
+        if !plan.create_table {
+            let found = c
+                .query_one(
+                    "SELECT to_regclass($1) IS NOT NULL",
+                    &[&sql::table_ident(&plan.table)],
+                )
+                .map_err(|e| format!("reading the catalog: {e}"))?;
+            if !found.get::<_, bool>(0) {
+                return Err(format!(
+                    "table `{}` does not exist (create it, or set create_table = true)",
+                    plan.table
+                ));
+            }
+        }
+        Ok(Arc::new(Shared {
+            name: name.into(),
+            plan: plan.clone(),
+            dead,
+            counters: Arc::new(SinkCounters::new(name)),
+            failure: Mutex::new(None),
+        }))
+    }
+
+    fn failure(&self) -> String {
+        self.failure
+            .lock()
+            .ok()
+            .and_then(|f| f.clone())
+            .unwrap_or_else(|| "its connection thread ended".into())
+    }
+}
+
+/// Column types the plan knows for a sink reading windows directly: bounds and counts are
+/// integers, sums and averages exact numbers, whatever the first rows hold (a sum whose first
+/// totals happen to be whole must not make a BIGINT column its later fractions cannot enter).
+/// Pinned `columns` come first.
+pub fn column_types(
+    plan: &crate::plan::Plan,
+    sink: &crate::plan::SinkPlan,
+    pinned: &[(String, ColumnType)],
+) -> Vec<(String, ColumnType)> {
+    use crate::plan::{AggFunc, NodeKind, StreamRef};
+    let mut out = pinned.to_vec();
+    let mut add = |name: &str, ty| {
+        if !out.iter().any(|(n, _)| n == name) {
+            out.push((name.to_string(), ty));
+        }
+    };
+    for e in sink.inputs.iter().filter(|e| e.steps.is_empty()) {
+        let StreamRef::Node(id) = e.from else {
+            continue;
+        };
+        let Some(NodeKind::Window(w)) = plan.nodes.get(id).map(|n| &n.kind) else {
+            continue;
+        };
+        add("window_start", ColumnType::BigInt);
+        add("window_end", ColumnType::BigInt);
+        for a in &w.aggregates {
+            match a.func {
+                AggFunc::Count | AggFunc::CountDistinct => add(&a.name, ColumnType::BigInt),
+                AggFunc::Sum | AggFunc::Avg => add(&a.name, ColumnType::Decimal(None)),
+                AggFunc::Min | AggFunc::Max => {}
+            }
+        }
+    }
+    out
+}
+
+enum Msg {
+    Lines(Vec<u8>),
+    /// Reply once everything before is in the table.
+    Sync(SyncSender<Result<(), String>>),
+}
+
+/// A shard's end of its connection.
+#[derive(Debug)]
+pub struct PgOut {
+    shared: Arc<Shared>,
+    tx: Option<SyncSender<Msg>>,
+    spare: Receiver<Vec<u8>>,
+    last_flush: Instant,
+    /// Tells this connection's thread to stop retrying once the shard is gone.
+    stop: Arc<AtomicBool>,
+}
+
+impl PgOut {
+    pub fn new(shared: &Arc<Shared>, shard: usize) -> Result<PgOut, String> {
+        let (tx, rx) = sync_channel(shared.plan.max_in_flight);
+        let (spare_tx, spare) = sync_channel(shared.plan.max_in_flight + 1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = worker::Worker::new(shared.clone(), shard, stop.clone());
+        std::thread::Builder::new()
+            .name(format!("pg-{}-{shard}", shared.name))
+            .spawn(move || w.run(rx, spare_tx))
+            .map_err(|e| format!("starting its connection thread: {e}"))?;
+        Ok(PgOut {
+            shared: shared.clone(),
+            tx: Some(tx),
+            spare,
+            last_flush: Instant::now(),
+            stop,
+        })
+    }
+
+    /// Hands `buf`'s lines over (blocking while `max_in_flight` buffers wait: backpressure) and
+    /// leaves `buf` empty; when `durable`, waits until they are in the table.
+    pub fn write(&mut self, buf: &mut Vec<u8>, durable: bool) -> Result<(), String> {
+        self.last_flush = Instant::now();
+        let tx = self.tx.as_ref().ok_or_else(|| self.shared.failure())?;
+        if !buf.is_empty() {
+            let next = self
+                .spare
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(buf.capacity()));
+            let full = std::mem::replace(buf, next);
+            tx.send(Msg::Lines(full))
+                .map_err(|_| self.shared.failure())?;
+        }
+        if durable {
+            let (reply, done) = sync_channel(1);
+            tx.send(Msg::Sync(reply))
+                .map_err(|_| self.shared.failure())?;
+            done.recv().map_err(|_| self.shared.failure())??;
+        }
+        Ok(())
+    }
+
+    /// Whether lines buffered since the last hand-over have waited `max_delay`.
+    pub fn due(&self, now: Instant) -> bool {
+        now.duration_since(self.last_flush) >= self.shared.plan.max_delay
+    }
+
+    /// A connection's fatal failure, seen without writing.
+    pub fn failed(&self) -> Option<String> {
+        self.shared.failure.lock().ok().and_then(|f| f.clone())
+    }
+}
+
+impl Drop for PgOut {
+    fn drop(&mut self) {
+        // Hanging up lets the thread write what it holds and end; it is not waited for, so a run
+        // that fails is not held up by a connection still retrying.
+        self.stop.store(true, Ordering::Relaxed);
+        self.tx = None;
+    }
+}
