@@ -353,7 +353,7 @@ impl Builder<'_> {
                     }
                     let mut columns = Vec::new();
                     for (col, ty) in &p.columns {
-                        match crate::sinks::parquet::columns::parse_type(ty) {
+                        match crate::sinks::columns::ColumnType::parse(ty) {
                             Ok(t) => columns.push((col.clone(), t)),
                             Err(why) => self.err(at("columns").key(col), why),
                         }

@@ -662,20 +662,14 @@ fn parquet_sinks_are_typed_and_their_problems_named_by_key() {
          columns = { spend = \"decimal(18,2)\", window_start = \"timestamp\" }",
     );
     let plan = build_text(&ok).unwrap();
-    use crate::sinks::parquet::ColumnType;
+    use crate::sinks::columns::ColumnType;
     assert_eq!(
         plan.sinks[0].kind,
         SinkKind::Parquet(crate::sinks::parquet::ParquetSinkPlan {
             path: "out/history/".into(),
             roll_rows: 5000,
             columns: vec![
-                (
-                    "spend".into(),
-                    ColumnType::Decimal {
-                        precision: 18,
-                        scale: 2
-                    }
-                ),
+                ("spend".into(), ColumnType::Decimal(Some((18, 2)))),
                 ("window_start".into(), ColumnType::Timestamp),
             ],
         })
@@ -689,7 +683,7 @@ fn parquet_sinks_are_typed_and_their_problems_named_by_key() {
     let bad = edited(
         "type = \"stdout\"",
         "type = \"parquet\"\npath = \"\"\nroll = { rows = 0 }\n\
-         columns = { spend = \"float\", n = \"decimal(40,2)\" }",
+         columns = { spend = \"uuid\", n = \"decimal(40,2)\" }",
     );
     let errs = errors(&bad);
     assert_eq!(errs.len(), 4, "{errs:#?}");
@@ -705,7 +699,7 @@ fn parquet_sinks_are_typed_and_their_problems_named_by_key() {
     );
     assert!(
         errs.iter().any(|e| e.contains(
-            "sinks.out.columns.spend: `float` is not a column type: expected one of bigint"
+            "sinks.out.columns.spend: `uuid` is not a column type; expected one of \"bigint\""
         )),
         "{errs:#?}"
     );

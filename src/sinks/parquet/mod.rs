@@ -6,12 +6,12 @@
 //! files are published as they roll and at the end of the run (at-least-once: a crash leaves what
 //! was rolled). A value that does not fit its column sends its row to the dead letters.
 
-pub mod columns;
+pub mod cells;
 pub mod files;
 pub mod rows;
 pub mod writer;
 
-pub use columns::ColumnType;
+pub use crate::sinks::columns::ColumnType;
 pub use writer::{ParquetOut, ParquetShared};
 
 use std::path::PathBuf;

@@ -1,73 +1,28 @@
-//! Result lines to Arrow columns: each NDJSON line is read as a flat JSON object of raw values
-//! (field text as written, so decimals keep every digit), the sink's schema is inferred from the
-//! first lines where columns are not pinned, and every row is converted cell by cell before any of
-//! it is appended, so a value that does not fit its column rejects its whole row (with the reason)
-//! and never half of one.
+//! Result lines to Arrow columns: each NDJSON line is split into its fields as raw JSON values
+//! by the shared column model ([`columns`](crate::sinks::columns): field text as written, so
+//! decimals keep every digit), the files' columns are inferred from the first lines where they are
+//! not pinned (an exact decimal gets precision 38 and the largest scale seen), and every row is
+//! converted cell by cell before any of it is appended, so a value that does not fit its column
+//! rejects its whole row (with the reason) and never half of one.
 
-use super::columns::{self, Cell, ColumnType};
+use super::cells::{self, Cell, MAX_PRECISION};
+use crate::sinks::columns::{self, ColumnType, Value};
 use arrow_array::builder::{
     BooleanBuilder, Decimal128Builder, Float64Builder, Int64Builder, StringBuilder,
     TimestampMillisecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The metadata key that keeps a column's sluice type in the file (json and string columns are
-/// both UTF8 in Parquet).
+/// The metadata key that keeps a column's type in the file (json and text columns are both UTF8
+/// in Parquet).
 pub const TYPE_KEY: &str = "sluice.type";
 
-/// One result line's fields in their order: (name, raw JSON text).
-pub struct Fields<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
-
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a field name")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Fields<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Fields<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut v = Vec::new();
-                while let Some((k, raw)) = m.next_entry::<Key<'de>, &'de RawValue>()? {
-                    v.push((k.0, raw));
-                }
-                Ok(Fields(v))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// Reads one line (without its newline) as a JSON object.
-pub fn fields(line: &[u8]) -> Result<Fields<'_>, String> {
-    serde_json::from_slice::<Fields<'_>>(line).map_err(|e| format!("not a JSON object: {e}"))
+/// Reads one line (without its newline) as a JSON object's fields.
+pub fn fields(line: &[u8]) -> Result<Vec<(String, Value<'_>)>, String> {
+    columns::fields(line).map_err(|e| format!("not a JSON object: {e}"))
 }
 
 /// The columns of the sink's files: names, types, and the Arrow schema built from them.
@@ -84,7 +39,7 @@ impl Layout {
         let fields: Vec<Field> = cols
             .iter()
             .map(|(n, t)| {
-                let meta = HashMap::from([(TYPE_KEY.to_string(), t.to_string())]);
+                let meta = HashMap::from([(TYPE_KEY.to_string(), cells::type_name(*t))]);
                 Field::new(n, arrow_type(*t), true).with_metadata(meta)
             })
             .collect();
@@ -112,7 +67,7 @@ impl Layout {
                 let t = f
                     .metadata()
                     .get(TYPE_KEY)
-                    .and_then(|t| columns::parse_type(t).ok())?;
+                    .and_then(|t| ColumnType::parse(t).ok())?;
                 Some((f.name().clone(), t))
             })
             .collect::<Option<Vec<_>>>()?;
@@ -124,43 +79,40 @@ impl Layout {
     /// while there is not a single column to be had (no line is an object with a field, and
     /// nothing is pinned): the files' columns are fixed by later lines then.
     pub fn infer(lines: &[u8], pinned: &[(String, ColumnType)]) -> Option<Layout> {
-        let mut cols: Vec<(String, Option<ColumnType>)> = Vec::new();
-        let mut at: HashMap<String, usize> = HashMap::new();
-        for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let Ok(f) = fields(line) else { continue };
-            for (name, raw) in f.0 {
-                let i = match at.get(name.as_ref()) {
-                    Some(&i) => i,
-                    None => {
-                        at.insert(name.to_string(), cols.len());
-                        cols.push((name.to_string(), None));
-                        cols.len() - 1
-                    }
-                };
-                cols[i].1 = columns::infer(cols[i].1, raw.get());
-            }
-        }
-        for (n, _) in pinned {
-            if !at.contains_key(n) {
-                at.insert(n.clone(), cols.len());
-                cols.push((n.clone(), None));
+        let rows: Vec<_> = lines
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| columns::fields(l).ok())
+            .collect();
+        let mut cols: Vec<(String, ColumnType)> = columns::infer(&rows, pinned)
+            .into_iter()
+            .map(|c| (c.name, c.ty))
+            .collect();
+        for (n, t) in pinned {
+            if !cols.iter().any(|(c, _)| c == n) {
+                cols.push((n.clone(), *t));
             }
         }
         if cols.is_empty() {
             return None;
         }
-        let cols = cols
-            .into_iter()
-            .map(|(n, t)| {
-                let t = pinned
-                    .iter()
-                    .find(|(p, _)| *p == n)
-                    .map(|(_, t)| *t)
-                    .or(t)
-                    .unwrap_or(ColumnType::Utf8);
-                (n, t)
-            })
-            .collect();
+        // A Parquet decimal has a fixed scale: the largest the first rows have.
+        for (name, ty) in &mut cols {
+            if *ty != ColumnType::Decimal(None) {
+                continue;
+            }
+            let scale = rows
+                .iter()
+                .flat_map(|r| r.iter().filter(|(n, _)| n == name))
+                .filter_map(|(_, v)| match v {
+                    Value::Int(t) | Value::Number(t) => cells::parse_decimal(t),
+                    _ => None,
+                })
+                .map(|d| d.scale)
+                .max()
+                .unwrap_or(0);
+            *ty = ColumnType::Decimal(Some((MAX_PRECISION, scale.min(38) as u8)));
+        }
         Some(Layout::new(cols))
     }
 
@@ -174,10 +126,13 @@ impl Layout {
 
 fn arrow_type(t: ColumnType) -> DataType {
     match t {
-        ColumnType::Int64 => DataType::Int64,
-        ColumnType::Decimal { precision, scale } => DataType::Decimal128(precision, scale as i8),
+        ColumnType::BigInt => DataType::Int64,
+        ColumnType::Decimal(_) => {
+            let (p, s) = cells::decimal_of(t);
+            DataType::Decimal128(p, s as i8)
+        }
         ColumnType::Double => DataType::Float64,
-        ColumnType::Utf8 | ColumnType::Json => DataType::Utf8,
+        ColumnType::Text | ColumnType::Json => DataType::Utf8,
         ColumnType::Boolean => DataType::Boolean,
         ColumnType::Timestamp => DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
     }
@@ -205,13 +160,12 @@ impl Batch {
             .types
             .iter()
             .map(|t| match *t {
-                ColumnType::Int64 => Builder::I64(Int64Builder::new()),
-                ColumnType::Decimal { precision, scale } => Builder::Dec(
-                    Decimal128Builder::new()
-                        .with_data_type(DataType::Decimal128(precision, scale as i8)),
-                ),
+                ColumnType::BigInt => Builder::I64(Int64Builder::new()),
+                ColumnType::Decimal(_) => {
+                    Builder::Dec(Decimal128Builder::new().with_data_type(arrow_type(*t)))
+                }
                 ColumnType::Double => Builder::F64(Float64Builder::new()),
-                ColumnType::Utf8 | ColumnType::Json => Builder::Str(StringBuilder::new()),
+                ColumnType::Text | ColumnType::Json => Builder::Str(StringBuilder::new()),
                 ColumnType::Boolean => Builder::Bool(BooleanBuilder::new()),
                 ColumnType::Timestamp => {
                     Builder::Ts(TimestampMillisecondBuilder::new().with_timezone("UTC"))
@@ -229,18 +183,18 @@ impl Batch {
     pub fn push(&mut self, line: &[u8]) -> Result<(), String> {
         let f = fields(line)?;
         let l = &self.layout;
-        let mut cells: Vec<Cell<'_>> = vec![Cell::Null; l.types.len()];
-        for (i, (name, raw)) in f.0.iter().enumerate() {
+        let mut row: Vec<Cell<'_>> = vec![Cell::Null; l.types.len()];
+        for (i, (name, raw)) in f.iter().enumerate() {
             let Some(c) = l.position(i, name) else {
                 return Err(format!(
                     "field `{name}` is not a column of the files (columns: {})",
                     l.names.join(", ")
                 ));
             };
-            cells[c] = columns::convert(l.types[c], raw.get())
-                .map_err(|why| format!("column `{name}`: {why}"))?;
+            row[c] =
+                cells::convert(l.types[c], raw).map_err(|why| format!("column `{name}`: {why}"))?;
         }
-        for (b, cell) in self.builders.iter_mut().zip(cells) {
+        for (b, cell) in self.builders.iter_mut().zip(row) {
             append(b, cell);
         }
         self.rows += 1;
@@ -304,13 +258,10 @@ mod tests {
         assert_eq!(
             l.types,
             [
-                ColumnType::Utf8,
+                ColumnType::Text,
                 ColumnType::Timestamp,
-                ColumnType::Decimal {
-                    precision: 38,
-                    scale: 3
-                },
-                ColumnType::Utf8,
+                ColumnType::Decimal(Some((38, 3))),
+                ColumnType::Text,
                 ColumnType::Json,
                 ColumnType::Boolean
             ]
@@ -328,15 +279,9 @@ mod tests {
     #[test]
     fn a_row_with_a_value_that_does_not_fit_is_rejected_whole() {
         let l = Arc::new(Layout::new(vec![
-            ("k".into(), ColumnType::Utf8),
-            ("n".into(), ColumnType::Int64),
-            (
-                "s".into(),
-                ColumnType::Decimal {
-                    precision: 18,
-                    scale: 2,
-                },
-            ),
+            ("k".into(), ColumnType::Text),
+            ("n".into(), ColumnType::BigInt),
+            ("s".into(), ColumnType::Decimal(Some((18, 2)))),
         ]));
         let mut b = Batch::new(l);
         b.push(br#"{"k":"a\u00e9","n":1,"s":2.50}"#).unwrap();

@@ -278,7 +278,10 @@ mod tests {
         ParquetSinkPlan {
             path: dir.to_path_buf(),
             roll_rows,
-            columns: vec![("window_start".into(), super::super::ColumnType::Timestamp)],
+            columns: vec![(
+                "window_start".into(),
+                crate::sinks::columns::ColumnType::Timestamp,
+            )],
         }
     }
 
