@@ -356,6 +356,42 @@ mod tests {
     }
 
     #[test]
+    fn parquet_recovery_keeps_the_parts_the_state_covers_even_under_an_adopted_id() {
+        use crate::sinks::parquet::files::Part;
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("hist");
+        std::fs::create_dir_all(&dir).unwrap();
+        let put = |id, temp| {
+            let p = Part {
+                id,
+                shard: 0,
+                seq: 0,
+                temp,
+            };
+            let name = if temp { p.temp_name() } else { p.final_name() };
+            std::fs::write(dir.join(name), b"x").unwrap();
+        };
+        put(3, false);
+        put(4, true); // its manifest was durable, the rename had not happened
+        put(6, false); // a later checkpoint of the lineage the savepoint was taken from
+        put(7, true);
+        // A savepoint taken at checkpoint 4, adopted as checkpoint 9 of this directory.
+        let mut m = manifest(&[]);
+        m.id = 9;
+        m.sources = serde_json::json!({ "parquet": { dir.to_string_lossy(): 4 } });
+        recover_parquet(std::slice::from_ref(&dir), Some(&m)).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["part-3-0.parquet", "part-4-0.parquet"]);
+        // No checkpoint: a fresh start drops them all.
+        recover_parquet(std::slice::from_ref(&dir), None).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    }
+
+    #[test]
     fn format_1_manifests_match_by_section_names() {
         let m = manifest(&[]);
         let snap = Snapshot {
