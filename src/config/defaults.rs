@@ -218,3 +218,8 @@ pub fn retry_max() -> Duration {
 pub fn max_retry_time() -> Duration {
     Duration::from_secs(60)
 }
+
+/// Rows per Parquet part file before the next one starts.
+pub fn parquet_roll_rows() -> u64 {
+    1_000_000
+}

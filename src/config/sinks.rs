@@ -16,6 +16,7 @@ pub enum SinkConfig {
     Stdout(StdoutSinkConfig),
     Kafka(KafkaSinkConfig),
     Postgres(PostgresSinkConfig),
+    Parquet(ParquetSinkConfig),
 }
 
 impl SinkConfig {
@@ -25,6 +26,7 @@ impl SinkConfig {
             SinkConfig::Stdout(s) => &s.inputs,
             SinkConfig::Kafka(k) => &k.inputs,
             SinkConfig::Postgres(p) => &p.inputs,
+            SinkConfig::Parquet(p) => &p.inputs,
         }
     }
 }
@@ -152,6 +154,37 @@ impl Default for RetryConfig {
             initial: defaults::retry_initial(),
             max: defaults::retry_max(),
             max_retry_time: defaults::max_retry_time(),
+        }
+    }
+}
+
+/// `[sinks.NAME] type = "parquet"`: part files in the directory `path`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParquetSinkConfig {
+    pub inputs: Vec<String>,
+    pub path: PathBuf,
+    /// When a part file is finished and the next one started (besides every checkpoint).
+    #[serde(default)]
+    pub roll: RollConfig,
+    /// Pinned column types by column name (`"decimal(18,2)"`, `"timestamp"`, ...); the others
+    /// are inferred from the first rows.
+    #[serde(default)]
+    pub columns: BTreeMap<String, String>,
+}
+
+/// `roll = { rows = N }` of a Parquet sink.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollConfig {
+    #[serde(default = "defaults::parquet_roll_rows")]
+    pub rows: u64,
+}
+
+impl Default for RollConfig {
+    fn default() -> Self {
+        RollConfig {
+            rows: defaults::parquet_roll_rows(),
         }
     }
 }

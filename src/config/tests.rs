@@ -331,7 +331,10 @@ fn every_part_s_first_problem_is_reported_in_file_order() {
 #[test]
 fn type_hints_list_every_kind_the_parser_accepts() {
     let (msg, _) = error("[sinks.out]\ninputs = [\"x\"]\n");
-    assert!(msg.contains("\"file\", \"stdout\", \"kafka\" or \"postgres\""), "{msg}");
+    assert!(
+        msg.contains("\"file\", \"stdout\", \"kafka\", \"postgres\" or \"parquet\""),
+        "{msg}"
+    );
     let (msg, _) = error("[sources.s]\npath = \"x\"\n");
     assert!(
         msg.contains("\"file\", \"generator\" or \"kafka\""),

@@ -440,6 +440,7 @@ pub enum SinkKind {
     File { path: PathBuf },
     Stdout,
     Kafka(KafkaSinkPlan),
+    Parquet(crate::sinks::parquet::ParquetSinkPlan),
     Postgres(PostgresSinkPlan),
 }
 

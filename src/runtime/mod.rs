@@ -80,17 +80,29 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
             .iter()
             .filter_map(|s| match &s.kind {
                 SinkKind::File { path } => Some(path.clone()),
-                SinkKind::Stdout | SinkKind::Kafka(_) | SinkKind::Postgres(_) => None,
+                SinkKind::Stdout
+                | SinkKind::Kafka(_)
+                | SinkKind::Postgres(_)
+                | SinkKind::Parquet(_) => None,
             })
             .collect(),
         None => Vec::new(),
     };
+    let parquet: Vec<std::path::PathBuf> = plan
+        .sinks
+        .iter()
+        .filter_map(|s| match &s.kind {
+            SinkKind::Parquet(p) => Some(p.path.clone()),
+            _ => None,
+        })
+        .collect();
     let (ckpt, resume, jobs) = match &plan.checkpoint {
         Some(c) => {
             let args = checkpointing::OpenArgs {
                 key_groups: plan.runtime.key_groups.max(1),
                 parts: &parts,
                 staged,
+                parquet,
                 kafka: kafka_committers(plan, &c.dir),
                 operators: plan.operators(),
                 from_savepoint: opts.from_savepoint.as_deref(),

@@ -218,6 +218,7 @@ fn open_sinks(
                 }
             },
             SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n)?,
+            SinkKind::Parquet(p) => SharedSink::parquet(&s.name, p, ckpt)?,
             SinkKind::Postgres(p) => {
                 let mut p = p.clone();
                 p.columns = crate::sinks::postgres::column_types(plan, s, &p.columns);

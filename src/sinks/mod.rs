@@ -8,10 +8,12 @@
 //! loses the unflushed buffer; results are exact for a run that ends normally (bounded input, or
 //! SIGINT/SIGTERM). With checkpoints a file sink is staged and committed with each checkpoint
 //! ([`staged`]): exactly-once. Stdout and the dead-letter file are at-least-once (flushed at each
-//! checkpoint, replayed after it). File output is an upsert log (see README).
+//! checkpoint, replayed after it). File output is an upsert log (see README). Parquet sinks
+//! ([`parquet`]) turn the lines into rows of part files, committed with checkpoints likewise.
 
 pub mod columns;
 pub mod kafka;
+pub mod parquet;
 pub mod postgres;
 pub mod staged;
 
@@ -35,6 +37,11 @@ pub enum SinkError {
     Write { sink: String, err: io::Error },
     #[error("sink `{sink}`: {message}")]
     Kafka { sink: String, message: String },
+    #[error("sink `{sink}`: {err}")]
+    Parquet {
+        sink: String,
+        err: parquet::ParquetSinkError,
+    },
     #[error("sink `{sink}`: {message}")]
     Postgres { sink: String, message: String },
 }
@@ -47,6 +54,8 @@ pub enum Target {
     Stdout,
     /// At-least-once Kafka: one producer per shard, taken by its writer.
     Kafka(Arc<std::sync::Mutex<Vec<Option<kafka::KafkaOut>>>>),
+    /// Parquet part files in a directory, one writer per shard.
+    Parquet(Arc<parquet::ParquetShared>),
     /// Upserts into a PostgreSQL table: one connection per shard, opened by its writer.
     Postgres(Arc<postgres::Shared>),
 }
@@ -128,6 +137,25 @@ impl SharedSink {
         })
     }
 
+    /// A Parquet sink writing part files into `plan.path`, committed with checkpoints when
+    /// `checkpointed` (see [`parquet`]).
+    pub fn parquet(
+        name: &str,
+        plan: &parquet::ParquetSinkPlan,
+        checkpointed: bool,
+    ) -> Result<SharedSink, SinkError> {
+        let shared = parquet::ParquetShared::open(name, plan, checkpointed).map_err(|err| {
+            SinkError::Parquet {
+                sink: name.into(),
+                err,
+            }
+        })?;
+        Ok(SharedSink {
+            name: name.into(),
+            target: Target::Parquet(Arc::new(shared)),
+        })
+    }
+
     /// A PostgreSQL sink, checked to be reachable now; refused rows go to `dead`.
     pub fn postgres(
         name: &str,
@@ -185,6 +213,10 @@ impl SharedSink {
                     .and_then(|mut v| v.get_mut(shard).and_then(Option::take)),
                 _ => None,
             },
+            parquet: match &self.target {
+                Target::Parquet(p) => Some(parquet::ParquetOut::new(p.clone(), shard, first_id)),
+                _ => None,
+            },
             pg: match &self.target {
                 Target::Postgres(s) => Some(postgres::PgOut::new(s, shard)),
                 _ => None,
@@ -201,11 +233,17 @@ pub struct SinkWriter {
     pub lines: u64,
     stage: Option<staged::Stage>,
     kafka: Option<kafka::KafkaOut>,
+    parquet: Option<parquet::ParquetOut>,
     /// A PostgreSQL sink's connection, or why it could not start.
     pg: Option<Result<postgres::PgOut, String>>,
 }
 
 impl SinkWriter {
+    /// The sink's name in the config.
+    pub fn name(&self) -> &str {
+        &self.sink.name
+    }
+
     /// Appends one complete line (ending in `\n`).
     #[inline]
     pub fn line(&mut self, line: &[u8]) -> Result<(), SinkError> {
@@ -277,6 +315,14 @@ impl SinkWriter {
                 message,
             });
         }
+        if let Some(p) = self.parquet.as_mut() {
+            let res = p.write(&self.buf);
+            self.buf.clear();
+            return res.map_err(|err| SinkError::Parquet {
+                sink: self.sink.name.clone(),
+                err,
+            });
+        }
         if self.buf.is_empty() {
             return Ok(());
         }
@@ -292,6 +338,8 @@ impl SinkWriter {
             }
             // The writer's producer was taken at creation; a second writer for one shard has none.
             Target::Kafka(_) => Err(io::Error::other("no Kafka producer for this shard")),
+            // Written above: a Parquet writer is made with every writer of its sink.
+            Target::Parquet(_) => Ok(()),
             Target::Postgres(_) => Ok(()),
         };
         self.buf.clear();
@@ -302,9 +350,49 @@ impl SinkWriter {
     }
 
     /// At checkpoint `id`'s barrier: everything written so far is flushed; a staged sink hands
-    /// back the staging file of `id`, to be fsynced before `id`'s manifest is written.
-    pub fn seal(&mut self, id: u64) -> Result<Option<std::fs::File>, SinkError> {
+    /// back the staging file of `id` (a Parquet sink its part files of `id`), to be fsynced before
+    /// `id`'s manifest is written.
+    pub fn seal(&mut self, id: u64) -> Result<Vec<std::fs::File>, SinkError> {
         self.flush_durable()?;
-        Ok(self.stage.as_mut().and_then(|st| st.seal(id)))
+        if let Some(p) = self.parquet.as_mut() {
+            return p.seal(id).map_err(|err| SinkError::Parquet {
+                sink: self.sink.name.clone(),
+                err,
+            });
+        }
+        Ok(self
+            .stage
+            .as_mut()
+            .and_then(|st| st.seal(id))
+            .into_iter()
+            .collect())
+    }
+
+    /// The end of the run: flushed as at a barrier, and a Parquet sink's open file finished.
+    pub fn finish(&mut self) -> Result<(), SinkError> {
+        self.flush_durable()?;
+        match self.parquet.as_mut() {
+            Some(p) => p.finish().map_err(|err| SinkError::Parquet {
+                sink: self.sink.name.clone(),
+                err,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether some lines were refused by the output (a Parquet value that does not fit its
+    /// column), waiting for [`SinkWriter::take_rejected`].
+    pub fn has_rejected(&self) -> bool {
+        self.parquet
+            .as_ref()
+            .is_some_and(|p| !p.rejected.is_empty())
+    }
+
+    /// The refused lines, with why: for the dead letters.
+    pub fn take_rejected(&mut self) -> Vec<(String, Vec<u8>)> {
+        self.parquet
+            .as_mut()
+            .map(|p| std::mem::take(&mut p.rejected))
+            .unwrap_or_default()
     }
 }

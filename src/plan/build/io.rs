@@ -338,6 +338,32 @@ impl Builder<'_> {
                         options: k.options.clone(),
                     })
                 }
+                SinkConfig::Parquet(p) => {
+                    if p.path.as_os_str().is_empty() {
+                        self.err(at("path"), "the path cannot be empty (a directory for the part files, e.g. \"out/history/\")".into());
+                    } else if let Some((_, other)) = paths.iter().find(|(q, _)| *q == p.path) {
+                        self.err(at("path"), format!("`{}` is also written by `{other}`; two outputs cannot share a path", p.path.display()));
+                    }
+                    paths.push((&p.path, at("path")));
+                    if p.roll.rows == 0 {
+                        self.err(
+                            at("roll").key("rows"),
+                            "must be at least 1 (rows per part file, e.g. 1000000)".into(),
+                        );
+                    }
+                    let mut columns = Vec::new();
+                    for (col, ty) in &p.columns {
+                        match crate::sinks::columns::ColumnType::parse(ty) {
+                            Ok(t) => columns.push((col.clone(), t)),
+                            Err(why) => self.err(at("columns").key(col), why),
+                        }
+                    }
+                    SinkKind::Parquet(crate::sinks::parquet::ParquetSinkPlan {
+                        path: p.path.clone(),
+                        roll_rows: p.roll.rows,
+                        columns,
+                    })
+                }
             };
             plans.push(SinkPlan {
                 name: name.clone(),

@@ -653,3 +653,67 @@ fn checkpoint_table_is_typed_defaulted_and_checked() {
     let e = load("[checkpoint]\ninterval = \"1s\"\n").unwrap_err();
     assert!(e.contains("dir"), "{e}");
 }
+
+#[test]
+fn parquet_sinks_are_typed_and_their_problems_named_by_key() {
+    let ok = edited(
+        "type = \"stdout\"",
+        "type = \"parquet\"\npath = \"out/history/\"\nroll = { rows = 5000 }\n\
+         columns = { spend = \"decimal(18,2)\", window_start = \"timestamp\" }",
+    );
+    let plan = build_text(&ok).unwrap();
+    use crate::sinks::columns::ColumnType;
+    assert_eq!(
+        plan.sinks[0].kind,
+        SinkKind::Parquet(crate::sinks::parquet::ParquetSinkPlan {
+            path: "out/history/".into(),
+            roll_rows: 5000,
+            columns: vec![
+                ("spend".into(), ColumnType::Decimal(Some((18, 2)))),
+                ("window_start".into(), ColumnType::Timestamp),
+            ],
+        })
+    );
+    // roll defaults to a million rows.
+    let plain = edited("type = \"stdout\"", "type = \"parquet\"\npath = \"h\"");
+    match &build_text(&plain).unwrap().sinks[0].kind {
+        SinkKind::Parquet(p) => assert_eq!((p.roll_rows, p.columns.len()), (1_000_000, 0)),
+        k => panic!("{k:?}"),
+    }
+    let bad = edited(
+        "type = \"stdout\"",
+        "type = \"parquet\"\npath = \"\"\nroll = { rows = 0 }\n\
+         columns = { spend = \"uuid\", n = \"decimal(40,2)\" }",
+    );
+    let errs = errors(&bad);
+    assert_eq!(errs.len(), 4, "{errs:#?}");
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("sinks.out.path: the path cannot be empty")),
+        "{errs:#?}"
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("sinks.out.roll.rows: must be at least 1")),
+        "{errs:#?}"
+    );
+    assert!(
+        errs.iter().any(|e| e.contains(
+            "sinks.out.columns.spend: `uuid` is not a column type; expected one of \"bigint\""
+        )),
+        "{errs:#?}"
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("sinks.out.columns.n: `decimal(40,2)`")),
+        "{errs:#?}"
+    );
+    let unknown = edited(
+        "type = \"stdout\"",
+        "type = \"parquet\"\npath = \"h\"\nrol = 1",
+    );
+    let e = crate::config::parse(&unknown, "p.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rol"), "{e}");
+}

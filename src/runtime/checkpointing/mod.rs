@@ -49,6 +49,9 @@ pub struct Ckpt {
     pub issued: Mutex<(u64, Instant)>,
     /// Outputs of the file sinks, committed with each checkpoint.
     pub staged: Vec<PathBuf>,
+    /// Directories of the Parquet sinks: their part files of each checkpoint are renamed into
+    /// place when it completes.
+    pub parquet: Vec<PathBuf>,
     /// Exactly-once Kafka sinks, committed (one transaction each) with each checkpoint.
     pub kafka: Vec<Arc<crate::sinks::kafka::KafkaCommitter>>,
     pub savepoint: SavepointCtl,

@@ -233,8 +233,17 @@ fn complete(ck: &Ckpt, id: u64, chunk: u64, mut files: Vec<FileEntry>) -> Result
             serde_json::json!({ "from": from, "to": to }),
         );
     }
-    let sources =
+    let parquet: serde_json::Map<String, serde_json::Value> = ck
+        .parquet
+        .iter()
+        .map(|d| (d.to_string_lossy().into_owned(), serde_json::json!(id)))
+        .collect();
+    let mut sources =
         serde_json::json!({ "chunk": chunk, "partitions": ck.partitions, "commit": commit });
+    // The checkpoint whose Parquet parts this state covers (kept when a savepoint is adopted).
+    if !parquet.is_empty() {
+        sources["parquet"] = serde_json::Value::Object(parquet);
+    }
     let m = ck
         .store
         .complete(id, ck.key_groups, sources, ck.operators.clone(), files)
@@ -242,6 +251,10 @@ fn complete(ck: &Ckpt, id: u64, chunk: u64, mut files: Vec<FileEntry>) -> Result
     for (out, from) in ck.staged.iter().zip(lens) {
         sinks::staged::commit(out, id, from)
             .map_err(|e| format!("committing output {}: {e}", out.display()))?;
+    }
+    for dir in &ck.parquet {
+        sinks::parquet::files::commit(dir, id)
+            .map_err(|e| format!("committing Parquet files in {}: {e}", dir.display()))?;
     }
     for k in &ck.kafka {
         k.commit(id)

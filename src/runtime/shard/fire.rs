@@ -148,7 +148,7 @@ impl Shard {
         if !self.record_out.is_empty() {
             self.flush_records(seq);
         }
-        if !self.emitter.failed.is_empty() {
+        if !self.emitter.failed.is_empty() || self.emitter.sinks.iter().any(|s| s.has_rejected()) {
             self.dead_results();
         }
         if !self.emit_marks.is_empty() {

@@ -429,8 +429,9 @@ impl Shard {
             self.stats.hot_keys = h.hot_keys();
         }
         for s in &mut self.emitter.sinks {
-            s.flush_durable().map_err(|e| e.to_string())?;
+            s.finish().map_err(|e| e.to_string())?;
         }
+        self.dead_results();
         if let Some(d) = self.dead.as_mut() {
             d.flush().map_err(|e| e.to_string())?;
         }

@@ -79,9 +79,19 @@ impl Shard {
         self.last_barrier = id;
         let started = Instant::now();
         let mut seal = Vec::new();
-        let dead = self.dead.iter_mut();
-        for s in self.emitter.sinks.iter_mut().chain(dead) {
+        for s in self.emitter.sinks.iter_mut() {
             match s.seal(id) {
+                Ok(f) => seal.extend(f),
+                Err(e) => {
+                    self.failure = Some(format!("checkpoint {id}: sealing output: {e}"));
+                    return;
+                }
+            }
+        }
+        // Rows a Parquet sink refused while sealing go to the dead letters before they are sealed.
+        self.dead_results();
+        if let Some(d) = self.dead.as_mut() {
+            match d.seal(id) {
                 Ok(f) => seal.extend(f),
                 Err(e) => {
                     self.failure = Some(format!("checkpoint {id}: sealing output: {e}"));

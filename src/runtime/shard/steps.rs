@@ -93,9 +93,26 @@ pub fn apply(routes: &mut [Route], line: &[u8], ts: i64, seq: u64, out: &mut Rec
 
 impl Shard {
     /// Operator output a filter, select or binding could not take goes to the dead letters, with
-    /// the operator's name as its source.
+    /// the operator's name as its source; so do rows a sink refused (a Parquet value that does
+    /// not fit its column), with the sink's name.
     #[cold]
     pub(super) fn dead_results(&mut self) {
+        for i in 0..self.emitter.sinks.len() {
+            if !self.emitter.sinks[i].has_rejected() {
+                continue;
+            }
+            let name = self.emitter.sinks[i].name().to_string();
+            for (why, line) in self.emitter.sinks[i].take_rejected() {
+                self.stats.dead_letters += 1;
+                self.stats.dead_by_reason[crate::metrics::live::dead_reason_class(&why)] += 1;
+                if let Some(d) = self.dead.as_mut() {
+                    let l = super::emit::dead_letter_line(&why, &name, "sink", 0, &line);
+                    if let Err(e) = d.line(&l) {
+                        self.emitter.error.get_or_insert(e);
+                    }
+                }
+            }
+        }
         for (op, why, line) in std::mem::take(&mut self.emitter.failed) {
             self.stats.dead_letters += 1;
             self.stats.dead_by_reason[crate::metrics::live::dead_reason_class(&why)] += 1;
