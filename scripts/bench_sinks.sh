@@ -3,11 +3,13 @@
 # window_start, batches of 5000, one connection per shard) against psql's `\copy` of the same rows
 # into the same table shape (the fastest way in, no upsert), as a ratio; each measured RUNS times
 # alternating (default 3), medians reported. The rows are window-result shaped: ad_id, window_start,
-# window_end, clicks, spend (an exact decimal). Parquet: see the parquet section when the parquet
-# sink is built.
+# window_end, clicks, spend (an exact decimal). Parquet: the parquet sink writing the same rows
+# (spend pinned DECIMAL(18,2)) against DuckDB converting the same NDJSON file to Parquet
+# (`COPY (SELECT ... FROM read_json(...)) TO ... (FORMAT parquet)`), as a ratio.
 #
 # Usage: scripts/bench_sinks.sh           ROWS=200000 RUNS=5 scripts/bench_sinks.sh
-# Starts the local server (scripts/postgres-local.sh) if it is not running.
+# Starts the local server (scripts/postgres-local.sh) if it is not running; installs DuckDB's Python
+# package (scripts/duckdb-local.sh ensure) if missing.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -87,3 +89,35 @@ got=$(pg -tAc "SELECT count(*) FROM bench_upsert")
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ms=$(median "${s[@]}"); mc=$(median "${c[@]}")
 python3 -c "print(f'postgres: sluice {$ms} rows/s, \\\\copy {$mc} rows/s: {$ms / $mc:.2f}x of COPY (medians of $RUNS)')"
+
+# Parquet: the sink (one part file per shard, no checkpoint) against DuckDB's own writer.
+bash scripts/duckdb-local.sh ensure
+cat > "$DIR/pq.toml" <<TOML
+$(sed -n '/^\[runtime\]/,/^\[sinks.db\]/p' "$DIR/pg.toml" | sed '$d')
+[sinks.history]
+type = "parquet"
+inputs = ["results"]
+path = "$DIR/pq-out"
+columns = { spend = "decimal(18,2)" }
+TOML
+sluice_pq() {
+    rm -rf "$DIR/pq-out"
+    local t0; t0=$(now)
+    "$BIN" run --config "$DIR/pq.toml" 2>"$DIR/pq.log"
+    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+}
+duckdb_pq() {
+    rm -f "$DIR/duck.parquet"
+    local t0; t0=$(now)
+    bash scripts/duckdb-local.sh query "COPY (SELECT ad_id, window_start, window_end, clicks, CAST(spend AS DECIMAL(18,2)) AS spend FROM read_json('$DATA', format = 'newline_delimited')) TO '$DIR/duck.parquet' (FORMAT parquet)" >/dev/null
+    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+}
+s=(); c=()
+for r in $(seq "$RUNS"); do
+    s+=("$(sluice_pq)"); c+=("$(duckdb_pq)")
+    echo "run $r: sluice parquet ${s[-1]} rows/s, DuckDB ${c[-1]} rows/s"
+done
+got=$(bash scripts/duckdb-local.sh query "SELECT count(*) AS n FROM read_parquet('$DIR/pq-out/*.parquet')" | tail -1)
+[[ "$got" == "$ROWS" ]] || { echo "bench_sinks: the parquet sink wrote $got rows of $ROWS" >&2; exit 1; }
+ms=$(median "${s[@]}"); mc=$(median "${c[@]}")
+python3 -c "print(f'parquet: sluice {$ms} rows/s, DuckDB {$mc} rows/s: {$ms / $mc:.2f}x of DuckDB (medians of $RUNS)')"
