@@ -21,16 +21,28 @@
 # Needs python3, curl and psql.
 set -euo pipefail
 
+if [[ $# -ne 4 ]]; then
+    echo "usage: $0 CONFIG START_TIME RATE OUT_DIR   (e.g. config/job.toml 2026-11-01T00:00:00Z 50000 backfill/)" >&2
+    exit 1
+fi
+# Paths as the caller wrote them, before moving to the repository root.
+abs() { python3 -c 'import os, sys; print(os.path.abspath(sys.argv[1]))' "$1"; }
+CONFIG=$(abs "$1"); START="$2"; RATE="$3"; OUT=$(abs "$4")
 cd "$(dirname "$0")/.."
-CONFIG="$1"; START="$2"; RATE="$3"; OUT="$4"
 PORT="${PORT:-9465}"
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { echo "backfill: needs Python 3.11 or newer (tomllib)" >&2; exit 1; }
 export SUFFIX="${SUFFIX:-_v2}"
 mkdir -p "$OUT"
 if [[ -z "${SLUICE_BIN:-}" ]]; then
     cargo build --release --quiet
     SLUICE_BIN="${CARGO_TARGET_DIR:-target}/release/sluice"
 fi
-PSQL=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | head -1 || true)
+PSQL=$(command -v psql || ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1 || true)
+if grep -Eq '^\s*type\s*=\s*"postgres"' "$CONFIG" && [[ -z "$PSQL" ]]; then
+    echo "backfill: the config has a postgres sink and psql is not installed (Debian: postgresql-client)" >&2
+    exit 1
+fi
 
 # 1. A copy of the pipeline: sources start at START and read at most RATE/s; file outputs and
 #    state move under OUT; postgres sinks write (and create) `<table>SUFFIX`; the endpoint on PORT.

@@ -19,9 +19,8 @@ URL="postgresql://sluice@127.0.0.1:$PORT/sluice"
 
 bin_dir() {
     local d
-    for d in /usr/lib/postgresql/*/bin; do
-        [[ -x "$d/pg_ctl" ]] && { echo "$d"; return 0; }
-    done
+    d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+    [[ -n "$d" && -x "$d/pg_ctl" ]] && { echo "$d"; return 0; }
     command -v pg_ctl >/dev/null 2>&1 && { dirname "$(command -v pg_ctl)"; return 0; }
     return 1
 }
@@ -30,7 +29,13 @@ install_if_missing() {
     bin_dir >/dev/null && return 0
     echo "postgres-local: PostgreSQL not found; installing the Debian package postgresql" >&2
     local sudo=""
-    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    if [[ $(id -u) -ne 0 ]]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "postgres-local: installing needs root; run as root, or install the Debian package postgresql" >&2
+            exit 1
+        fi
+        sudo="sudo -n"
+    fi
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "postgres-local: no apt-get here; install PostgreSQL (initdb, pg_ctl, psql) and rerun" >&2
         exit 1

@@ -361,6 +361,58 @@ fn inferred_types_are_exact_and_values_too_big_for_a_pinned_decimal_are_dead_let
     );
 }
 
+/// `avg` renders as many digits as each quotient needs (`1.5`, `3.3333333333333335`): a column
+/// typed from the first rows' scale would refuse later ones, so an unpinned average is a DOUBLE
+/// and every window arrives, each within float rounding of the reference.
+#[test]
+fn averages_are_doubles_and_every_window_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (input, want) = events(d, 20_000, 30, 5);
+    let out = d.join("avg");
+    let job = Job {
+        input: &input,
+        out: &out,
+        shards: 2,
+        roll: 1_000_000,
+        columns: "",
+        checkpoint: None,
+        rate: None,
+    };
+    let cfg = config(d, "avg", &job);
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "qty = \"sum(qty)\"",
+        "qty = \"sum(qty)\", mean = \"avg(price)\"",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let r = sluice(d, &["run", "--config", &cfg], Duration::from_secs(120));
+    assert!(r.success, "{}", r.stderr);
+    assert!(
+        common::read_lines(&d.join("avg.dead.ndjson")).is_empty(),
+        "no dead letters"
+    );
+    let glob = out.join("part-*.parquet").display().to_string();
+    let types = duckdb(&format!(
+        "SELECT column_type FROM (DESCRIBE SELECT mean FROM read_parquet('{glob}'))"
+    ))
+    .unwrap();
+    assert_eq!(types[1], ["DOUBLE"]);
+    let rows = duckdb(&format!(
+        "SELECT ad_id, window_start, mean FROM read_parquet('{glob}')"
+    ))
+    .unwrap();
+    assert_eq!(rows.len() - 1, want.len(), "every window");
+    for r in &rows[1..] {
+        let (clicks, cents, _) = want[&(r[0].clone(), r[1].parse::<i64>().unwrap())];
+        let expect = cents as f64 / 100.0 / clicks as f64;
+        let got: f64 = r[2].parse().unwrap();
+        assert!(
+            (got - expect).abs() <= 1e-9 * expect.abs().max(1.0),
+            "{r:?}: {expect}"
+        );
+    }
+}
+
 #[test]
 fn kill_9_at_random_moments_then_restore_never_shows_a_partial_or_duplicate_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -91,7 +91,7 @@ fn kill_9_three_times_with_restores_ends_with_the_uninterrupted_table() {
         spend_sink(&pg.url(), "spend_killed", "batch = { rows = 50 }")
     );
     let cfg = flow_config(d, "crash", &d.join("out.ndjson"), &extra);
-    let mut resumed = 0;
+    let (mut resumed, mut killed) = (0, 0);
     for (i, delay) in [20u64, 60, 120].into_iter().enumerate() {
         let err = d.join(format!("crash-{i}.txt"));
         let mut child = Command::new(common::BIN)
@@ -111,6 +111,7 @@ fn kill_9_three_times_with_restores_ends_with_the_uninterrupted_table() {
             std::thread::sleep(Duration::from_millis(1));
         }
         std::thread::sleep(Duration::from_millis(delay));
+        killed += usize::from(child.try_wait().unwrap().is_none());
         let _ = child.kill();
         let _ = child.wait();
         resumed += usize::from(
@@ -119,6 +120,7 @@ fn kill_9_three_times_with_restores_ends_with_the_uninterrupted_table() {
                 .contains("resuming from"),
         );
     }
+    assert_eq!(killed, 3, "a run ended before its kill");
     let last = sluice(d, &["run", "--config", &cfg], MIN * 2);
     assert!(last.success, "{}", last.stderr);
     assert!(resumed >= 1, "no killed run resumed from a checkpoint");
@@ -129,12 +131,19 @@ fn kill_9_three_times_with_restores_ends_with_the_uninterrupted_table() {
     );
 }
 
-/// Checkpoint folders in `state` (not its pid file).
-fn checkpoints(state: &Path) -> usize {
+/// The newest checkpoint id in `state` (retention deletes old folders, so not their count).
+fn checkpoints(state: &Path) -> u64 {
     std::fs::read_dir(state).map_or(0, |r| {
         r.flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("chk-"))
-            .count()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .strip_prefix("chk-")?
+                    .parse()
+                    .ok()
+            })
+            .max()
+            .unwrap_or(0)
     })
 }
 
@@ -143,7 +152,7 @@ fn checkpoints(state: &Path) -> usize {
 #[test]
 fn a_refire_overwrites_its_windows_row() {
     let pg = Pg::shared();
-    pg.sql("DROP TABLE IF EXISTS refired");
+    pg.sql("DROP TABLE IF EXISTS refired, refired_batched");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let input = [
@@ -167,9 +176,13 @@ fn a_refire_overwrites_its_windows_row() {
              [sinks.out]\ntype = \"file\"\ninputs = [\"w\"]\npath = {}\n\n\
              [sinks.db]\ntype = \"postgres\"\ninputs = [\"w\"]\nurl = \"{}\"\ntable = \"refired\"\n\
              key = [\"k\", \"window_start\"]\ncreate_table = true\nwindow_ts = \"timestamptz\"\n\
-             batch = {{ rows = 1 }}\n",
+             batch = {{ rows = 1 }}\n\n\
+             [sinks.batched]\ntype = \"postgres\"\ninputs = [\"w\"]\nurl = \"{}\"\ntable = \"refired_batched\"\n\
+             key = [\"k\", \"window_start\"]\ncreate_table = true\nwindow_ts = \"timestamptz\"\n\
+             batch = {{ rows = 5000, max_delay = \"1h\" }}\n",
             toml_str(&d.join("in.ndjson").to_string_lossy()),
             toml_str(&d.join("out.ndjson").to_string_lossy()),
+            pg.url(),
             pg.url()
         ),
     )
@@ -181,19 +194,21 @@ fn a_refire_overwrites_its_windows_row() {
         .filter(|l| l.contains("\"k\":\"a\"") && l.contains("\"window_start\":0,"))
         .collect();
     assert_eq!(firsts.len(), 2, "fired then re-fired: {firsts:?}");
-    let rows = pg.sql(
-        "SELECT k, extract(epoch from window_start)::bigint, extract(epoch from window_end)::bigint, \
-         total::text, n FROM refired ORDER BY k, window_start",
-    );
-    assert_eq!(
-        rows,
-        [
+    // Row by row (the re-fire is a later statement) and in one batch (the re-fire must win over
+    // the on-time row within the batch): the same table.
+    for table in ["refired", "refired_batched"] {
+        let rows = pg.sql(&format!(
+            "SELECT k, extract(epoch from window_start)::bigint, extract(epoch from window_end)::bigint, \
+             total::text, n FROM {table} ORDER BY k, window_start"
+        ));
+        let want = [
             "a\t0\t60\t3.35\t3",
             "a\t60\t120\t5\t1",
             "a\t300\t360\t1\t1",
-            "b\t0\t60\t0.01\t1"
-        ]
-    );
+            "b\t0\t60\t0.01\t1",
+        ];
+        assert_eq!(rows, want, "{table}");
+    }
 }
 
 /// A statement trigger sleeps 50 ms per upsert of at most 10 rows: the sink takes ~400 rows/s
@@ -529,6 +544,28 @@ fn bad_postgres_configs_are_refused_before_anything_runs() {
             exit.stderr
         );
     }
+    // A key that lets two shards write one row (a window input's group field left out) is refused
+    // before anything runs.
+    let cfg = d.join("key.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[sources.ev]\ntype = \"file\"\npath = {}\nformat = \"json\"\n\
+             event_time = {{ field = \"ts\", unit = \"ms\" }}\n\n\
+             [transforms.w]\ntype = \"window\"\ninputs = [\"ev\"]\ngroup_by = [\"id\"]\n\
+             window = {{ type = \"tumbling\", size = \"1m\" }}\naggregates = {{ n = \"count()\" }}\n\n\
+             [sinks.db]\ntype = \"postgres\"\ninputs = [\"w\"]\ntable = \"t\"\n\
+             url = \"postgresql://a@127.0.0.1:1/c\"\nkey = [\"window_start\"]\n",
+            toml_str(&d.join("in.ndjson").to_string_lossy())
+        ),
+    )
+    .unwrap();
+    let exit = sluice(d, &["run", "--config", &cfg.to_string_lossy()], MIN);
+    assert!(
+        !exit.success && exit.stderr.contains("`key` must include `id`"),
+        "{}",
+        exit.stderr
+    );
     // A database nobody answers on: the run fails at once, naming the sink.
     let exit = sluice(
         d,

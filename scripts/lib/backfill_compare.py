@@ -38,7 +38,9 @@ if not sinks:
 for name, s in sinks:
     url = s.get("url") or os.environ.get(s.get("url_env", ""), "")
     new = s["table"]
-    old = new[: -len(suffix)] if suffix and new.endswith(suffix) else new
+    if not suffix or not new.endswith(suffix):
+        sys.exit(f"backfill: sink `{name}` writes `{new}`, not a `{suffix}` table: refusing to compare a table with itself")
+    old = new[: -len(suffix)]
     cols = query(url, "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
                       f"WHERE a.attrelid = to_regclass({literal(ident(new))}) AND a.attnum > 0 "
                       "AND NOT a.attisdropped ORDER BY a.attnum")

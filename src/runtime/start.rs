@@ -218,10 +218,25 @@ fn open_sinks(
                 }
             },
             SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n)?,
-            SinkKind::Parquet(p) => SharedSink::parquet(&s.name, p, ckpt)?,
-            SinkKind::Postgres(p) => {
+            SinkKind::Parquet(p) => {
+                use crate::sinks::columns::{window_types, ColumnType};
+                // A Parquet decimal has one scale per column: sums keep the scale their first
+                // rows show (their inputs' scale), averages, whose digits vary row to row, are
+                // floats unless pinned.
                 let mut p = p.clone();
-                p.columns = crate::sinks::postgres::column_types(plan, s, &p.columns);
+                p.columns = window_types(plan, s, &p.columns, None, ColumnType::Double);
+                SharedSink::parquet(&s.name, &p, ckpt)?
+            }
+            SinkKind::Postgres(p) => {
+                use crate::sinks::columns::{window_types, ColumnType::Decimal};
+                crate::sinks::postgres::check_key(plan, s, &p.key).map_err(|message| {
+                    RuntimeError::Setup {
+                        what: format!("sink `{}`", s.name),
+                        message,
+                    }
+                })?;
+                let mut p = p.clone();
+                p.columns = window_types(plan, s, &p.columns, Some(Decimal(None)), Decimal(None));
                 SharedSink::postgres(&s.name, &p, dead.clone())?
             }
         });

@@ -35,11 +35,13 @@ impl Pg {
     /// A server of this test's own on `port`, in a fresh data directory.
     pub fn own(port: u16) -> Pg {
         let dir = format!("/tmp/sluice-postgres-test-{port}");
-        let _ = std::fs::remove_dir_all(&dir);
         let pg = Pg {
             port,
-            dir: Some(dir),
+            dir: Some(dir.clone()),
         };
+        // A server an aborted earlier run left behind still holds the port.
+        let _ = pg.script(&["stop"]);
+        let _ = std::fs::remove_dir_all(&dir);
         pg.start();
         pg
     }

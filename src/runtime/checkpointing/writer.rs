@@ -210,6 +210,12 @@ fn write_part(ck: &Ckpt, job: &Job) -> Result<FileEntry, String> {
         f.sync_all()
             .map_err(|e| format!("syncing staged output: {e}"))?;
     }
+    // The temporaries' names must survive a power loss as well as their bytes: the manifest is
+    // about to say they exist.
+    for d in &ck.parquet {
+        sinks::parquet::files::sync_dir(d)
+            .map_err(|e| format!("syncing Parquet directory {}: {e}", d.display()))?;
+    }
     ck.store.begin_shared(job.id).map_err(|e| e.to_string())?;
     ck.store
         .write_shard(job.id, &job.snap)

@@ -84,7 +84,7 @@ impl Shard {
 
     /// How many records the current chunk's source may still read now under its `rate_limit`
     /// (this shard's share: the rate over the shard count); `usize::MAX` without one.
-    fn rate_budget(&self) -> usize {
+    fn rate_budget(&mut self) -> usize {
         let Some(cur) = self.cur.as_ref() else {
             return usize::MAX;
         };
@@ -92,7 +92,13 @@ impl Shard {
         let Some(rate) = self.setup.backfill[src].rate_per_s else {
             return usize::MAX;
         };
-        let allowed = self.rate_start.elapsed().as_secs_f64() * rate / self.n as f64;
+        let share = rate / self.n as f64;
+        let allowed = self.rate_start.elapsed().as_secs_f64() * share;
+        // Credit unused for over a second is forfeited: a pause (backpressure, a sink retrying, a
+        // start skipping records) must not be made up by a burst when the sink is weakest.
+        if allowed - self.rate_read[src] as f64 > share {
+            self.rate_read[src] = (allowed - share) as u64;
+        }
         (allowed as u64).saturating_sub(self.rate_read[src]) as usize
     }
 

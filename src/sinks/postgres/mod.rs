@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::plan::PostgresSinkPlan;
-use crate::sinks::columns::ColumnType;
 use crate::sinks::SharedSink;
 
 /// What a sink has done, for `/metrics` (shared by its shards' connections).
@@ -57,6 +56,8 @@ pub struct Shared {
     pub counters: Arc<SinkCounters>,
     /// The first fatal failure of any connection.
     failure: Mutex<Option<String>>,
+    /// Set once `failure` is: the shard's every loop turn reads this, not the lock.
+    failed: AtomicBool,
 }
 
 impl Shared {
@@ -67,8 +68,7 @@ impl Shared {
         plan: &PostgresSinkPlan,
         dead: Option<SharedSink>,
     ) -> Result<Arc<Shared>, String> {
-        let mut c = postgres::Client::connect(&plan.url, postgres::NoTls)
-            .map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
+        let mut c = connect(plan).map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
         if !plan.create_table {
             let found = c
                 .query_one(
@@ -89,6 +89,7 @@ impl Shared {
             dead,
             counters: Arc::new(SinkCounters::new(name)),
             failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
         }))
     }
 
@@ -101,40 +102,48 @@ impl Shared {
     }
 }
 
-/// Column types the plan knows for a sink reading windows directly: bounds and counts are
-/// integers, sums and averages exact numbers, whatever the first rows hold (a sum whose first
-/// totals happen to be whole must not make a BIGINT column its later fractions cannot enter).
-/// Pinned `columns` come first.
-pub fn column_types(
+/// A connection with bounded waits: a server that stops answering (a half-open connection, a
+/// black-holed host) fails within seconds and is retried, instead of blocking the shard forever.
+pub(crate) fn connect(plan: &PostgresSinkPlan) -> Result<postgres::Client, postgres::Error> {
+    let mut config: postgres::Config = match plan.url.parse() {
+        Ok(c) => c,
+        // The plan checked the URL; connecting reports the same error again if it changed.
+        Err(_) => return postgres::Client::connect(&plan.url, postgres::NoTls),
+    };
+    let wait = plan.retry_max.max(std::time::Duration::from_secs(10));
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(wait);
+    }
+    config.keepalives(true);
+    config.keepalives_idle(std::time::Duration::from_secs(10));
+    config.tcp_user_timeout(wait * 3);
+    config.connect(postgres::NoTls)
+}
+
+/// Refuses a `key` that would let two shards write one row (it must hold a window input's
+/// group-by fields and `window_start`): the table would then depend on thread timing, not on the
+/// input, and the sink's guarantee would not hold.
+pub fn check_key(
     plan: &crate::plan::Plan,
     sink: &crate::plan::SinkPlan,
-    pinned: &[(String, ColumnType)],
-) -> Vec<(String, ColumnType)> {
-    use crate::plan::{AggFunc, NodeKind, StreamRef};
-    let mut out = pinned.to_vec();
-    let mut add = |name: &str, ty| {
-        if !out.iter().any(|(n, _)| n == name) {
-            out.push((name.to_string(), ty));
-        }
-    };
-    for e in sink.inputs.iter().filter(|e| e.steps.is_empty()) {
-        let StreamRef::Node(id) = e.from else {
-            continue;
-        };
-        let Some(NodeKind::Window(w)) = plan.nodes.get(id).map(|n| &n.kind) else {
-            continue;
-        };
-        add("window_start", ColumnType::BigInt);
-        add("window_end", ColumnType::BigInt);
-        for a in &w.aggregates {
-            match a.func {
-                AggFunc::Count | AggFunc::CountDistinct => add(&a.name, ColumnType::BigInt),
-                AggFunc::Sum | AggFunc::Avg => add(&a.name, ColumnType::Decimal(None)),
-                AggFunc::Min | AggFunc::Max => {}
+    key: &[String],
+) -> Result<(), String> {
+    for w in crate::sinks::columns::window_inputs(plan, sink) {
+        let want = w
+            .group_by
+            .iter()
+            .map(|f| f.as_str().to_string())
+            .chain(["window_start".to_string()]);
+        for f in want {
+            if !key.is_empty() && !key.contains(&f) {
+                return Err(format!(
+                    "`key` must include `{f}`: rows of different {} would otherwise overwrite each other",
+                    if f == "window_start" { "windows" } else { "groups" }
+                ));
             }
         }
     }
-    out
+    Ok(())
 }
 
 enum Msg {
@@ -203,6 +212,9 @@ impl PgOut {
 
     /// A connection's fatal failure, seen without writing.
     pub fn failed(&self) -> Option<String> {
+        if !self.shared.failed.load(Ordering::Acquire) {
+            return None;
+        }
         self.shared.failure.lock().ok().and_then(|f| f.clone())
     }
 }

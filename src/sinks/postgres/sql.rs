@@ -70,6 +70,11 @@ pub const COLUMNS_QUERY: &str = "SELECT a.attname::text, format_type(a.atttypid,
      FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 \
      AND NOT a.attisdropped ORDER BY a.attnum";
 
+/// Columns of the table `$1` that are NOT NULL without a default: every row must fill them.
+pub const REQUIRED_QUERY: &str = "SELECT a.attname::text FROM pg_attribute a \
+     WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped \
+     AND a.attnotnull AND NOT a.atthasdef AND a.attidentity = '' AND a.attgenerated = ''";
+
 /// A column of the table as the catalog describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableColumn {
@@ -83,9 +88,14 @@ fn convert(col: &str, base_type: &str) -> String {
     let v = format!("u.{}", quote(col));
     match base_type {
         "text" | "character varying" | "character" | "name" => v,
-        "timestamp with time zone" | "timestamp without time zone" | "date" => format!(
+        "timestamp with time zone" => format!(
             "(CASE WHEN {v} ~ '^-?[0-9]+$' THEN timestamptz 'epoch' + {v}::bigint * interval '1 millisecond' \
-             ELSE {v}::timestamptz END)::{base_type}"
+             ELSE {v}::timestamptz END)"
+        ),
+        // Epoch ms are UTC whatever the server's TimeZone; a written time is taken as it is.
+        "timestamp without time zone" | "date" => format!(
+            "(CASE WHEN {v} ~ '^-?[0-9]+$' THEN timestamp 'epoch' + {v}::bigint * interval '1 millisecond' \
+             ELSE {v}::timestamp END)::{base_type}"
         ),
         other => format!("{v}::{other}"),
     }

@@ -114,6 +114,7 @@ impl Worker {
                 if let Ok(mut f) = self.shared.failure.lock() {
                     f.get_or_insert(why);
                 }
+                self.shared.failed.store(true, Ordering::Release);
                 return;
             }
         }
@@ -193,14 +194,14 @@ impl Worker {
             return Ok(());
         }
         if self.client.is_none() {
-            let c = postgres::Client::connect(&self.shared.plan.url, postgres::NoTls)
-                .map_err(classify)?;
+            let c = super::connect(&self.shared.plan).map_err(classify)?;
             self.client = Some(c);
         }
         if self.table.is_none() {
             let parsed: Vec<_> = rows.iter().map(|(_, f)| f.clone()).collect();
             self.table = Some(self.open_table(&parsed)?);
         }
+        self.all_fields_have_columns(rows)?;
         let rows = self.last_per_key(rows)?;
         self.upsert_split(&rows)
     }
@@ -253,10 +254,45 @@ impl Worker {
             )));
         }
         let columns = written_columns(&cols, &have, &plan.key, &plan.table)?;
+        let required: Vec<String> = client
+            .query(sql::REQUIRED_QUERY, &[&sql::table_ident(&plan.table)])
+            .map_err(classify)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if let Some(c) = required
+            .iter()
+            .find(|c| !columns.iter().any(|w| &w.name == *c))
+        {
+            return Err(Failure::Fatal(format!(
+                "table `{}` requires column `{c}` (NOT NULL, no default), which the results do not have",
+                plan.table
+            )));
+        }
         let upsert = client
             .prepare(&sql::upsert(&plan.table, &columns, &plan.key))
             .map_err(classify)?;
         Ok(Table { columns, upsert })
+    }
+
+    /// A field the table was opened without (first seen after the first batch) would be dropped
+    /// without a trace: it stops the sink instead, naming it.
+    fn all_fields_have_columns(&self, rows: &[Row<'_>]) -> Result<(), Failure> {
+        let Some(table) = &self.table else {
+            return Ok(());
+        };
+        for (_, fields) in rows {
+            if let Some((name, _)) = fields
+                .iter()
+                .find(|(n, _)| !table.columns.iter().any(|c| &c.name == n))
+            {
+                return Err(Failure::Fatal(format!(
+                    "the result field `{name}` has no column in table `{}` (it first appeared after the table was opened: add the column, or select fewer fields)",
+                    self.shared.plan.table
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Of rows with the same key, the last; keyless sinks keep every row.
