@@ -68,6 +68,9 @@ pub(super) struct Worker {
     first_at: Option<Instant>,
     dead: Option<SinkWriter>,
     stop: Arc<AtomicBool>,
+    /// Lines (by address) refused while writing the current batch: a retry of the whole batch
+    /// after a split refuses them again, and they must reach the dead letters once.
+    refused: hashbrown::HashSet<usize>,
 }
 
 impl Worker {
@@ -82,6 +85,7 @@ impl Worker {
             first_at: None,
             dead,
             stop,
+            refused: Default::default(),
         }
     }
 
@@ -145,6 +149,7 @@ impl Worker {
                 Err(e) => self.reject(line, &format!("not a JSON object: {e}")),
             }
         }
+        self.refused.clear();
         let res = self.write_rows(rows);
         self.pending = lines;
         self.pending.clear();
@@ -369,6 +374,9 @@ impl Worker {
 
     /// A row the server refused: to the dead letters with its message, counted either way.
     fn reject(&mut self, line: &[u8], why: &str) {
+        if !self.refused.insert(line.as_ptr() as usize) {
+            return;
+        }
         self.shared
             .counters
             .rejected
