@@ -177,6 +177,8 @@ pub struct Shard {
     last_publish: Instant,
     /// Per source: records this shard read since `rate_start` (for `rate_limit`).
     rate_read: Vec<u64>,
+    /// Per source: how many shards read it, so each reads its share of `rate_limit`.
+    rate_readers: Vec<usize>,
     rate_start: Instant,
     /// Per source: the largest event time this shard has read (for the time-lag metric).
     source_read: Vec<i64>,
@@ -285,6 +287,7 @@ impl Shard {
             event_hist: crate::metrics::event_latency_histogram(),
             last_publish: Instant::now(),
             rate_read: vec![0; setup.sources.len()],
+            rate_readers: rate_readers(&setup),
             source_read: vec![i64::MIN; setup.sources.len()],
             rate_start: Instant::now(),
             kafka: p.kafka,
@@ -465,4 +468,30 @@ impl Shard {
             self.stop_seq = Some(coord.proposal.load(Ordering::Acquire));
         }
     }
+}
+
+/// Per source, the shards that read it: every shard for files and the generator (their chunks go
+/// round), for Kafka those owning one of its partitions (partition `i` belongs to shard `i % n`).
+fn rate_readers(setup: &ShardSetup) -> Vec<usize> {
+    let n = setup.shards.max(1);
+    (0..setup.sources.len())
+        .map(|src| {
+            let mut owners: Vec<usize> = setup
+                .parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| {
+                    p.source == src && matches!(p.kind, crate::sources::PartKind::Kafka(_))
+                })
+                .map(|(i, _)| i % n)
+                .collect();
+            owners.sort_unstable();
+            owners.dedup();
+            if owners.is_empty() {
+                n
+            } else {
+                owners.len()
+            }
+        })
+        .collect()
 }

@@ -92,7 +92,7 @@ impl Shard {
         let Some(rate) = self.setup.backfill[src].rate_per_s else {
             return usize::MAX;
         };
-        let share = rate / self.n as f64;
+        let share = rate / self.rate_readers[src] as f64;
         let allowed = self.rate_start.elapsed().as_secs_f64() * share;
         // Credit unused for over a second is forfeited: a pause (backpressure, a sink retrying, a
         // start skipping records) must not be made up by a burst when the sink is weakest.
