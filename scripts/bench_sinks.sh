@@ -63,32 +63,31 @@ table = "bench_upsert"
 key = ["ad_id", "window_start"]
 TOML
 
-now() { date +%s.%N; }
 sluice_run() {
     pg -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_upsert; CREATE TABLE bench_upsert $TABLE_DDL"
-    local t0; t0=$(now)
-    "$BIN" run --config "$DIR/pg.toml" 2>"$DIR/pg.log"
-    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+    rate_of "$ROWS" "$BIN" run --config "$DIR/pg.toml" 2>"$DIR/pg.log"
 }
 copy_run() {
     pg -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_copy; CREATE TABLE bench_copy $TABLE_DDL"
-    local t0; t0=$(now)
-    pg -c "\\copy bench_copy FROM '$CSV' WITH (FORMAT csv)"
-    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+    rate_of "$ROWS" pg -c "\\copy bench_copy FROM '$CSV' WITH (FORMAT csv)"
+}
+# alternate A B LABEL_A LABEL_B: RUNS pairs of A then B (each prints rows/s), each pair shown;
+# leaves the medians in MA and MB.
+alternate() {
+    local a=() b=() r
+    for r in $(seq "$RUNS"); do
+        a+=("$($1)"); b+=("$($2)")
+        echo "run $r: $3 ${a[-1]} rows/s, $4 ${b[-1]} rows/s"
+    done
+    MA=$(median "${a[@]}"); MB=$(median "${b[@]}")
 }
 
 machine_line
 echo "rows: $ROWS window-result rows; $SHARDS shards; PostgreSQL $(pg -tAc 'SHOW server_version')"
-s=(); c=()
-for r in $(seq "$RUNS"); do
-    s+=("$(sluice_run)"); c+=("$(copy_run)")
-    echo "run $r: sluice upserts ${s[-1]} rows/s, psql \\copy ${c[-1]} rows/s"
-done
+alternate sluice_run copy_run "sluice upserts" "psql \\copy"
 got=$(pg -tAc "SELECT count(*) FROM bench_upsert")
 [[ "$got" == "$ROWS" ]] || { echo "bench_sinks: the sink wrote $got rows of $ROWS" >&2; exit 1; }
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ms=$(median "${s[@]}"); mc=$(median "${c[@]}")
-python3 -c "print(f'postgres: sluice {$ms} rows/s, \\\\copy {$mc} rows/s: {$ms / $mc:.2f}x of COPY (medians of $RUNS)')"
+python3 -c "print(f'postgres: sluice {$MA} rows/s, \\\\copy {$MB} rows/s: {$MA / $MB:.2f}x of COPY (medians of $RUNS)')"
 
 # Parquet: the sink (one part file per shard, no checkpoint) against DuckDB's own writer.
 bash scripts/duckdb-local.sh ensure
@@ -102,22 +101,16 @@ columns = { spend = "decimal(18,2)" }
 TOML
 sluice_pq() {
     rm -rf "$DIR/pq-out"
-    local t0; t0=$(now)
-    "$BIN" run --config "$DIR/pq.toml" 2>"$DIR/pq.log"
-    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+    rate_of "$ROWS" "$BIN" run --config "$DIR/pq.toml" 2>"$DIR/pq.log"
+}
+duckdb_copy() {
+    bash scripts/duckdb-local.sh query "COPY (SELECT ad_id, window_start, window_end, clicks, CAST(spend AS DECIMAL(18,2)) AS spend FROM read_json('$DATA', format = 'newline_delimited')) TO '$DIR/duck.parquet' (FORMAT parquet)" >/dev/null
 }
 duckdb_pq() {
     rm -f "$DIR/duck.parquet"
-    local t0; t0=$(now)
-    bash scripts/duckdb-local.sh query "COPY (SELECT ad_id, window_start, window_end, clicks, CAST(spend AS DECIMAL(18,2)) AS spend FROM read_json('$DATA', format = 'newline_delimited')) TO '$DIR/duck.parquet' (FORMAT parquet)" >/dev/null
-    python3 -c "print(f'{$ROWS / ($(now) - $t0):.0f}')"
+    rate_of "$ROWS" duckdb_copy
 }
-s=(); c=()
-for r in $(seq "$RUNS"); do
-    s+=("$(sluice_pq)"); c+=("$(duckdb_pq)")
-    echo "run $r: sluice parquet ${s[-1]} rows/s, DuckDB ${c[-1]} rows/s"
-done
+alternate sluice_pq duckdb_pq "sluice parquet" DuckDB
 got=$(bash scripts/duckdb-local.sh query "SELECT count(*) AS n FROM read_parquet('$DIR/pq-out/*.parquet')" | tail -1)
 [[ "$got" == "$ROWS" ]] || { echo "bench_sinks: the parquet sink wrote $got rows of $ROWS" >&2; exit 1; }
-ms=$(median "${s[@]}"); mc=$(median "${c[@]}")
-python3 -c "print(f'parquet: sluice {$ms} rows/s, DuckDB {$mc} rows/s: {$ms / $mc:.2f}x of DuckDB (medians of $RUNS)')"
+python3 -c "print(f'parquet: sluice {$MA} rows/s, DuckDB {$MB} rows/s: {$MA / $MB:.2f}x of DuckDB (medians of $RUNS)')"

@@ -24,14 +24,12 @@ for n in empty 1m 10m; do
     window_job_toml "$SHARDS" "$DIR/$n.ndjson" "$DIR/out-$n.ndjson" > "$DIR/$n.toml"
 done
 
-now() { date +%s.%N; }
 wall() {
     cat "$DIR/$1.ndjson" > /dev/null  # page cache warm for every run alike
     local t0; t0=$(now)
     "$BIN" run --config "$DIR/$1.toml" 2>/dev/null
     python3 -c "print(f'{$(now) - $t0:.4f}')"
 }
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 machine_line
 e=(); a=(); b=()
