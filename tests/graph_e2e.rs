@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::flow_job::{flow_config_on, flow_data as write_data};
+use common::flow_job::{flow_config_on, flow_data as write_data, kill_after_checkpoint};
 use common::flow_model::{assert_spend_eq, read_spend_output, spend_model_dir};
 use common::{read_lines, sluice, toml_str};
 use std::path::Path;
@@ -92,7 +92,6 @@ fn kill_9_at_twenty_random_moments_on_changing_shard_counts_gives_the_uninterrup
 /// Asserts the committed output equals the uninterrupted run's (and the reference model's);
 /// returns how many runs resumed from a checkpoint.
 fn kill_and_finish(events: u64, seed: u64, kills: &[(usize, u64)]) -> usize {
-    use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write_data(d, events, 1000, seed);
@@ -113,30 +112,8 @@ fn kill_and_finish(events: u64, seed: u64, kills: &[(usize, u64)]) -> usize {
         let rt = format!("shards = {shards}\nchunk_bytes = 65536");
         let cfg = config(d, "crash", &rt, &ckpt);
         let err = d.join(format!("crash-{i}.txt"));
-        let mut child = Command::new(common::BIN)
-            .args(["run", "--config", &cfg])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        // Kill soon after this run's first checkpoint: its state is then mid-stream.
-        let start = std::time::Instant::now();
-        let before = std::fs::read_dir(d.join("state")).map_or(0, |r| r.count());
-        while start.elapsed() < MIN {
-            let now = std::fs::read_dir(d.join("state")).map_or(0, |r| r.count());
-            if now > before || child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        std::thread::sleep(Duration::from_millis(delay));
-        let _ = child.kill();
-        let _ = child.wait();
-        resumed += usize::from(
-            std::fs::read_to_string(&err)
-                .unwrap()
-                .contains("resuming from"),
-        );
+        let run = kill_after_checkpoint(&cfg, &d.join("state"), Duration::from_millis(delay), &err);
+        resumed += usize::from(run.resumed);
     }
     let cfg = config(d, "crash", "shards = 2\nchunk_bytes = 65536", &ckpt);
     let last = sluice(d, &["run", "--config", &cfg], MIN * 2);

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::flow_job::{flow_config, flow_data};
+use common::flow_job::{flow_config, flow_data, kill_after_checkpoint};
 use common::flow_model::{assert_spend_eq, decimal, spend_model_dir, SpendMap};
 use common::pg::Pg;
 use common::{read_lines, sluice, toml_str};
@@ -94,31 +94,9 @@ fn kill_9_three_times_with_restores_ends_with_the_uninterrupted_table() {
     let (mut resumed, mut killed) = (0, 0);
     for (i, delay) in [20u64, 60, 120].into_iter().enumerate() {
         let err = d.join(format!("crash-{i}.txt"));
-        let mut child = Command::new(common::BIN)
-            .args(["run", "--config", &cfg])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        // Killed soon after this run's first new checkpoint: mid-stream, rows written past it.
-        let start = Instant::now();
-        let before = checkpoints(&d.join("state"));
-        while start.elapsed() < MIN {
-            let now = checkpoints(&d.join("state"));
-            if now > before || child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        std::thread::sleep(Duration::from_millis(delay));
-        killed += usize::from(child.try_wait().unwrap().is_none());
-        let _ = child.kill();
-        let _ = child.wait();
-        resumed += usize::from(
-            std::fs::read_to_string(&err)
-                .unwrap()
-                .contains("resuming from"),
-        );
+        let run = kill_after_checkpoint(&cfg, &d.join("state"), Duration::from_millis(delay), &err);
+        killed += usize::from(run.live);
+        resumed += usize::from(run.resumed);
     }
     assert_eq!(killed, 3, "a run ended before its kill");
     let last = sluice(d, &["run", "--config", &cfg], MIN * 2);
@@ -129,22 +107,6 @@ fn kill_9_three_times_with_restores_ends_with_the_uninterrupted_table() {
         &spend_table(pg, "spend_killed"),
         "after kill -9 x3",
     );
-}
-
-/// The newest checkpoint id in `state` (retention deletes old folders, so not their count).
-fn checkpoints(state: &Path) -> u64 {
-    std::fs::read_dir(state).map_or(0, |r| {
-        r.flatten()
-            .filter_map(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .strip_prefix("chk-")?
-                    .parse()
-                    .ok()
-            })
-            .max()
-            .unwrap_or(0)
-    })
 }
 
 /// A window's on-time result and then its re-fire (a late event within `allowed_lateness`): the

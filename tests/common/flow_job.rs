@@ -60,3 +60,57 @@ pub fn uninterrupted(d: &Path) -> Vec<String> {
     assert!(exit.success, "{}", exit.stderr);
     sorted_lines(&out)
 }
+
+/// How one killed run went: whether it was still running when killed, and whether it had
+/// resumed from a checkpoint.
+pub struct Killed {
+    pub live: bool,
+    pub resumed: bool,
+}
+
+/// The newest checkpoint id in `state` (retention deletes old folders, so not their count).
+pub fn newest_checkpoint(state: &Path) -> u64 {
+    std::fs::read_dir(state).map_or(0, |r| {
+        r.flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .strip_prefix("chk-")?
+                    .parse()
+                    .ok()
+            })
+            .max()
+            .unwrap_or(0)
+    })
+}
+
+/// Runs `cfg` and kills it (`kill -9`) `delay` after its first new checkpoint in `state` (or once
+/// it has ended by itself); its stderr goes to `err`.
+pub fn kill_after_checkpoint(cfg: &str, state: &Path, delay: Duration, err: &Path) -> Killed {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(super::BIN)
+        .args(["run", "--config", cfg])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(err).unwrap())
+        .spawn()
+        .unwrap();
+    // Killed soon after this run's first checkpoint: its state is then mid-stream.
+    let start = std::time::Instant::now();
+    let before = newest_checkpoint(state);
+    while start.elapsed() < Duration::from_secs(60) {
+        if newest_checkpoint(state) > before || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(delay);
+    let live = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    Killed {
+        live,
+        resumed: std::fs::read_to_string(err)
+            .unwrap()
+            .contains("resuming from"),
+    }
+}
