@@ -9,11 +9,11 @@
 
 mod common;
 
+use common::duckdb::duckdb;
 use common::{sluice, toml_str, SplitMix, BASE, BIN};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Once;
 use std::time::Duration;
 
 /// (ad_id, window_start) -> (clicks, spend in cents, qty).
@@ -87,41 +87,6 @@ fn config(d: &Path, name: &str, j: &Job<'_>) -> String {
     let p = d.join(format!("{name}.toml"));
     std::fs::write(&p, t).unwrap();
     p.to_string_lossy().into_owned()
-}
-
-fn duckdb_ready() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let ok = Command::new("bash")
-            .args([&script(), "ensure"])
-            .status()
-            .expect("run scripts/duckdb-local.sh");
-        assert!(ok.success(), "scripts/duckdb-local.sh ensure failed");
-    });
-}
-
-fn script() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scripts/duckdb-local.sh")
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// Runs `sql` in DuckDB: the header and rows, each a vector of fields.
-fn duckdb(sql: &str) -> Result<Vec<Vec<String>>, String> {
-    duckdb_ready();
-    let out = Command::new("bash")
-        .args([&script(), "query", sql])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run duckdb");
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split('\t').map(str::to_string).collect())
-        .collect())
 }
 
 /// The visible files of a sink directory: (part files, anything else).

@@ -137,6 +137,12 @@ pub fn fields(line: &[u8]) -> Result<Vec<(String, Value<'_>)>, String> {
         .collect()
 }
 
+/// The elements of a JSON array's text (a nested value), each as its raw value.
+pub fn elements(text: &str) -> Result<Vec<Value<'_>>, String> {
+    let raw: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    raw.into_iter().map(Value::from_raw).collect()
+}
+
 struct Fields<'a>(Vec<(String, &'a RawValue)>);
 
 impl<'a> Fields<'a> {

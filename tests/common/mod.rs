@@ -48,6 +48,7 @@
 //! used the same way; and `pg` (a local PostgreSQL server for the postgres sink's tests).
 #![allow(dead_code)]
 
+pub mod duckdb;
 pub mod flow_job;
 pub mod flow_model;
 pub mod graph_data;

@@ -5,6 +5,7 @@
 //! for `double` columns, strings, and nested values as JSON text. A value that does not fit says
 //! why, so its row can go to the dead letters.
 
+use super::nested::Node;
 use crate::sinks::columns::{ColumnType, Value};
 use std::borrow::Cow;
 
@@ -45,6 +46,22 @@ pub enum Cell<'a> {
     F64(f64),
     Bool(bool),
     Str(Cow<'a, str>),
+    /// A value of a struct or list column.
+    Nested(Box<Node>),
+}
+
+impl Cell<'_> {
+    pub fn into_owned(self) -> Cell<'static> {
+        match self {
+            Cell::Null => Cell::Null,
+            Cell::I64(v) => Cell::I64(v),
+            Cell::Dec(v) => Cell::Dec(v),
+            Cell::F64(v) => Cell::F64(v),
+            Cell::Bool(v) => Cell::Bool(v),
+            Cell::Str(s) => Cell::Str(Cow::Owned(s.into_owned())),
+            Cell::Nested(n) => Cell::Nested(n),
+        }
+    }
 }
 
 /// An exact decimal read from JSON number text: `digits` unscaled, `scale` digits after the point.

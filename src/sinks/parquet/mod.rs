@@ -1,13 +1,15 @@
 //! The Parquet file sink: result lines become rows of Parquet part files in one directory, with
 //! columns typed from the result (exact decimals as Parquet DECIMAL, never a float unless pinned;
-//! epoch-ms timestamps as TIMESTAMP(MILLIS, UTC) when pinned; nested values as JSON text). Each
-//! shard writes its own files. Under `[checkpoint]` a file is visible only once the checkpoint that
-//! covers its rows has committed it (exactly-once, see [`files`]); without checkpoints finished
-//! files are published as they roll and at the end of the run (at-least-once: a crash leaves what
-//! was rolled). A value that does not fit its column sends its row to the dead letters.
+//! epoch-ms timestamps as TIMESTAMP(MILLIS, UTC) when pinned; nested values as structs and lists,
+//! or JSON text where no one shape holds them). Each shard writes its own files. Under
+//! `[checkpoint]` a file is visible only once the checkpoint that covers its rows has committed it
+//! (exactly-once, see [`files`]); without checkpoints finished files are published as they roll
+//! and at the end of the run (at-least-once: a crash leaves what was rolled). A value that does
+//! not fit its column sends its row to the dead letters.
 
 pub mod cells;
 pub mod files;
+pub mod nested;
 pub mod rows;
 pub mod writer;
 

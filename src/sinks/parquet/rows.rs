@@ -6,6 +6,7 @@
 //! rejects its whole row (with the reason) and never half of one.
 
 use super::cells::{self, Cell, MAX_PRECISION};
+use super::nested::{self, NestedBuilder, Node, Shape};
 use crate::sinks::columns::{self, ColumnType, Value};
 use arrow_array::builder::{
     BooleanBuilder, Decimal128Builder, Float64Builder, Int64Builder, StringBuilder,
@@ -25,22 +26,34 @@ pub fn fields(line: &[u8]) -> Result<Vec<(String, Value<'_>)>, String> {
     columns::fields(line).map_err(|e| format!("not a JSON object: {e}"))
 }
 
-/// The columns of the sink's files: names, types, and the Arrow schema built from them.
+/// The columns of the sink's files: names, types (with the shape of each nested column stored as
+/// a struct or list; `None` for scalars and JSON text), and the Arrow schema built from them.
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub names: Vec<String>,
     pub types: Vec<ColumnType>,
+    pub shapes: Vec<Option<Shape>>,
     pub schema: SchemaRef,
     index: HashMap<String, usize>,
 }
 
 impl Layout {
+    /// Scalar and JSON-text columns only.
     pub fn new(cols: Vec<(String, ColumnType)>) -> Layout {
+        let shapes = vec![None; cols.len()];
+        Layout::with_shapes(cols, shapes)
+    }
+
+    pub fn with_shapes(cols: Vec<(String, ColumnType)>, shapes: Vec<Option<Shape>>) -> Layout {
         let fields: Vec<Field> = cols
             .iter()
-            .map(|(n, t)| {
+            .zip(&shapes)
+            .map(|((n, t), shape)| {
                 let meta = HashMap::from([(TYPE_KEY.to_string(), cells::type_name(*t))]);
-                Field::new(n, arrow_type(*t), true).with_metadata(meta)
+                let ty = shape
+                    .as_ref()
+                    .map_or_else(|| arrow_type(*t), Shape::data_type);
+                Field::new(n, ty, true).with_metadata(meta)
             })
             .collect();
         let index = cols
@@ -52,6 +65,7 @@ impl Layout {
         Layout {
             names,
             types,
+            shapes,
             schema: Arc::new(Schema::new(fields)),
             index,
         }
@@ -60,6 +74,7 @@ impl Layout {
     /// The layout a file written by this sink was made with (from its Arrow schema), so a resumed
     /// run keeps the columns of the files before it.
     pub fn from_schema(schema: &Schema) -> Option<Layout> {
+        let mut shapes = Vec::new();
         let cols = schema
             .fields()
             .iter()
@@ -68,10 +83,16 @@ impl Layout {
                     .metadata()
                     .get(TYPE_KEY)
                     .and_then(|t| ColumnType::parse(t).ok())?;
+                shapes.push(match f.data_type() {
+                    DataType::Struct(_) | DataType::List(_) => {
+                        Some(Shape::from_data_type(f.data_type())?)
+                    }
+                    _ => None,
+                });
                 Some((f.name().clone(), t))
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Layout::new(cols))
+        Some(Layout::with_shapes(cols, shapes))
     }
 
     /// Columns from the first `lines`: pinned types where given, else inferred from the values
@@ -113,7 +134,22 @@ impl Layout {
                 .unwrap_or(0);
             *ty = ColumnType::Decimal(Some((MAX_PRECISION, scale.min(38) as u8)));
         }
-        Some(Layout::new(cols))
+        // Nested columns as structs and lists where one shape holds them, unless pinned `json`.
+        let shapes = cols
+            .iter()
+            .map(|(name, ty)| {
+                let pinned_here = pinned.iter().any(|(n, _)| n == name);
+                if *ty != ColumnType::Json || pinned_here {
+                    return None;
+                }
+                Shape::infer(
+                    rows.iter()
+                        .flat_map(|r| r.iter().filter(|(n, _)| n == name))
+                        .map(|(_, v)| v),
+                )
+            })
+            .collect();
+        Some(Layout::with_shapes(cols, shapes))
     }
 
     fn position(&self, i: usize, name: &str) -> Option<usize> {
@@ -124,7 +160,8 @@ impl Layout {
     }
 }
 
-fn arrow_type(t: ColumnType) -> DataType {
+/// The Arrow type of a scalar column.
+pub fn arrow_type(t: ColumnType) -> DataType {
     match t {
         ColumnType::BigInt => DataType::Int64,
         ColumnType::Decimal(_) => {
@@ -138,13 +175,66 @@ fn arrow_type(t: ColumnType) -> DataType {
     }
 }
 
-enum Builder {
+/// The builder of one column of a scalar type, or of a nested column.
+pub enum Builder {
     I64(Int64Builder),
     Dec(Decimal128Builder),
     F64(Float64Builder),
     Str(StringBuilder),
     Bool(BooleanBuilder),
     Ts(TimestampMillisecondBuilder),
+    Nested(Box<NestedBuilder>),
+}
+
+impl Builder {
+    /// The builder of a column of scalar type `t`.
+    pub fn of(t: ColumnType) -> Builder {
+        match t {
+            ColumnType::BigInt => Builder::I64(Int64Builder::new()),
+            ColumnType::Decimal(_) => {
+                Builder::Dec(Decimal128Builder::new().with_data_type(arrow_type(t)))
+            }
+            ColumnType::Double => Builder::F64(Float64Builder::new()),
+            ColumnType::Text | ColumnType::Json => Builder::Str(StringBuilder::new()),
+            ColumnType::Boolean => Builder::Bool(BooleanBuilder::new()),
+            ColumnType::Timestamp => {
+                Builder::Ts(TimestampMillisecondBuilder::new().with_timezone("UTC"))
+            }
+        }
+    }
+
+    /// Appends a converted cell (of the builder's own type: `convert` made it for this column).
+    pub fn append(&mut self, c: Cell<'_>) {
+        match (self, c) {
+            (Builder::I64(b), Cell::I64(v)) => b.append_value(v),
+            (Builder::Ts(b), Cell::I64(v)) => b.append_value(v),
+            (Builder::Dec(b), Cell::Dec(v)) => b.append_value(v),
+            (Builder::F64(b), Cell::F64(v)) => b.append_value(v),
+            (Builder::Bool(b), Cell::Bool(v)) => b.append_value(v),
+            (Builder::Str(b), Cell::Str(v)) => b.append_value(v),
+            (Builder::Nested(b), Cell::Nested(n)) => b.append(*n),
+            (Builder::I64(b), _) => b.append_null(),
+            (Builder::Ts(b), _) => b.append_null(),
+            (Builder::Dec(b), _) => b.append_null(),
+            (Builder::F64(b), _) => b.append_null(),
+            (Builder::Bool(b), _) => b.append_null(),
+            (Builder::Str(b), _) => b.append_null(),
+            (Builder::Nested(b), _) => b.append(Node::Null),
+        }
+    }
+
+    /// The column so far as an array; the builder starts over.
+    pub fn finish(&mut self) -> Result<ArrayRef, arrow_schema::ArrowError> {
+        Ok(match self {
+            Builder::I64(b) => Arc::new(b.finish()),
+            Builder::Dec(b) => Arc::new(b.finish()),
+            Builder::F64(b) => Arc::new(b.finish()),
+            Builder::Str(b) => Arc::new(b.finish()),
+            Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::Ts(b) => Arc::new(b.finish()),
+            Builder::Nested(b) => b.finish()?,
+        })
+    }
 }
 
 /// Rows being gathered into one record batch.
@@ -159,17 +249,10 @@ impl Batch {
         let builders = layout
             .types
             .iter()
-            .map(|t| match *t {
-                ColumnType::BigInt => Builder::I64(Int64Builder::new()),
-                ColumnType::Decimal(_) => {
-                    Builder::Dec(Decimal128Builder::new().with_data_type(arrow_type(*t)))
-                }
-                ColumnType::Double => Builder::F64(Float64Builder::new()),
-                ColumnType::Text | ColumnType::Json => Builder::Str(StringBuilder::new()),
-                ColumnType::Boolean => Builder::Bool(BooleanBuilder::new()),
-                ColumnType::Timestamp => {
-                    Builder::Ts(TimestampMillisecondBuilder::new().with_timezone("UTC"))
-                }
+            .zip(&layout.shapes)
+            .map(|(t, shape)| match shape {
+                Some(s) => Builder::Nested(Box::new(NestedBuilder::new(s))),
+                None => Builder::of(*t),
             })
             .collect();
         Batch {
@@ -191,11 +274,14 @@ impl Batch {
                     l.names.join(", ")
                 ));
             };
-            row[c] =
-                cells::convert(l.types[c], raw).map_err(|why| format!("column `{name}`: {why}"))?;
+            let cell = match &l.shapes[c] {
+                Some(shape) => nested::convert(shape, raw).map(|n| Cell::Nested(Box::new(n))),
+                None => cells::convert(l.types[c], raw),
+            };
+            row[c] = cell.map_err(|why| format!("column `{name}`: {why}"))?;
         }
         for (b, cell) in self.builders.iter_mut().zip(row) {
-            append(b, cell);
+            b.append(cell);
         }
         self.rows += 1;
         Ok(())
@@ -203,40 +289,13 @@ impl Batch {
 
     /// The rows so far as a record batch; the builders start over.
     pub fn take(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
-        let arrays: Vec<ArrayRef> = self
+        let arrays = self
             .builders
             .iter_mut()
-            .map(|b| -> ArrayRef {
-                match b {
-                    Builder::I64(b) => Arc::new(b.finish()),
-                    Builder::Dec(b) => Arc::new(b.finish()),
-                    Builder::F64(b) => Arc::new(b.finish()),
-                    Builder::Str(b) => Arc::new(b.finish()),
-                    Builder::Bool(b) => Arc::new(b.finish()),
-                    Builder::Ts(b) => Arc::new(b.finish()),
-                }
-            })
-            .collect();
+            .map(Builder::finish)
+            .collect::<Result<Vec<ArrayRef>, _>>()?;
         self.rows = 0;
         RecordBatch::try_new(self.layout.schema.clone(), arrays)
-    }
-}
-
-/// Appends a converted cell (of the builder's own type: `convert` made it for this column).
-fn append(b: &mut Builder, c: Cell<'_>) {
-    match (b, c) {
-        (Builder::I64(b), Cell::I64(v)) => b.append_value(v),
-        (Builder::Ts(b), Cell::I64(v)) => b.append_value(v),
-        (Builder::Dec(b), Cell::Dec(v)) => b.append_value(v),
-        (Builder::F64(b), Cell::F64(v)) => b.append_value(v),
-        (Builder::Bool(b), Cell::Bool(v)) => b.append_value(v),
-        (Builder::Str(b), Cell::Str(v)) => b.append_value(v),
-        (Builder::I64(b), _) => b.append_null(),
-        (Builder::Ts(b), _) => b.append_null(),
-        (Builder::Dec(b), _) => b.append_null(),
-        (Builder::F64(b), _) => b.append_null(),
-        (Builder::Bool(b), _) => b.append_null(),
-        (Builder::Str(b), _) => b.append_null(),
     }
 }
 
@@ -266,8 +325,17 @@ mod tests {
                 ColumnType::Boolean
             ]
         );
+        // `tags` is a list of integers; the scalar columns have no shape.
+        let list = Some(Shape::List(Box::new(Shape::Leaf(ColumnType::BigInt))));
+        assert_eq!(l.shapes, [None, None, None, None, list.clone(), None]);
         let back = Layout::from_schema(&l.schema).unwrap();
-        assert_eq!(back.types, l.types);
+        assert_eq!(
+            (back.types, back.shapes),
+            (l.types.clone(), l.shapes.clone())
+        );
+        // Pinned `json`: the text, not a list.
+        let as_text = vec![("tags".to_string(), ColumnType::Json)];
+        assert_eq!(Layout::infer(lines, &as_text).unwrap().shapes[4], None);
         // No column to be had yet: nothing is fixed.
         assert!(Layout::infer(b"{}\nnot json\n[1]\n", &[]).is_none());
         assert_eq!(
