@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod event;
 pub mod expr;
+pub mod kafka_client;
 pub mod loadgen;
 pub mod loadgen_flow;
 pub mod loadgen_kafka;

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::kafka::{broker, client_toml, topic};
+
 use common::flow_model::{assert_spend_eq, parse_spend_output, read_spend_output, spend_model_dir};
 use common::{read_lines, sluice, toml_str};
 use rdkafka::config::ClientConfig;
@@ -14,56 +16,9 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use std::path::Path;
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const MIN: Duration = Duration::from_secs(60);
-
-fn script() -> &'static str {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-local.sh")
-}
-
-/// The broker's address, started once for all tests of this binary.
-fn broker() -> &'static str {
-    static B: OnceLock<String> = OnceLock::new();
-    B.get_or_init(|| {
-        let port = std::env::var("SLUICE_KAFKA_PORT").unwrap_or_else(|_| "9092".into());
-        let out = Command::new("bash")
-            .args([script(), "start"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "the Kafka tests need a broker: scripts/kafka-local.sh start failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        format!("127.0.0.1:{port}")
-    })
-}
-
-/// A topic of its own for one test (the broker outlives test runs).
-fn topic(name: &str, partitions: u32) -> String {
-    broker();
-    let t = format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
-    let out = Command::new("bash")
-        .args([script(), "topic", &t, &partitions.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    t
-}
 
 /// Produces every line of `file` into `topic`, line `i` to partition `i % partitions` (each
 /// partition's records stay in file order, so within the file's out-of-orderness bound).
@@ -166,7 +121,7 @@ fn kafka_config(d: &Path, name: &str, topics: [&str; 4], shards: usize) -> Strin
         Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_spend_kafka.toml"),
     )
     .unwrap()
-    .replace("127.0.0.1:9092", broker())
+    .replace("brokers = \"127.0.0.1:9092\"\n", &client_toml())
     .replace("\"flow-impressions\"", &toml_str(topics[0]))
     .replace("\"flow-clicks\"", &toml_str(topics[1]))
     .replace("\"flow-prices\"", &toml_str(topics[2]))
@@ -236,8 +191,8 @@ fn kafka_and_files_in_one_job_give_the_all_file_results() {
             .unwrap();
     let at = |f: &str| toml_str(&d.join(f).to_string_lossy());
     let kafka_imps = format!(
-        "[sources.impressions]\ntype = \"kafka\"\nbrokers = \"{}\"\ntopic = {}\nstart = \"earliest\"\nstop_at = \"end\"\n",
-        broker(),
+        "[sources.impressions]\ntype = \"kafka\"\n{}topic = {}\nstart = \"earliest\"\nstop_at = \"end\"\n",
+        client_toml(),
         toml_str(&imps)
     );
     let text = text

@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::kafka::{broker, client_toml, topic};
+
 use common::{assert_rows_match, model, Job, Win};
 use common::{read_lines, sluice, toml_str};
 use rdkafka::config::ClientConfig;
@@ -17,59 +19,9 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const MIN: Duration = Duration::from_secs(60);
-
-/// The broker's address, started once for all tests of this binary.
-fn broker() -> &'static str {
-    static B: OnceLock<String> = OnceLock::new();
-    B.get_or_init(|| {
-        let port = std::env::var("SLUICE_KAFKA_PORT").unwrap_or_else(|_| "9092".into());
-        let out = Command::new("bash")
-            .args([
-                concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-local.sh"),
-                "start",
-            ])
-            .output()
-            .expect("run scripts/kafka-local.sh");
-        assert!(
-            out.status.success(),
-            "the Kafka tests need a broker: scripts/kafka-local.sh start failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        format!("127.0.0.1:{port}")
-    })
-}
-
-/// A topic of its own for one test (the broker outlives test runs).
-fn topic(name: &str, partitions: u32) -> String {
-    broker();
-    let t = format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    );
-    let out = Command::new("bash")
-        .args([
-            concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-local.sh"),
-            "topic",
-            &t,
-            &partitions.to_string(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    t
-}
 
 /// The same generated clicks into `topic` and into `file`: 50 ads, 200 a second of event time.
 fn loadgen(d: &Path, topic: &str, file: &str, events: u64) {
@@ -154,8 +106,7 @@ chunk_bytes = 65536
 
 [sources.clicks]
 type = "kafka"
-brokers = "{b}"
-topic = "{input}"
+{b}topic = "{input}"
 start = "earliest"
 stop_at = "end"
 event_time = {{ field = "ts", unit = "ms" }}
@@ -171,8 +122,7 @@ aggregates = {{ {aggs} }}
 [sinks.out]
 type = "kafka"
 inputs = ["win"]
-brokers = "{b}"
-topic = "{output}"
+{b}topic = "{output}"
 key = ["ad_id", "window_start"]
 delivery = "exactly_once"
 transactional_id_prefix = "{name}"
@@ -184,7 +134,7 @@ interval = "50ms"
 [dead_letter]
 path = {dead}
 {extra}"#,
-        b = broker(),
+        b = client_toml(),
         aggs = aggs.join(", "),
     );
     let path = d.join(format!("{name}.toml"));
@@ -534,8 +484,7 @@ fn start_positions_timestamp_committed_and_latest() {
         let toml = format!(
             r#"[sources.s]
 type = "kafka"
-brokers = "{b}"
-topic = "{input}"
+{b}topic = "{input}"
 group_id = "starts-group"
 start = {start}
 stop_at = "end"
@@ -553,7 +502,7 @@ type = "file"
 inputs = ["w"]
 path = {out}
 "#,
-            b = broker(),
+            b = client_toml(),
             out = toml_str(&out.to_string_lossy()),
         );
         let cfg = d.join(format!("{name}.toml"));

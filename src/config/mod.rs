@@ -152,6 +152,14 @@ pub struct KafkaSourceConfig {
     /// Passed through to librdkafka as they are (`"fetch.max.bytes" = "1048576"`).
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// librdkafka options whose values come from environment variables (`{ "sasl.password" =
+    /// "SLUICE_KAFKA_SASL_PASSWORD" }`), so no secret is written in the TOML.
+    #[serde(default)]
+    pub options_env: BTreeMap<String, String>,
+    /// librdkafka options whose values are the contents of files (a mounted secret), without
+    /// the trailing newline.
+    #[serde(default)]
+    pub options_file: BTreeMap<String, std::path::PathBuf>,
     /// At most this many records per second over all partitions (`"50000/s"`): a replay the
     /// sinks can absorb; the rest waits in the topic (lag grows).
     pub rate_limit: Option<String>,

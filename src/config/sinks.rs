@@ -49,6 +49,14 @@ pub struct KafkaSinkConfig {
     /// Passed through to librdkafka as they are.
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// librdkafka options whose values come from environment variables (`{ "sasl.password" =
+    /// "SLUICE_KAFKA_SASL_PASSWORD" }`), so no secret is written in the TOML.
+    #[serde(default)]
+    pub options_env: BTreeMap<String, String>,
+    /// librdkafka options whose values are the contents of files (a mounted secret), without
+    /// the trailing newline.
+    #[serde(default)]
+    pub options_file: BTreeMap<String, std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

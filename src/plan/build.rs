@@ -274,6 +274,7 @@ mod graph;
 mod graph_tests;
 mod io;
 mod join;
+mod kafka_options;
 mod order;
 mod postgres;
 mod schema;

@@ -204,6 +204,12 @@ fn open_sinks(
     };
     let mut shared = Vec::new();
     for s in &plan.sinks {
+        if let SinkKind::Kafka(k) = &s.kind {
+            crate::sinks::kafka::preflight(k).map_err(|message| RuntimeError::Setup {
+                what: format!("sink `{}`", s.name),
+                message,
+            })?;
+        }
         shared.push(match &s.kind {
             SinkKind::File { path } if ckpt => SharedSink::staged(&s.name, path, resumed)?,
             SinkKind::File { path } => SharedSink::file(&s.name, path, resumed)?,

@@ -30,6 +30,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the start-up check waits for the brokers.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Counts failed deliveries and keeps the first reason.
 #[derive(Default)]
@@ -82,6 +84,24 @@ fn producer_config(plan: &KafkaSinkPlan) -> ClientConfig {
         c.set(k, v);
     }
     c
+}
+
+/// Reaches the sink's brokers with its settings and finds its topic, before the job runs: wrong
+/// credentials or an untrusted certificate fail the start with the broker's reason, not a
+/// delivery timeout later.
+pub fn preflight(plan: &KafkaSinkPlan) -> Result<(), String> {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", &plan.brokers)
+        .set("group.id", "sluice-preflight")
+        .set("client.id", "sluice");
+    for (k, v) in &plan.options {
+        c.set(k, v);
+    }
+    let consumer = crate::kafka_client::consumer(&c)?;
+    // A missing topic is left to the broker: one that creates topics on first write may be meant.
+    crate::kafka_client::metadata(&consumer, &plan.topic, PREFLIGHT_TIMEOUT)
+        .map(|_| ())
+        .map_err(|e| format!("cannot reach the brokers for topic `{}`: {e}", plan.topic))
 }
 
 /// The record key of a result line: a JSON object of the `key` fields (missing ones null).

@@ -74,13 +74,10 @@ pub fn discover(source_name: &str, plan: &KafkaPlan) -> Result<Vec<KafkaPart>, D
         brokers: plan.brokers.clone(),
         message,
     };
-    let consumer: BaseConsumer = client_config(plan)
-        .create()
-        .map_err(|e| fail(format!("cannot create a consumer: {e}")))?;
+    let consumer = crate::kafka_client::consumer(&client_config(plan)).map_err(fail)?;
     let mut out = Vec::new();
     for topic in &plan.topics {
-        let md = consumer
-            .fetch_metadata(Some(topic), METADATA_TIMEOUT)
+        let md = crate::kafka_client::metadata(&consumer, topic, METADATA_TIMEOUT)
             .map_err(|e| fail(format!("cannot read metadata of topic `{topic}`: {e}")))?;
         let t = md
             .topics()
@@ -112,8 +109,8 @@ pub fn discover(source_name: &str, plan: &KafkaPlan) -> Result<Vec<KafkaPart>, D
 }
 
 /// Replaces each partition's earliest offset by where `plan.start` says to begin.
-fn resolve_starts(
-    consumer: &BaseConsumer,
+fn resolve_starts<C: ConsumerContext>(
+    consumer: &BaseConsumer<C>,
     plan: &KafkaPlan,
     parts: &mut [KafkaPart],
 ) -> Result<(), String> {

@@ -56,6 +56,7 @@ pub mod graph_model;
 pub mod graph_run;
 mod http;
 mod input;
+pub mod kafka;
 mod model;
 pub mod pg;
 mod run;

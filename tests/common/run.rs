@@ -66,6 +66,11 @@ static RUNS: AtomicUsize = AtomicUsize::new(0);
 
 /// Runs the binary with `args`, killing it after `timeout`; stdout/stderr go through files in `dir`.
 pub fn sluice(dir: &Path, args: &[&str], timeout: Duration) -> Exit {
+    sluice_env(dir, args, &[], timeout)
+}
+
+/// [`sluice`] with extra environment variables for the child.
+pub fn sluice_env(dir: &Path, args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Exit {
     let n = RUNS.fetch_add(1, Ordering::Relaxed);
     let (so, se) = (
         dir.join(format!("stdout-{n}.txt")),
@@ -73,6 +78,7 @@ pub fn sluice(dir: &Path, args: &[&str], timeout: Duration) -> Exit {
     );
     let mut child = Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&so).expect("create stdout file"))
         .stderr(std::fs::File::create(&se).expect("create stderr file"))

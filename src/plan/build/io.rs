@@ -230,7 +230,12 @@ impl Builder<'_> {
             start,
             stop_at_end: k.stop_at == KafkaStopAt::End,
             kafka_timestamp: k.event_time.kafka_timestamp,
-            options: k.options.clone(),
+            options: self.kafka_options(
+                &["sources", name],
+                &k.options,
+                &k.options_env,
+                &k.options_file,
+            ),
         }
     }
 
@@ -335,7 +340,12 @@ impl Builder<'_> {
                             .transactional_id_prefix
                             .clone()
                             .unwrap_or_else(|| format!("sluice-{name}")),
-                        options: k.options.clone(),
+                        options: self.kafka_options(
+                            &["sinks", name],
+                            &k.options,
+                            &k.options_env,
+                            &k.options_file,
+                        ),
                     })
                 }
                 SinkConfig::Parquet(p) => {
