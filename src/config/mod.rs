@@ -163,6 +163,24 @@ pub struct KafkaSourceConfig {
     /// At most this many records per second over all partitions (`"50000/s"`): a replay the
     /// sinks can absorb; the rest waits in the topic (lag grows).
     pub rate_limit: Option<String>,
+    /// Each record also carries its Kafka metadata as the field `_kafka` (key, headers,
+    /// timestamp, partition, offset, topic), for expressions and group-by.
+    #[serde(default)]
+    pub metadata: bool,
+    /// How `_kafka.key` is decoded: `"string"` (the default) or `"json"`.
+    #[serde(default)]
+    pub key_format: KafkaKeyFormat,
+}
+
+/// How a Kafka record key reaches `_kafka.key`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KafkaKeyFormat {
+    /// The key's bytes as a string (bytes that are not UTF-8 become U+FFFD).
+    #[default]
+    String,
+    /// The key as the JSON value it holds (a key that is not JSON: as a string).
+    Json,
 }
 
 /// Where a Kafka source starts reading when no checkpoint says otherwise.

@@ -238,6 +238,8 @@ pub struct KafkaPlan {
     /// The record's Kafka timestamp is its event time.
     pub kafka_timestamp: bool,
     pub options: std::collections::BTreeMap<String, String>,
+    /// Records carry their metadata as `_kafka`, the key decoded so (`None`: they do not).
+    pub metadata: Option<crate::config::KafkaKeyFormat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

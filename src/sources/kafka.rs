@@ -219,6 +219,8 @@ struct Owned {
     at_eof: bool,
     /// Chunks in a row that ended with no record.
     pub empty_streak: u32,
+    /// Records carry their metadata as `_kafka`, the key decoded so.
+    metadata: Option<crate::config::KafkaKeyFormat>,
 }
 
 /// One shard's consumers (one per Kafka source) of the partitions it owns.
@@ -273,6 +275,7 @@ impl KafkaReader {
                 last_data: Instant::now(),
                 at_eof: false,
                 empty_streak: 0,
+                metadata: plan.metadata,
             });
         }
         consumer
@@ -367,7 +370,12 @@ impl KafkaReader {
                 Some(Ok(m)) => {
                     o.at_eof = false;
                     let ts = m.timestamp().to_millis();
-                    o.held = Some((m.offset(), ts, m.payload().unwrap_or_default().to_vec()));
+                    let mut bytes = Vec::new();
+                    match o.metadata {
+                        Some(f) => super::kafka_meta::line_with_metadata(&m, f, &mut bytes),
+                        None => bytes.extend_from_slice(m.payload().unwrap_or_default()),
+                    }
+                    o.held = Some((m.offset(), ts, bytes));
                 }
             }
         }

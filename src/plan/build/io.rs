@@ -236,6 +236,7 @@ impl Builder<'_> {
                 &k.options_env,
                 &k.options_file,
             ),
+            metadata: k.metadata.then_some(k.key_format),
         }
     }
 
