@@ -2,7 +2,8 @@
 //! job filters on a header (`_kafka.headers.kind`), groups a window by the record key
 //! (`_kafka.key`, decoded as JSON) and selects partition, offset, topic and timestamp; the results
 //! equal what an independent reader of the same topic sees (its own partition/offset per record)
-//! and a count computed from the produced records. Records without a key or headers still flow.
+//! and a count computed from the produced records; a Kafka sink sets record headers from result
+//! fields. Records without a key or headers still flow.
 
 mod common;
 
@@ -99,7 +100,42 @@ fn positions(topic: &str) -> BTreeMap<u64, (i32, i64, i64)> {
     out
 }
 
-fn config(d: &Path, input: &str) -> String {
+/// id -> headers of every record of `topic` (one partition).
+fn headers_of(topic: &str) -> BTreeMap<u64, BTreeMap<String, String>> {
+    use rdkafka::message::Headers;
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .set("group.id", format!("reader-{topic}"))
+        .set("enable.partition.eof", "true")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, 0, Offset::Beginning)
+        .unwrap();
+    c.assign(&tpl).unwrap();
+    let (mut out, start) = (BTreeMap::new(), Instant::now());
+    loop {
+        assert!(start.elapsed() < MIN, "reading {topic} timed out");
+        match c.poll(Duration::from_millis(100)) {
+            Some(Ok(m)) => {
+                let v: Value = serde_json::from_slice(m.payload().unwrap()).unwrap();
+                let mut h = BTreeMap::new();
+                if let Some(hs) = m.headers() {
+                    for x in hs.iter() {
+                        let value = String::from_utf8(x.value.unwrap().to_vec()).unwrap();
+                        h.insert(x.key.to_string(), value);
+                    }
+                }
+                out.insert(v["id"].as_u64().unwrap(), h);
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) => return out,
+            Some(Err(e)) => panic!("{e}"),
+            None => {}
+        }
+    }
+}
+
+fn config(d: &Path, input: &str, output: &str) -> String {
     let out = |f: &str| toml_str(&d.join(f).to_string_lossy());
     let t = format!(
         "[runtime]\nshards = 2\n\n\
@@ -117,6 +153,8 @@ fn config(d: &Path, input: &str) -> String {
          t = \"_kafka.topic\", ts = \"_kafka.timestamp\", trace = \"_kafka.headers.trace\" }}\n\n\
          [sinks.counts]\ntype = \"file\"\ninputs = [\"per_user\"]\npath = {counts}\n\n\
          [sinks.meta]\ntype = \"file\"\ninputs = [\"where_from\"]\npath = {meta}\n\n\
+         [sinks.tagged]\ntype = \"kafka\"\ninputs = [\"where_from\"]\n{client}topic = \"{output}\"\n\
+         headers = {{ trace = \"trace\", from = \"p\" }}\n\n\
          [dead_letter]\npath = {dead}\n",
         client = client_toml(),
         counts = out("counts.ndjson"),
@@ -132,9 +170,9 @@ fn config(d: &Path, input: &str) -> String {
 fn keys_headers_and_positions_reach_filters_group_by_and_selects() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let input = topic("meta", 2);
+    let (input, output) = (topic("meta", 2), topic("meta-out", 1));
     let sent = produce(&input, 4_000);
-    let cfg = config(d, &input);
+    let cfg = config(d, &input, &output);
     let r = sluice(d, &["run", "--config", &cfg], MIN * 2);
     assert!(r.success, "{}", r.stderr);
     assert!(read_lines(&d.join("dead.ndjson")).is_empty());
@@ -157,6 +195,18 @@ fn keys_headers_and_positions_reach_filters_group_by_and_selects() {
         got.insert(id, pos);
     }
     assert_eq!(got, seen);
+
+    // Headers from fields: the trace where the record had one, the partition as text; none for a
+    // null field.
+    let tagged = headers_of(&output);
+    assert_eq!(tagged.len(), sent.len());
+    for (id, h) in &tagged {
+        let mut want = BTreeMap::from([("from".to_string(), seen[id].0.to_string())]);
+        if sent[*id as usize].2.is_some() {
+            want.insert("trace".into(), format!("t-{id}"));
+        }
+        assert_eq!(h, &want, "record {id}");
+    }
 
     // Clicks per (user key, 10 s window): keyless clicks group under null.
     let mut want: BTreeMap<(Option<u64>, i64), u64> = BTreeMap::new();

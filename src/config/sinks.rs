@@ -44,6 +44,9 @@ pub struct KafkaSinkConfig {
     pub key: Vec<String>,
     #[serde(default)]
     pub delivery: Delivery,
+    /// Record headers from fields: header name -> field (a path, `user.id`) of the result.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     /// Default `sluice-NAME`.
     pub transactional_id_prefix: Option<String>,
     /// Passed through to librdkafka as they are.

@@ -472,6 +472,8 @@ pub struct KafkaSinkPlan {
     pub brokers: String,
     pub topic: String,
     pub key: Vec<String>,
+    /// (header name, field path) of each record header taken from the result.
+    pub headers: Vec<(String, String)>,
     pub exactly_once: bool,
     pub transactional_id_prefix: String,
     pub options: std::collections::BTreeMap<String, String>,

@@ -20,6 +20,7 @@ use crate::plan::KafkaSinkPlan;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientContext;
@@ -105,12 +106,11 @@ pub fn preflight(plan: &KafkaSinkPlan) -> Result<(), String> {
 }
 
 /// The record key of a result line: a JSON object of the `key` fields (missing ones null).
-fn record_key(line: &[u8], fields: &[String], out: &mut Vec<u8>) {
+fn record_key(v: &serde_json::Value, fields: &[String], out: &mut Vec<u8>) {
     out.clear();
     if fields.is_empty() {
         return;
     }
-    let v: serde_json::Value = serde_json::from_slice(line).unwrap_or(serde_json::Value::Null);
     let mut m = serde_json::Map::new();
     for f in fields {
         m.insert(
@@ -122,6 +122,27 @@ fn record_key(line: &[u8], fields: &[String], out: &mut Vec<u8>) {
     let _ = serde_json::to_writer(out, &m);
 }
 
+/// The record headers of a result: each header's field (a path, `a.b`), a string as its text,
+/// another value as its JSON text; a missing or null field sends no header.
+fn record_headers(v: &serde_json::Value, headers: &[(String, String)]) -> Option<OwnedHeaders> {
+    let mut out = OwnedHeaders::new_with_capacity(headers.len());
+    let mut any = false;
+    for (name, path) in headers {
+        let field = path.split('.').try_fold(v, |v, step| v.get(step));
+        let text = match field {
+            None | Some(serde_json::Value::Null) => continue,
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
+        out = out.insert(Header {
+            key: name,
+            value: Some(&text),
+        });
+        any = true;
+    }
+    any.then_some(out)
+}
+
 /// Sends every line of `lines` (each ending in `\n`) to the plan's topic, waiting for queue space.
 fn send_lines(
     producer: &BaseProducer<Deliveries>,
@@ -130,12 +151,22 @@ fn send_lines(
     key: &mut Vec<u8>,
 ) -> Result<u64, String> {
     let mut n = 0;
+    let parsed = !plan.key.is_empty() || !plan.headers.is_empty();
     for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        record_key(line, &plan.key, key);
+        let v = if parsed {
+            serde_json::from_slice(line).unwrap_or(serde_json::Value::Null)
+        } else {
+            serde_json::Value::Null
+        };
+        record_key(&v, &plan.key, key);
+        let headers = record_headers(&v, &plan.headers);
         loop {
             let mut rec = BaseRecord::<[u8], [u8]>::to(&plan.topic).payload(line);
             if !plan.key.is_empty() {
                 rec = rec.key(&key[..]);
+            }
+            if let Some(h) = &headers {
+                rec = rec.headers(h.clone());
             }
             match producer.send(rec) {
                 Ok(()) => break,

@@ -328,6 +328,11 @@ impl Builder<'_> {
                     if k.topic.trim().is_empty() {
                         self.err(at("topic"), "the topic name cannot be empty".into());
                     }
+                    for (h, f) in &k.headers {
+                        if h.is_empty() || f.trim().is_empty() {
+                            self.err(at("headers"), format!("header `{h}` = `{f}`: a header needs a name and a result field"));
+                        }
+                    }
                     let exactly_once = k.delivery == crate::config::Delivery::ExactlyOnce;
                     if exactly_once && config.checkpoint.is_none() {
                         self.err(at("delivery"), "exactly_once commits a Kafka transaction with each checkpoint: add a [checkpoint] section, or use \"at_least_once\"".into());
@@ -336,6 +341,11 @@ impl Builder<'_> {
                         brokers: k.brokers.clone(),
                         topic: k.topic.clone(),
                         key: k.key.clone(),
+                        headers: k
+                            .headers
+                            .iter()
+                            .map(|(n, f)| (n.clone(), f.clone()))
+                            .collect(),
                         exactly_once,
                         transactional_id_prefix: k
                             .transactional_id_prefix
