@@ -10,6 +10,7 @@
 pub mod defaults;
 mod duration;
 mod error;
+mod kafka;
 mod parts;
 mod sinks;
 mod source_text;
@@ -183,31 +184,7 @@ pub enum KafkaKeyFormat {
     Json,
 }
 
-/// Where a Kafka source starts reading when no checkpoint says otherwise.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum KafkaStartConfig {
-    /// `"committed"` (the group's offsets, else the earliest), `"earliest"` or `"latest"`.
-    Named(KafkaStartName),
-    /// `{ timestamp = "2026-11-01T00:00:00Z" }`: the first record at or after this time.
-    Timestamp { timestamp: String },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KafkaStartName {
-    Committed,
-    Earliest,
-    Latest,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KafkaStopAt {
-    #[default]
-    Never,
-    End,
-}
+pub use kafka::{KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName};
 
 impl SourceConfig {
     pub fn watermark(&self) -> &WatermarkConfig {

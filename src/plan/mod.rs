@@ -235,6 +235,9 @@ pub struct KafkaPlan {
     pub start: KafkaStart,
     /// Stop at the end offsets taken when the job first started.
     pub stop_at_end: bool,
+    /// Stop before the first record whose Kafka timestamp is at or after this (epoch ms), as the
+    /// offsets stood when the job first started.
+    pub stop_at_time: Option<i64>,
     /// The record's Kafka timestamp is its event time.
     pub kafka_timestamp: bool,
     pub options: std::collections::BTreeMap<String, String>,
@@ -242,13 +245,15 @@ pub struct KafkaPlan {
     pub metadata: Option<crate::config::KafkaKeyFormat>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KafkaStart {
     Committed,
     Earliest,
     Latest,
     /// Epoch ms.
     Timestamp(i64),
+    /// Per partition: (topic, partition, offset); the others as `Committed`.
+    Offsets(Vec<(String, i32, i64)>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

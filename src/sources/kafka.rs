@@ -1,6 +1,6 @@
-//! Kafka topics as source partitions: before the run, the topic's partitions and the offsets each
-//! starts (and, for a bounded job, ends) at; during the run, each shard's reader of the partitions
-//! it owns.
+//! Kafka topics as source partitions: the client settings, and during the run each shard's reader
+//! of the partitions it owns (the partitions and their start and end offsets are found before the
+//! run, in [`kafka_discover`](super::kafka_discover)).
 //!
 //! A shard owns a fixed set of partitions (the runtime pads the chunk order so that a Kafka
 //! partition's chunks always fall to the same shard) and polls each through its own partition
@@ -9,7 +9,7 @@
 //! Kafka. Positions a restore uses are the checkpoint's; the group commit is for monitoring tools
 //! only. This module never parses records or touches rings.
 
-use crate::plan::{KafkaPlan, KafkaStart};
+use crate::plan::KafkaPlan;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
@@ -22,8 +22,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long discovery waits for the brokers before the job is refused.
-const METADATA_TIMEOUT: Duration = Duration::from_secs(15);
+pub use super::kafka_discover::{discover, DiscoveryError};
 
 /// One Kafka partition as the plan sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,116 +55,6 @@ pub fn client_config(plan: &KafkaPlan) -> ClientConfig {
         c.set(k, v);
     }
     c
-}
-
-/// Error from discovery, with the source it concerns.
-#[derive(Debug, thiserror::Error)]
-#[error("source `{source_name}` (kafka {brokers}): {message}")]
-pub struct DiscoveryError {
-    pub source_name: String,
-    pub brokers: String,
-    pub message: String,
-}
-
-/// Lists the partitions of the plan's topics with their start and end offsets.
-pub fn discover(source_name: &str, plan: &KafkaPlan) -> Result<Vec<KafkaPart>, DiscoveryError> {
-    let fail = |message: String| DiscoveryError {
-        source_name: source_name.into(),
-        brokers: plan.brokers.clone(),
-        message,
-    };
-    let consumer = crate::kafka_client::consumer(&client_config(plan)).map_err(fail)?;
-    let mut out = Vec::new();
-    for topic in &plan.topics {
-        let md = crate::kafka_client::metadata(&consumer, topic, METADATA_TIMEOUT)
-            .map_err(|e| fail(format!("cannot read metadata of topic `{topic}`: {e}")))?;
-        let t = md
-            .topics()
-            .iter()
-            .find(|t| t.name() == topic)
-            .ok_or_else(|| fail(format!("topic `{topic}` does not exist")))?;
-        if let Some(e) = t.error() {
-            return Err(fail(format!("topic `{topic}`: {e:?}")));
-        }
-        if t.partitions().is_empty() {
-            return Err(fail(format!("topic `{topic}` does not exist")));
-        }
-        let mut ids: Vec<i32> = t.partitions().iter().map(|p| p.id()).collect();
-        ids.sort_unstable();
-        for p in ids {
-            let (low, high) = consumer
-                .fetch_watermarks(topic, p, METADATA_TIMEOUT)
-                .map_err(|e| fail(format!("cannot read offsets of {topic}/{p}: {e}")))?;
-            out.push(KafkaPart {
-                topic: topic.clone(),
-                partition: p,
-                start: low,
-                end: plan.stop_at_end.then_some(high),
-            });
-        }
-    }
-    resolve_starts(&consumer, plan, &mut out).map_err(fail)?;
-    Ok(out)
-}
-
-/// Replaces each partition's earliest offset by where `plan.start` says to begin.
-fn resolve_starts<C: ConsumerContext>(
-    consumer: &BaseConsumer<C>,
-    plan: &KafkaPlan,
-    parts: &mut [KafkaPart],
-) -> Result<(), String> {
-    let mut tpl = TopicPartitionList::new();
-    for p in parts.iter() {
-        tpl.add_partition(&p.topic, p.partition);
-    }
-    let found = match &plan.start {
-        KafkaStart::Earliest => return Ok(()),
-        KafkaStart::Latest => {
-            for p in parts.iter_mut() {
-                let (_, high) = consumer
-                    .fetch_watermarks(&p.topic, p.partition, METADATA_TIMEOUT)
-                    .map_err(|e| {
-                        format!("cannot read offsets of {}/{}: {e}", p.topic, p.partition)
-                    })?;
-                p.start = high;
-            }
-            return Ok(());
-        }
-        KafkaStart::Committed => consumer
-            .committed_offsets(tpl, METADATA_TIMEOUT)
-            .map_err(|e| format!("cannot read group `{}`'s offsets: {e}", plan.group_id))?,
-        KafkaStart::Timestamp(ms) => {
-            let mut by_time = TopicPartitionList::new();
-            for p in parts.iter() {
-                by_time
-                    .add_partition_offset(&p.topic, p.partition, Offset::Offset(*ms))
-                    .map_err(|e| e.to_string())?;
-            }
-            consumer
-                .offsets_for_times(by_time, METADATA_TIMEOUT)
-                .map_err(|e| format!("cannot look up offsets for a time: {e}"))?
-        }
-    };
-    for p in parts.iter_mut() {
-        let Some(e) = found.find_partition(&p.topic, p.partition) else {
-            continue;
-        };
-        match e.offset() {
-            Offset::Offset(o) if o >= p.start => p.start = o,
-            // No record at or after the time: start at the end.
-            Offset::End => {
-                let (_, high) = consumer
-                    .fetch_watermarks(&p.topic, p.partition, METADATA_TIMEOUT)
-                    .map_err(|e| {
-                        format!("cannot read offsets of {}/{}: {e}", p.topic, p.partition)
-                    })?;
-                p.start = high;
-            }
-            // Nothing committed (or committed before the log start): from the earliest.
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// The end of each partition's log as librdkafka's statistics last reported it (once a second,

@@ -10,6 +10,7 @@ pub mod file;
 pub mod generator;
 pub mod json;
 pub mod kafka;
+pub mod kafka_discover;
 pub mod kafka_meta;
 mod uring_read;
 

@@ -5,8 +5,8 @@ use std::path::Path;
 use super::graph::Graph;
 use super::Builder;
 use crate::config::{
-    Config, KafkaSourceConfig, KafkaStartConfig, KafkaStartName, KafkaStopAt, KeyPath, SinkConfig,
-    SourceConfig, TimeUnitConfig,
+    Config, KafkaSourceConfig, KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName,
+    KeyPath, SinkConfig, SourceConfig, TimeUnitConfig,
 };
 use crate::plan::{
     BackfillPlan, EventTimePlan, GeneratorPlan, KafkaPlan, KafkaStart, SinkKind, SinkPlan,
@@ -219,6 +219,24 @@ impl Builder<'_> {
                     }
                 }
             }
+            Some(KafkaStartConfig::Offsets { offsets }) => {
+                KafkaStart::Offsets(self.start_offsets(name, &topics, offsets))
+            }
+        };
+        let stop_at_time = match &k.stop_at {
+            KafkaStopAt::Timestamp { timestamp } => {
+                let ms = crate::sources::json::parse_rfc3339_ms(timestamp.as_bytes());
+                if ms.is_none() {
+                    self.err(
+                        key("stop_at"),
+                        format!(
+                            "`{timestamp}` is not an RFC 3339 time, e.g. \"2026-11-02T00:00:00Z\""
+                        ),
+                    );
+                }
+                ms
+            }
+            _ => None,
         };
         KafkaPlan {
             brokers: k.brokers.clone(),
@@ -228,7 +246,8 @@ impl Builder<'_> {
                 .clone()
                 .unwrap_or_else(|| format!("sluice-{name}")),
             start,
-            stop_at_end: k.stop_at == KafkaStopAt::End,
+            stop_at_end: k.stop_at == KafkaStopAt::Named(KafkaStopName::End),
+            stop_at_time,
             kafka_timestamp: k.event_time.kafka_timestamp,
             options: self.kafka_options(
                 &["sources", name],
@@ -238,6 +257,40 @@ impl Builder<'_> {
             ),
             metadata: k.metadata.then_some(k.key_format),
         }
+    }
+
+    /// `start = { offsets = { "N" | "TOPIC/N" = OFFSET } }` as (topic, partition, offset).
+    fn start_offsets(
+        &mut self,
+        name: &str,
+        topics: &[String],
+        offsets: &std::collections::BTreeMap<String, i64>,
+    ) -> Vec<(String, i32, i64)> {
+        let mut out = Vec::new();
+        for (p, &offset) in offsets {
+            let at = KeyPath::new(["sources", name, "start", "offsets", p]);
+            let (topic, n) = match p.rsplit_once('/') {
+                Some((t, n)) => (Some(t.to_string()), n),
+                None => (
+                    topics.first().filter(|_| topics.len() == 1).cloned(),
+                    p.as_str(),
+                ),
+            };
+            let Some(topic) = topic else {
+                self.err(at, format!("`{p}`: this source reads several topics; name the partition as \"TOPIC/{p}\""));
+                continue;
+            };
+            if !topics.contains(&topic) {
+                self.err(at, format!("`{topic}` is not a topic of this source"));
+                continue;
+            }
+            match n.parse::<i32>() {
+                Ok(n) if n >= 0 && offset >= 0 => out.push((topic, n, offset)),
+                Ok(_) if offset < 0 => self.err(at, format!("offset {offset} is negative")),
+                _ => self.err(at, format!("`{n}` is not a partition number")),
+            }
+        }
+        out
     }
 
     /// `rate_limit = "N/s"` of any source kind: records per second, over all its partitions.
