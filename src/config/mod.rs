@@ -171,6 +171,21 @@ pub struct KafkaSourceConfig {
     /// How `_kafka.key` is decoded: `"string"` (the default) or `"json"`.
     #[serde(default)]
     pub key_format: KafkaKeyFormat,
+    /// `"upsert"`: the topic is a table's changelog (a compacted topic): each record a new
+    /// version of its key, a tombstone (no value) its deletion, for a temporal join's `table`.
+    #[serde(default)]
+    pub changelog: KafkaChangelog,
+}
+
+/// What a Kafka source's records are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KafkaChangelog {
+    /// Each record an event; a tombstone is a dead letter.
+    #[default]
+    Append,
+    /// Each record a version of the table row its key names; a tombstone deletes the key.
+    Upsert,
 }
 
 /// How a Kafka record key reaches `_kafka.key`.

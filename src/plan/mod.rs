@@ -243,6 +243,10 @@ pub struct KafkaPlan {
     pub options: std::collections::BTreeMap<String, String>,
     /// Records carry their metadata as `_kafka`, the key decoded so (`None`: they do not).
     pub metadata: Option<crate::config::KafkaKeyFormat>,
+    /// `changelog = "upsert"`: tombstones become deletion rows of their key (see
+    /// `sources::kafka_meta::tombstone`), written with the event-time field named here (`None`:
+    /// the event time is the Kafka timestamp).
+    pub upsert: Option<Option<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -110,6 +110,9 @@ struct Owned {
     pub empty_streak: u32,
     /// Records carry their metadata as `_kafka`, the key decoded so.
     metadata: Option<crate::config::KafkaKeyFormat>,
+    /// An upsert changelog: tombstones become deletion rows, timed by this field (`None`: the
+    /// Kafka timestamp is the event time).
+    upsert: Option<Option<String>>,
 }
 
 /// One shard's consumers (one per Kafka source) of the partitions it owns.
@@ -165,6 +168,7 @@ impl KafkaReader {
                 at_eof: false,
                 empty_streak: 0,
                 metadata: plan.metadata,
+                upsert: plan.upsert.clone(),
             });
         }
         consumer
@@ -260,9 +264,12 @@ impl KafkaReader {
                     o.at_eof = false;
                     let ts = m.timestamp().to_millis();
                     let mut bytes = Vec::new();
-                    match o.metadata {
-                        Some(f) => super::kafka_meta::line_with_metadata(&m, f, &mut bytes),
-                        None => bytes.extend_from_slice(m.payload().unwrap_or_default()),
+                    match (&o.upsert, m.payload().is_none(), o.metadata) {
+                        (Some(ts), true, meta) => {
+                            super::kafka_meta::tombstone(&m, meta, ts.as_deref(), &mut bytes)
+                        }
+                        (_, _, Some(f)) => super::kafka_meta::line_with_metadata(&m, f, &mut bytes),
+                        (_, _, None) => bytes.extend_from_slice(m.payload().unwrap_or_default()),
                     }
                     o.held = Some((m.offset(), ts, bytes));
                 }

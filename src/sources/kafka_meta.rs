@@ -4,7 +4,8 @@
 //! read `_kafka.key` or `_kafka.headers.trace_id` like any nested field. Decoding never loses a
 //! record: a key that is not UTF-8 or not JSON is still given (as text, invalid bytes as U+FFFD),
 //! a repeated header name keeps its first value, a header without a value is null. A value that
-//! is not a JSON object is left as it is, and goes to the dead letters as before.
+//! is not a JSON object is left as it is, and goes to the dead letters as before. A tombstone of
+//! an upsert changelog becomes the deletion row of its key ([`tombstone`]).
 
 use crate::config::KafkaKeyFormat;
 use rdkafka::message::{Headers, Message};
@@ -23,7 +24,62 @@ pub fn line_with_metadata<M: Message>(m: &M, key_format: KafkaKeyFormat, out: &m
     };
     out.extend_from_slice(b"{\"");
     out.extend_from_slice(FIELD.as_bytes());
-    out.extend_from_slice(b"\":{\"key\":");
+    out.extend_from_slice(b"\":{");
+    members(m, key_format, out);
+    out.push(b'}');
+    let rest = &value[open + 1..];
+    let empty = rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(rest);
+}
+
+/// How a tombstone row begins: the temporal join knows a deletion by it.
+pub const TOMBSTONE: &[u8] = b"{\"_kafka\":{\"tombstone\":true";
+
+/// A tombstone of an upsert changelog as the deletion row of its key: `{"_kafka":{"tombstone":
+/// true, <metadata when asked>}, <the key object's fields>, "<ts_field>": <Kafka timestamp>}`, so
+/// it is keyed, timed and routed like the versions of its key. Left empty (a dead letter) when the
+/// key is not a JSON object.
+pub fn tombstone<M: Message>(
+    m: &M,
+    metadata: Option<KafkaKeyFormat>,
+    ts_field: Option<&str>,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    let Some(k) = m.key().map(<[u8]>::trim_ascii) else {
+        return;
+    };
+    let is_object = k.first() == Some(&b'{')
+        && serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(k).is_ok();
+    if !is_object {
+        return;
+    }
+    out.extend_from_slice(TOMBSTONE);
+    if let Some(f) = metadata {
+        out.push(b',');
+        members(m, f, out);
+    }
+    out.push(b'}');
+    let inner = k[1..k.len() - 1].trim_ascii();
+    if !inner.is_empty() {
+        out.push(b',');
+        out.extend_from_slice(inner);
+    }
+    if let (Some(f), Some(ts)) = (ts_field, m.timestamp().to_millis()) {
+        out.push(b',');
+        string(f.as_bytes(), out);
+        out.push(b':');
+        out.extend_from_slice(ts.to_string().as_bytes());
+    }
+    out.push(b'}');
+}
+
+/// The metadata object's members: `"key":...,"headers":{...},...,"topic":"..."`.
+fn members<M: Message>(m: &M, key_format: KafkaKeyFormat, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\"key\":");
     key(m.key(), key_format, out);
     out.extend_from_slice(b",\"headers\":{");
     if let Some(h) = m.headers() {
@@ -58,13 +114,6 @@ pub fn line_with_metadata<M: Message>(m: &M, key_format: KafkaKeyFormat, out: &m
         .as_bytes(),
     );
     string(m.topic().as_bytes(), out);
-    out.push(b'}');
-    let rest = &value[open + 1..];
-    let empty = rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
-    if !empty {
-        out.push(b',');
-    }
-    out.extend_from_slice(rest);
 }
 
 fn key(k: Option<&[u8]>, format: KafkaKeyFormat, out: &mut Vec<u8>) {
@@ -179,6 +228,31 @@ mod tests {
                 "empty value object: only _kafka"
             );
             assert_eq!(v["_kafka"]["headers"], serde_json::json!({}));
+        }
+    }
+
+    #[test]
+    fn a_tombstone_becomes_its_keys_deletion_row_timed_by_its_kafka_timestamp() {
+        let m = msg(None, Some(b" {\"currency\":\"EUR\",\"n\":1} "), None);
+        let mut out = Vec::new();
+        tombstone(&m, None, Some("ts"), &mut out);
+        assert!(out.starts_with(TOMBSTONE));
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"_kafka": {"tombstone": true}, "currency": "EUR", "n": 1,
+                               "ts": 1_700_000_000_123_i64})
+        );
+        tombstone(&m, Some(KafkaKeyFormat::Json), None, &mut out);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["_kafka"]["tombstone"], true);
+        assert_eq!(v["_kafka"]["key"]["currency"], "EUR");
+        assert_eq!(v["_kafka"]["offset"], 42);
+        assert!(v.get("ts").is_none());
+        // No key, or one that is not an object: nothing to delete, left for the dead letters.
+        for k in [None, Some(&b"EUR"[..]), Some(b"[1]"), Some(b"{bad")] {
+            tombstone(&msg(None, k, None), None, Some("ts"), &mut out);
+            assert!(out.is_empty(), "{k:?}");
         }
     }
 

@@ -14,7 +14,9 @@
 //! (it could change answers already given); an input row behind it is answered at once when the
 //! version valid at its time is still held, else dropped; both are counted. A missing or null key
 //! never matches (SQL NULL): such an input row gets `"table":null` in a left join and is dropped in
-//! an inner one; such a version is dropped.
+//! an inner one; such a version is dropped. A version that is a deletion (the tombstone of an
+//! upsert changelog, `sources::kafka_meta::TOMBSTONE`) ends its key's validity: rows after it
+//! find no version until the next one.
 //!
 //! Output: the input record with the table record added under `"table"`:
 //! `{"order_id":1,"currency":"EUR","amount":19.99,"ts":..,"table":{"currency":"EUR","rate":1.08,..}}`.
@@ -161,15 +163,18 @@ impl TemporalJoin {
         hash: u64,
         out: &mut dyn Emitter,
     ) {
-        let version = k.and_then(|k| self.version_at(k, t));
-        if version.is_none() && !self.left_outer {
+        // A deletion (an upsert changelog's tombstone) ends its key's validity: no version.
+        let table = k
+            .and_then(|k| self.version_at(k, t))
+            .map(|v| self.table.get(v))
+            .filter(|row| !row.starts_with(crate::sources::kafka_meta::TOMBSTONE));
+        if table.is_none() && !self.left_outer {
             return;
         }
         let input = match input {
             Ok(b) => b,
             Err(held) => self.store.get(held),
         };
-        let table = version.map(|v| self.table.get(v));
         if !write(&mut self.line, input, table) {
             return;
         }

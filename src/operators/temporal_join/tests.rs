@@ -122,6 +122,47 @@ fn each_order_takes_the_rate_valid_at_its_time() {
 }
 
 #[test]
+fn a_tombstone_version_ends_its_keys_validity_until_the_next_version() {
+    let mut j = join(true);
+    let mut out = Collect::default();
+    let table = |t: i64, row: &str| Owned::new(FIRST + 1, b"\"1\"", t, &[], Some(row.as_bytes()));
+    let order = |t: i64, id: u64| {
+        let row = format!(r#"{{"k":"1","ts":{t},"order":{id}}}"#);
+        Owned::new(FIRST, b"\"1\"", t, &[], Some(row.as_bytes()))
+    };
+    j.on_event(
+        &table(100, r#"{"k":"1","rate":10}"#).rec(),
+        i64::MIN,
+        &mut out,
+    );
+    j.on_event(
+        &table(200, r#"{"_kafka":{"tombstone":true},"k":"1","ts":200}"#).rec(),
+        i64::MIN,
+        &mut out,
+    );
+    j.on_event(
+        &table(300, r#"{"k":"1","rate":30}"#).rec(),
+        i64::MIN,
+        &mut out,
+    );
+    for (t, id) in [(150, 1), (250, 2), (199, 3), (200, 4), (350, 5)] {
+        j.on_event(&order(t, id).rec(), i64::MIN, &mut out);
+    }
+    j.on_watermark(i64::MAX, &mut out);
+    let rate = |id: u64| {
+        out.lines
+            .iter()
+            .find(|l| l.contains(&format!("\"order\":{id},")))
+            .map(|l| l.split("\"table\":").nth(1).unwrap().to_string())
+    };
+    assert_eq!(rate(1).as_deref(), Some(r#"{"k":"1","rate":10}}"#));
+    assert_eq!(rate(3).as_deref(), Some(r#"{"k":"1","rate":10}}"#));
+    assert_eq!(rate(4).as_deref(), Some("null}"), "deleted from t=200 on");
+    assert_eq!(rate(2).as_deref(), Some("null}"));
+    assert_eq!(rate(5).as_deref(), Some(r#"{"k":"1","rate":30}}"#));
+}
+
+#[test]
 fn a_late_version_is_dropped_and_counted_and_changes_no_answer() {
     // ooo 0: the order at 150 is answered when the watermark passes 150 (rate 10); a rate from 120
     // arriving after that is late and must not be used.

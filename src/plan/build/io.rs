@@ -256,7 +256,29 @@ impl Builder<'_> {
                 &k.options_file,
             ),
             metadata: k.metadata.then_some(k.key_format),
+            upsert: self.upsert(name, k),
         }
+    }
+
+    /// `changelog = "upsert"`: tombstones carry their key's fields and an event time, so the key
+    /// must be a JSON object and the time a top-level epoch-ms field or the Kafka timestamp.
+    fn upsert(&mut self, name: &str, k: &KafkaSourceConfig) -> Option<Option<String>> {
+        use crate::config::{KafkaChangelog, KafkaKeyFormat, TimeUnitConfig};
+        if k.changelog != KafkaChangelog::Upsert {
+            return None;
+        }
+        let key = |k: &str| KeyPath::new(["sources", name, k]);
+        if k.key_format != KafkaKeyFormat::Json {
+            self.err(key("key_format"), "changelog = \"upsert\" reads the table key from the record key: set key_format = \"json\" (a JSON object of the key fields)".into());
+        }
+        let et = &k.event_time;
+        if et.kafka_timestamp {
+            return Some(None);
+        }
+        if et.field.contains('.') || et.unit != TimeUnitConfig::Ms {
+            self.err(key("event_time"), "a tombstone has no value to read its time from: with changelog = \"upsert\" the event time must be a top-level epoch-ms field (it is then taken from the Kafka timestamp for tombstones) or kafka_timestamp = true".into());
+        }
+        Some(Some(et.field.clone()))
     }
 
     /// `start = { offsets = { "N" | "TOPIC/N" = OFFSET } }` as (topic, partition, offset).

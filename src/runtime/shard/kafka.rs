@@ -153,7 +153,11 @@ impl Shard {
     fn kafka_record(&mut self, part: u16, offset: i64, timestamp: Option<i64>, line: &[u8]) {
         let setup = self.setup.clone();
         let src = setup.parts[part as usize].source;
-        let res = if line.len() > setup.max_line_bytes {
+        let res = if line.is_empty() {
+            Err("an empty record: a tombstone (no value) or an empty value; a table's changelog \
+                 reads its tombstones as deletions with changelog = \"upsert\" and a JSON-object key"
+                .to_string())
+        } else if line.len() > setup.max_line_bytes {
             Err(format!(
                 "record is {} bytes; max_line_bytes is {}",
                 line.len(),
