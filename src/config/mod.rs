@@ -147,6 +147,8 @@ pub struct KafkaSourceConfig {
     pub stop_at: KafkaStopAt,
     #[serde(default)]
     pub format: Format,
+    /// The CSV layout of `format = "csv"`.
+    pub csv: Option<CsvConfig>,
     pub event_time: EventTimeConfig,
     #[serde(default)]
     pub watermark: WatermarkConfig,
@@ -225,6 +227,8 @@ pub struct FileSourceConfig {
     pub path: String,
     #[serde(default)]
     pub format: Format,
+    /// The CSV layout of `format = "csv"`.
+    pub csv: Option<CsvConfig>,
     pub event_time: EventTimeConfig,
     #[serde(default)]
     pub watermark: WatermarkConfig,
@@ -236,13 +240,29 @@ pub struct FileSourceConfig {
     pub start_time: Option<String>,
 }
 
-/// Input encoding of a file source. Only NDJSON exists so far.
+/// Input encoding of a file or Kafka source.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
-    /// One JSON object per line.
+    /// One JSON object per line (per record).
     #[default]
     Json,
+    /// Comma-separated values (RFC 4180 quoting), one record per line; see `csv`.
+    Csv,
+}
+
+/// `csv = { ... }` of a `format = "csv"` source.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsvConfig {
+    /// The first line of each file names the columns (files only).
+    #[serde(default)]
+    pub header: bool,
+    /// The column names in order (instead of, or checked against, a header).
+    #[serde(default)]
+    pub columns: Vec<String>,
+    /// One ASCII character; default `,`.
+    pub delimiter: Option<String>,
 }
 
 /// The built-in synthetic click source; every key is optional. See [`crate::plan::GeneratorPlan`].

@@ -203,6 +203,8 @@ pub struct SourcePlan {
     pub event_time: EventTimePlan,
     pub watermark: WatermarkPlan,
     pub backfill: BackfillPlan,
+    /// `format = "csv"`: how each line becomes a JSON record (`None`: lines are JSON).
+    pub csv: Option<crate::sources::csv::CsvPlan>,
 }
 
 /// Where and how fast a source is read (for replays): nothing set reads everything at full speed.

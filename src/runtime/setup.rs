@@ -39,6 +39,9 @@ pub struct ShardSetup {
     pub backfill: Vec<crate::plan::BackfillPlan>,
     /// Per source: its event time is the Kafka record timestamp.
     pub kafka_timestamp: Vec<bool>,
+    /// Per source: `format = "csv"`: its columns (lines become JSON records first), and whether
+    /// each file's first line is a header to skip.
+    pub csv: crate::sources::csv::CsvSources,
     /// Per source: `watermark.idle_timeout` in ms.
     pub idle_ms: Vec<i64>,
     /// The job reads Kafka: positions are offsets (a resumed run numbers chunks from 0 again).

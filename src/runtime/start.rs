@@ -118,6 +118,58 @@ fn parsers(plan: &Plan, topo: &Topology, memory: bool) -> Result<Vec<SourceParse
         .collect()
 }
 
+/// Per CSV source: its columns, named in the config or by the first line of its first file.
+fn csv_shapes(
+    plan: &Plan,
+    parts: &[crate::sources::Partition],
+) -> Result<crate::sources::csv::CsvSources, RuntimeError> {
+    use crate::sources::csv::{header_columns, CsvShape};
+    let mut out = Vec::new();
+    for (i, s) in plan.sources.iter().enumerate() {
+        let Some(c) = &s.csv else {
+            out.push(None);
+            continue;
+        };
+        let err = setup_err(format!("source `{}`", s.name));
+        let columns = if c.columns.is_empty() {
+            let first = parts.iter().find_map(|p| match &p.kind {
+                crate::sources::PartKind::File { path, .. } if p.source == i => Some(path),
+                _ => None,
+            });
+            let Some(path) = first else {
+                return Err(err(
+                    "a CSV header is read from the first file, and no file matches".into(),
+                ));
+            };
+            let line = first_line(path, plan.runtime.max_line_bytes)
+                .map_err(|e| err(format!("reading the header of `{}`: {e}", path.display())))?;
+            header_columns(&line, c.delimiter)
+                .map_err(|e| err(format!("the header of `{}`: {e}", path.display())))?
+        } else {
+            c.columns.clone()
+        };
+        out.push(Some((
+            Arc::new(CsvShape::new(&columns, c.delimiter)),
+            c.header,
+        )));
+    }
+    Ok(out)
+}
+
+/// The first line of `path` (without its newline), at most `max` bytes.
+fn first_line(path: &std::path::Path, max: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{BufRead, Read};
+    let f = std::fs::File::open(path)?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(f)
+        .take(max as u64 + 1)
+        .read_until(b'\n', &mut line)?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    Ok(line)
+}
+
 /// Per source: its chains of filters and selects, with the ports and sinks at their ends.
 fn source_routes(
     plan: &Plan,
@@ -365,6 +417,7 @@ pub(super) fn run_shards(
         schedule,
         sources: plan.sources.iter().map(|s| s.name.clone()).collect(),
         backfill: plan.sources.iter().map(|s| s.backfill).collect(),
+        csv: csv_shapes(plan, &parts)?,
         kafka_timestamp: plan
             .sources
             .iter()

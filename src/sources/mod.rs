@@ -6,6 +6,7 @@
 //! module knows formats and files, never operators, rings or threads.
 
 pub mod bind;
+pub mod csv;
 pub mod file;
 pub mod generator;
 pub mod json;

@@ -129,9 +129,11 @@ impl Builder<'_> {
                 ..BackfillPlan::default()
             },
         };
+        let csv = self.csv(name, s);
         SourcePlan {
             name: name.to_string(),
             backfill,
+            csv,
             kind,
             event_time: EventTimePlan {
                 max_future_ms: et.max_future.as_millis(),
@@ -258,6 +260,54 @@ impl Builder<'_> {
             metadata: k.metadata.then_some(k.key_format),
             upsert: self.upsert(name, k),
         }
+    }
+
+    /// `format = "csv"` with its `csv` table: the columns named or to come from a file header.
+    fn csv(&mut self, name: &str, s: &SourceConfig) -> Option<crate::sources::csv::CsvPlan> {
+        use crate::config::Format;
+        let key = |k: &str| KeyPath::new(["sources", name, k]);
+        let (format, csv, file) = match s {
+            SourceConfig::File(f) => (f.format, &f.csv, true),
+            SourceConfig::Kafka(k) => (k.format, &k.csv, false),
+            SourceConfig::Generator(_) => return None,
+        };
+        if format != Format::Csv {
+            if csv.is_some() {
+                self.err(key("csv"), "`csv` is for format = \"csv\"".into());
+            }
+            return None;
+        }
+        let c = csv.clone().unwrap_or_default();
+        let delimiter = match c.delimiter.as_deref().map(str::as_bytes) {
+            None => b',',
+            Some(&[d]) if d.is_ascii() && d != b'"' && d != b'\n' && d != b'\r' => d,
+            Some(_) => {
+                self.err(key("csv").key("delimiter"), "one ASCII character other than a quote or a line end, e.g. \",\", \";\" or \"\\t\"".into());
+                b','
+            }
+        };
+        if c.header && !file {
+            self.err(
+                key("csv").key("header"),
+                "a Kafka record has no header line: name the columns with `columns = [...]`".into(),
+            );
+        } else if !c.header && c.columns.is_empty() {
+            self.err(key("csv"), "name the columns: `csv = { header = true }` (the first line of each file) or `csv = { columns = [\"ts\", ...] }`".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        for col in &c.columns {
+            if col.is_empty() || !seen.insert(col.as_str()) {
+                self.err(
+                    key("csv").key("columns"),
+                    format!("`{col}`: column names must be non-empty and distinct"),
+                );
+            }
+        }
+        Some(crate::sources::csv::CsvPlan {
+            header: c.header,
+            columns: c.columns,
+            delimiter,
+        })
     }
 
     /// `changelog = "upsert"`: tombstones carry their key's fields and an event time, so the key

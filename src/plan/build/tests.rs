@@ -97,6 +97,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
     assert_eq!(
         plan.sources,
         vec![SourcePlan {
+            csv: None,
             name: "clicks".into(),
             kind: SourceKind::File {
                 path: "data/clicks.ndjson".into(),

@@ -150,10 +150,24 @@ impl Shard {
     }
 
     /// Parses one Kafka record and routes its events, or writes it to the dead letters.
-    fn kafka_record(&mut self, part: u16, offset: i64, timestamp: Option<i64>, line: &[u8]) {
+    fn kafka_record(&mut self, part: u16, offset: i64, timestamp: Option<i64>, raw: &[u8]) {
         let setup = self.setup.clone();
         let src = setup.parts[part as usize].source;
-        let res = if line.is_empty() {
+        let mut csv_line = std::mem::take(&mut self.csv_line);
+        let mut csv_err = None;
+        let line: &[u8] = match &setup.csv[src] {
+            Some((shape, _)) if !raw.is_empty() => match shape.to_json(raw, &mut csv_line) {
+                Ok(()) => &csv_line,
+                Err(why) => {
+                    csv_err = Some(format!("not a CSV record of this source: {why}"));
+                    raw
+                }
+            },
+            _ => raw,
+        };
+        let res = if let Some(why) = csv_err {
+            Err(why)
+        } else if line.is_empty() {
             Err("an empty record: a tombstone (no value) or an empty value; a table's changelog \
                  reads its tombstones as deletions with changelog = \"upsert\" and a JSON-object key"
                 .to_string())
@@ -177,9 +191,12 @@ impl Shard {
             source: &setup.sources[src],
             partition: &setup.parts[part as usize].name,
             offset: offset as u64,
-            line,
+            line: raw,
         };
-        let Some(cur) = self.cur.as_mut() else { return };
+        let Some(cur) = self.cur.as_mut() else {
+            self.csv_line = csv_line;
+            return;
+        };
         match res {
             Ok(ts) => {
                 let seen = cur.seen_max;
@@ -197,6 +214,7 @@ impl Shard {
             }
             Err(reason) => at.write(&reason, &mut self.dead, &mut self.emitter, &mut self.stats),
         }
+        self.csv_line = csv_line;
     }
 
     /// The chunk-end flags of a Kafka chunk; `offset` gets the partition's next offset.

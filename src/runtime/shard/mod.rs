@@ -187,6 +187,8 @@ pub struct Shard {
     /// A Kafka record's payload, copied out of librdkafka's buffer (reused, never per-event allocated
     /// once grown).
     kbuf: Vec<u8>,
+    /// A CSV line as its JSON record (reused).
+    csv_line: Vec<u8>,
     /// Per partition: the Kafka offset this run started at (chunk ranges count from it).
     kafka_first: Vec<i64>,
     /// Per partition: the next Kafka offset after the chunks received so far, or for a file or
@@ -292,6 +294,7 @@ impl Shard {
             rate_start: Instant::now(),
             kafka: p.kafka,
             kbuf: Vec::new(),
+            csv_line: Vec::new(),
             kafka_first: setup
                 .parts
                 .iter()

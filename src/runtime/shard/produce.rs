@@ -247,7 +247,26 @@ impl Shard {
                 self.stats.records_skipped += 1;
                 continue;
             }
-            let res = if line.len() > setup.max_line_bytes {
+            let raw = line;
+            let mut csv_err = None;
+            let line: &[u8] = match &setup.csv[src] {
+                None => raw,
+                Some((_, true)) if offset == 0 => {
+                    // The file's header line.
+                    self.stats.records_skipped += 1;
+                    continue;
+                }
+                Some((shape, _)) => match shape.to_json(raw, &mut self.csv_line) {
+                    Ok(()) => &self.csv_line,
+                    Err(why) => {
+                        csv_err = Some(format!("not a CSV record of this source: {why}"));
+                        raw
+                    }
+                },
+            };
+            let res = if let Some(why) = csv_err {
+                Err(why)
+            } else if line.len() > setup.max_line_bytes {
                 Err(format!(
                     "line is {} bytes; max_line_bytes is {}",
                     line.len(),
@@ -263,7 +282,7 @@ impl Shard {
                 source: &setup.sources[src],
                 partition: &setup.parts[part as usize].name,
                 offset,
-                line,
+                line: raw,
             };
             if !matches!(res, Ok(ts) if backfill.start_ms.is_some_and(|s| ts < s)) {
                 // Only what is read counts against the rate limit, not what a start skips.
