@@ -176,10 +176,10 @@ fn missing_or_unknown_component_type() {
 fn bad_enum_values_inside_inline_tables() {
     let (msg, _) = error(&edited("unit = \"ms\"", "unit = \"ns\""));
     assert_eq!(msg, "my.toml:9:30: `sources.clicks.event_time.unit`: unknown value `ns`; expected one of `ms`, `s`, `us`, `rfc3339`; did you mean `ms`?");
-    let (msg, _) = error(&edited("format = \"json\"", "format = \"csv\""));
+    let (msg, _) = error(&edited("format = \"json\"", "format = \"xml\""));
     assert_eq!(
         msg,
-        "my.toml:8:1: `sources.clicks.format`: unknown value `csv`; expected one of `json`"
+        "my.toml:8:1: `sources.clicks.format`: unknown value `xml`; expected one of `json`, `csv`"
     );
 }
 

@@ -220,7 +220,7 @@ pub struct BackfillPlan {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceKind {
-    /// A file or a glob; each matching file is one partition. Format is NDJSON.
+    /// A file or a glob; each matching file is one partition. NDJSON, or CSV (`SourcePlan::csv`).
     File {
         path: String,
     },
