@@ -74,9 +74,9 @@ fn checkpoint_ids(state: &Path) -> Vec<u64> {
 fn checkpoints_change_no_result_and_a_finished_run_leaves_nothing_to_replay() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let plain = config(d, "plain", 400_000, None);
+    let plain = config(d, "plain", 1_600_000, None);
     assert!(sluice(d, &["run", "--config", &plain], Duration::from_secs(60)).success);
-    let with = config(d, "ckpt", 400_000, Some(("1ms", 2)));
+    let with = config(d, "ckpt", 1_600_000, Some(("1ms", 2)));
     let first = sluice(d, &["run", "--config", &with], Duration::from_secs(60));
     assert!(first.success, "{}", first.stderr);
     assert!(!first.stderr.contains("resuming"), "{}", first.stderr);
@@ -84,7 +84,8 @@ fn checkpoints_change_no_result_and_a_finished_run_leaves_nothing_to_replay() {
     let want = lines_of(d, "plain");
     assert!(want.len() > 1000);
     assert_eq!(lines_of(d, "ckpt"), want);
-    // Several checkpoints were taken; only the newest `retain` are kept.
+    // Several checkpoints were taken; only the newest `retain` are kept. (The input is long
+    // enough that even a fast run takes at least three at a 1 ms interval.)
     let ids = checkpoint_ids(&d.join("ckpt-state"));
     assert!(
         ids.len() <= 2 && ids.last().copied().unwrap_or(0) >= 3,
