@@ -30,6 +30,8 @@ pub fn discover(source_name: &str, plan: &KafkaPlan) -> Result<Vec<KafkaPart>, D
     };
     let consumer = crate::kafka_client::consumer(&client_config(plan)).map_err(fail)?;
     let mut out = Vec::new();
+    // (log start, log end) of each partition, asked once and used by every rule below.
+    let mut logs = Vec::new();
     for topic in &plan.topics {
         let md = crate::kafka_client::metadata(&consumer, topic, METADATA_TIMEOUT)
             .map_err(|e| fail(format!("cannot read metadata of topic `{topic}`: {e}")))?;
@@ -56,20 +58,23 @@ pub fn discover(source_name: &str, plan: &KafkaPlan) -> Result<Vec<KafkaPart>, D
                 start: low,
                 end: plan.stop_at_end.then_some(high),
             });
+            logs.push((low, high));
         }
     }
-    resolve_starts(&consumer, plan, &mut out).map_err(fail)?;
+    resolve_starts(&consumer, plan, &mut out, &logs).map_err(fail)?;
     if let Some(ms) = plan.stop_at_time {
-        resolve_stops(&consumer, ms, &mut out).map_err(fail)?;
+        resolve_stops(&consumer, ms, &mut out, &logs).map_err(fail)?;
     }
     Ok(out)
 }
 
-/// Replaces each partition's earliest offset by where `plan.start` says to begin.
+/// Replaces each partition's earliest offset by where `plan.start` says to begin; `logs`:
+/// each partition's (log start, log end).
 fn resolve_starts<C: ConsumerContext>(
     consumer: &BaseConsumer<C>,
     plan: &KafkaPlan,
     parts: &mut [KafkaPart],
+    logs: &[(i64, i64)],
 ) -> Result<(), String> {
     let mut tpl = TopicPartitionList::new();
     for p in parts.iter() {
@@ -78,13 +83,8 @@ fn resolve_starts<C: ConsumerContext>(
     let found = match &plan.start {
         KafkaStart::Earliest => return Ok(()),
         KafkaStart::Latest => {
-            for p in parts.iter_mut() {
-                let (_, high) = consumer
-                    .fetch_watermarks(&p.topic, p.partition, METADATA_TIMEOUT)
-                    .map_err(|e| {
-                        format!("cannot read offsets of {}/{}: {e}", p.topic, p.partition)
-                    })?;
-                p.start = high;
+            for (p, (_, high)) in parts.iter_mut().zip(logs) {
+                p.start = *high;
             }
             return Ok(());
         }
@@ -103,40 +103,31 @@ fn resolve_starts<C: ConsumerContext>(
                 .map_err(|e| format!("cannot look up offsets for a time: {e}"))?
         }
     };
-    for p in parts.iter_mut() {
+    for (p, (_, high)) in parts.iter_mut().zip(logs) {
         let Some(e) = found.find_partition(&p.topic, p.partition) else {
             continue;
         };
         match e.offset() {
             Offset::Offset(o) if o >= p.start => p.start = o,
             // No record at or after the time: start at the end.
-            Offset::End => {
-                let (_, high) = consumer
-                    .fetch_watermarks(&p.topic, p.partition, METADATA_TIMEOUT)
-                    .map_err(|e| {
-                        format!("cannot read offsets of {}/{}: {e}", p.topic, p.partition)
-                    })?;
-                p.start = high;
-            }
+            Offset::End => p.start = *high,
             // Nothing committed (or committed before the log start): from the earliest.
             _ => {}
         }
     }
     if let KafkaStart::Offsets(list) = &plan.start {
         for (topic, n, offset) in list {
-            let Some(p) = parts
+            let Some((p, (low, high))) = parts
                 .iter_mut()
-                .find(|p| p.topic == *topic && p.partition == *n)
+                .zip(logs)
+                .find(|(p, _)| p.topic == *topic && p.partition == *n)
             else {
                 return Err(format!(
                     "`start.offsets`: topic `{topic}` has no partition {n}"
                 ));
             };
-            let (low, high) = consumer
-                .fetch_watermarks(topic, *n, METADATA_TIMEOUT)
-                .map_err(|e| format!("cannot read offsets of {topic}/{n}: {e}"))?;
             // An offset already deleted starts at the log's start; one past its end, at the end.
-            p.start = (*offset).clamp(low, high);
+            p.start = (*offset).clamp(*low, *high);
         }
     }
     Ok(())
@@ -148,6 +139,7 @@ fn resolve_stops<C: ConsumerContext>(
     consumer: &BaseConsumer<C>,
     ms: i64,
     parts: &mut [KafkaPart],
+    logs: &[(i64, i64)],
 ) -> Result<(), String> {
     let mut by_time = TopicPartitionList::new();
     for p in parts.iter() {
@@ -158,20 +150,13 @@ fn resolve_stops<C: ConsumerContext>(
     let found = consumer
         .offsets_for_times(by_time, METADATA_TIMEOUT)
         .map_err(|e| format!("cannot look up offsets for `stop_at`: {e}"))?;
-    for p in parts.iter_mut() {
+    for (p, (_, high)) in parts.iter_mut().zip(logs) {
         let at = found
             .find_partition(&p.topic, p.partition)
             .map(|e| e.offset());
         p.end = Some(match at {
             Some(Offset::Offset(o)) => o,
-            _ => {
-                consumer
-                    .fetch_watermarks(&p.topic, p.partition, METADATA_TIMEOUT)
-                    .map_err(|e| {
-                        format!("cannot read offsets of {}/{}: {e}", p.topic, p.partition)
-                    })?
-                    .1
-            }
+            _ => *high,
         });
     }
     Ok(())
