@@ -5,18 +5,15 @@
 
 mod common;
 
-use common::kafka::{broker, client_toml, topic};
+use common::kafka::{broker, client_toml, read_committed, topic};
 
 use common::flow_model::{assert_spend_eq, parse_spend_output, read_spend_output, spend_model_dir};
 use common::{read_lines, sluice, toml_str};
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
-use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MIN: Duration = Duration::from_secs(60);
 
@@ -52,46 +49,6 @@ fn produce(file: &Path, topic: &str, partitions: i32) {
         }
     }
     p.flush(Duration::from_secs(60)).unwrap();
-}
-
-/// Every record of `topic` a `read_committed` consumer sees, read to the end of each partition.
-fn read_committed(topic: &str) -> Vec<String> {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .set("group.id", format!("reader-{topic}"))
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "true")
-        .set("isolation.level", "read_committed")
-        .create()
-        .unwrap();
-    let md = c
-        .fetch_metadata(Some(topic), Duration::from_secs(10))
-        .unwrap();
-    let parts = md.topics()[0].partitions().len();
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..parts {
-        tpl.add_partition_offset(topic, p as i32, Offset::Beginning)
-            .unwrap();
-    }
-    c.assign(&tpl).unwrap();
-    let mut out = Vec::new();
-    let mut eof = std::collections::BTreeSet::new();
-    let start = Instant::now();
-    while eof.len() < parts {
-        assert!(start.elapsed() < MIN, "reading {topic} timed out");
-        match c.poll(Duration::from_millis(100)) {
-            Some(Ok(m)) => {
-                eof.remove(&m.partition());
-                out.push(String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned());
-            }
-            Some(Err(KafkaError::PartitionEOF(p))) => {
-                eof.insert(p);
-            }
-            Some(Err(e)) => panic!("{e}"),
-            None => {}
-        }
-    }
-    out
 }
 
 /// Writes the three input files with `sluice loadgen flow`.

@@ -7,18 +7,15 @@
 
 mod common;
 
-use common::kafka::{broker, client_toml, topic};
+use common::kafka::{broker, client_toml, read_all, topic};
 use common::{read_lines, sluice, toml_str, SplitMix, BASE};
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::KafkaError;
-use rdkafka::message::{Header, Message, OwnedHeaders};
+use rdkafka::message::{Header, Message, OwnedHeaders, OwnedMessage};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MIN: Duration = Duration::from_secs(60);
 
@@ -69,70 +66,46 @@ fn produce(topic: &str, n: u64) -> Vec<Sent> {
     sent
 }
 
-/// id -> (partition, offset, timestamp) as a plain reader of the topic sees it.
-fn positions(topic: &str) -> BTreeMap<u64, (i32, i64, i64)> {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .set("group.id", format!("reader-{topic}"))
-        .set("enable.partition.eof", "true")
-        .create()
-        .unwrap();
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..2 {
-        tpl.add_partition_offset(topic, p, Offset::Beginning)
-            .unwrap();
-    }
-    c.assign(&tpl).unwrap();
-    let (mut out, mut eof, start) = (BTreeMap::new(), 0, Instant::now());
-    while eof < 2 {
-        assert!(start.elapsed() < MIN, "reading {topic} timed out");
-        match c.poll(Duration::from_millis(100)) {
-            Some(Ok(m)) => {
-                let v: Value = serde_json::from_slice(m.payload().unwrap()).unwrap();
-                let ts = m.timestamp().to_millis().unwrap();
-                out.insert(v["id"].as_u64().unwrap(), (m.partition(), m.offset(), ts));
-            }
-            Some(Err(KafkaError::PartitionEOF(_))) => eof += 1,
-            Some(Err(e)) => panic!("{e}"),
-            None => {}
-        }
-    }
-    out
+/// The `id` field of a record's JSON value.
+fn id_of(m: &OwnedMessage) -> u64 {
+    let v: Value = serde_json::from_slice(m.payload().unwrap()).unwrap();
+    v["id"].as_u64().unwrap()
 }
 
-/// id -> headers of every record of `topic` (one partition).
+/// id -> (partition, offset, timestamp) as a plain reader of the topic sees it.
+fn positions(topic: &str) -> BTreeMap<u64, (i32, i64, i64)> {
+    read_all(topic)
+        .iter()
+        .map(|m| {
+            (
+                id_of(m),
+                (
+                    m.partition(),
+                    m.offset(),
+                    m.timestamp().to_millis().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// id -> headers of every record of `topic`.
 fn headers_of(topic: &str) -> BTreeMap<u64, BTreeMap<String, String>> {
     use rdkafka::message::Headers;
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .set("group.id", format!("reader-{topic}"))
-        .set("enable.partition.eof", "true")
-        .create()
-        .unwrap();
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, 0, Offset::Beginning)
-        .unwrap();
-    c.assign(&tpl).unwrap();
-    let (mut out, start) = (BTreeMap::new(), Instant::now());
-    loop {
-        assert!(start.elapsed() < MIN, "reading {topic} timed out");
-        match c.poll(Duration::from_millis(100)) {
-            Some(Ok(m)) => {
-                let v: Value = serde_json::from_slice(m.payload().unwrap()).unwrap();
-                let mut h = BTreeMap::new();
-                if let Some(hs) = m.headers() {
-                    for x in hs.iter() {
+    read_all(topic)
+        .iter()
+        .map(|m| {
+            let h = m.headers().map_or_else(BTreeMap::new, |hs| {
+                hs.iter()
+                    .map(|x| {
                         let value = String::from_utf8(x.value.unwrap().to_vec()).unwrap();
-                        h.insert(x.key.to_string(), value);
-                    }
-                }
-                out.insert(v["id"].as_u64().unwrap(), h);
-            }
-            Some(Err(KafkaError::PartitionEOF(_))) => return out,
-            Some(Err(e)) => panic!("{e}"),
-            None => {}
-        }
-    }
+                        (x.key.to_string(), value)
+                    })
+                    .collect()
+            });
+            (id_of(m), h)
+        })
+        .collect()
 }
 
 fn config(d: &Path, input: &str, output: &str) -> String {

@@ -7,14 +7,10 @@
 
 mod common;
 
-use common::kafka::{broker, sasl, topic, Sasl};
+use common::kafka::{broker, read_committed, sasl, sasl_client_toml, topic, Sasl};
 use common::{sluice_env, toml_str, BASE};
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::KafkaError;
-use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -37,54 +33,22 @@ fn produce(topic: &str, n: u64) {
     p.flush(Duration::from_secs(30)).unwrap();
 }
 
-/// The ids of every record in `topic`, read to the end of each partition.
+/// The ids of every record in `topic`.
 fn ids(topic: &str) -> BTreeSet<u64> {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .set("group.id", format!("reader-{topic}"))
-        .set("enable.partition.eof", "true")
-        .create()
-        .unwrap();
-    let md = c
-        .fetch_metadata(Some(topic), Duration::from_secs(10))
-        .unwrap();
-    let parts = md.topics()[0].partitions().len();
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..parts {
-        tpl.add_partition_offset(topic, p as i32, Offset::Beginning)
-            .unwrap();
-    }
-    c.assign(&tpl).unwrap();
-    let (mut out, mut eof, start) = (BTreeSet::new(), BTreeSet::new(), Instant::now());
-    while eof.len() < parts {
-        assert!(start.elapsed() < MIN, "reading {topic} timed out");
-        match c.poll(Duration::from_millis(100)) {
-            Some(Ok(m)) => {
-                eof.remove(&m.partition());
-                let v: serde_json::Value = serde_json::from_slice(m.payload().unwrap()).unwrap();
-                out.insert(v["id"].as_u64().unwrap());
-            }
-            Some(Err(KafkaError::PartitionEOF(p))) => {
-                eof.insert(p);
-            }
-            Some(Err(e)) => panic!("{e}"),
-            None => {}
-        }
-    }
-    out
+    read_committed(topic)
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
 }
 
 /// A Kafka client block over SASL_SSL with the password from [`PASSWORD_VAR`] and `ca`.
 fn client(s: &Sasl, ca: &str) -> String {
-    format!(
-        "brokers = \"{}\"\n\
-         options = {{ \"security.protocol\" = \"SASL_SSL\", \"sasl.mechanism\" = \"SCRAM-SHA-512\", \
-         \"sasl.username\" = \"{}\", \"ssl.ca.location\" = {} }}\n\
-         options_env = {{ \"sasl.password\" = \"{PASSWORD_VAR}\" }}\n",
-        s.brokers,
-        s.user,
-        toml_str(ca)
-    )
+    let line = format!("options_env = {{ \"sasl.password\" = \"{PASSWORD_VAR}\" }}\n");
+    sasl_client_toml(s, ca, &line)
 }
 
 /// A job from `source` (a Kafka topic over `src_client`, or a file) through a filter into the

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::kafka::{broker, client_toml, script};
+use common::kafka::{broker, client_toml, script, unique_name};
 use common::{read_lines, sluice, toml_str, SplitMix};
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
@@ -23,22 +23,10 @@ const CURRENCIES: [&str; 4] = ["EUR", "GBP", "JPY", "CHF"];
 
 /// A compacted topic of its own.
 fn compacted_topic(name: &str) -> String {
-    broker();
-    let t = format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        T0 % 1000 + rand_suffix()
-    );
-    let port = std::env::var("SLUICE_KAFKA_PORT").unwrap_or_else(|_| "9092".into());
+    let t = unique_name(name);
     let out = Command::new("bash")
         .args([script(), "run", "org.apache.kafka.tools.TopicCommand"])
-        .args([
-            "--bootstrap-server",
-            &format!("127.0.0.1:{port}"),
-            "--create",
-            "--topic",
-            &t,
-        ])
+        .args(["--bootstrap-server", broker(), "--create", "--topic", &t])
         .args(["--partitions", "2", "--replication-factor", "1"])
         .args(["--config", "cleanup.policy=compact"])
         .output()
@@ -49,13 +37,6 @@ fn compacted_topic(name: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     t
-}
-
-fn rand_suffix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
 }
 
 /// Per currency: (Kafka timestamp, rate in micro-units or `None` for a tombstone), ascending.

@@ -69,20 +69,28 @@ pub fn over_sasl() -> bool {
     std::env::var("SLUICE_KAFKA_TEST_SECURITY").is_ok_and(|v| v.eq_ignore_ascii_case("sasl_ssl"))
 }
 
-/// The SASL_SSL settings of a job's Kafka client, the password read from the file the broker
-/// script keeps it in (`options_file`), as TOML lines.
-pub fn sasl_toml(s: &Sasl) -> String {
-    let password = Path::new(&s.ca).with_file_name("password");
+/// The SASL_SSL settings of a job's Kafka client trusting the CA file `ca`, as TOML lines;
+/// `password` is the TOML line that supplies `sasl.password` (`options_env` or `options_file`).
+pub fn sasl_client_toml(s: &Sasl, ca: &str, password: &str) -> String {
     format!(
         "brokers = \"{}\"\n\
          options = {{ \"security.protocol\" = \"SASL_SSL\", \"sasl.mechanism\" = \"SCRAM-SHA-512\", \
-         \"sasl.username\" = \"{}\", \"ssl.ca.location\" = {} }}\n\
-         options_file = {{ \"sasl.password\" = {} }}\n",
+         \"sasl.username\" = \"{}\", \"ssl.ca.location\" = {} }}\n{password}",
         s.brokers,
         s.user,
-        super::toml_str(&s.ca),
-        super::toml_str(&password.to_string_lossy()),
+        super::toml_str(ca),
     )
+}
+
+/// [`sasl_client_toml`] with the broker's CA and the password read from the file the broker
+/// script keeps it in (`options_file`).
+pub fn sasl_toml(s: &Sasl) -> String {
+    let password = Path::new(&s.ca).with_file_name("password");
+    let line = format!(
+        "options_file = {{ \"sasl.password\" = {} }}\n",
+        super::toml_str(&password.to_string_lossy())
+    );
+    sasl_client_toml(s, &s.ca, &line)
 }
 
 /// The `brokers = ...` line (and security settings) of a job's Kafka source or sink under test.
@@ -94,17 +102,22 @@ pub fn client_toml() -> String {
     }
 }
 
-/// A topic of its own for one test (the broker outlives test runs).
-pub fn topic(name: &str, partitions: u32) -> String {
-    broker();
-    let t = format!(
+/// A topic name of its own for one test (the broker outlives test runs).
+pub fn unique_name(name: &str) -> String {
+    format!(
         "{name}-{}-{}",
         std::process::id(),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_nanos()
-    );
+    )
+}
+
+/// A topic of its own for one test.
+pub fn topic(name: &str, partitions: u32) -> String {
+    broker();
+    let t = unique_name(name);
     let out = Command::new("bash")
         .args([script(), "topic", &t, &partitions.to_string()])
         .output()
@@ -115,4 +128,62 @@ pub fn topic(name: &str, partitions: u32) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     t
+}
+
+/// Every record of `topic` a `read_committed` consumer on the plaintext listener sees, read to
+/// the end of each partition (within a minute).
+pub fn read_all(topic: &str) -> Vec<rdkafka::message::OwnedMessage> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::error::KafkaError;
+    use rdkafka::message::Message;
+    use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+    use std::time::{Duration, Instant};
+    let c: BaseConsumer = rdkafka::config::ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .set("group.id", format!("reader-{topic}"))
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "true")
+        .set("isolation.level", "read_committed")
+        .create()
+        .unwrap();
+    let md = c
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .unwrap();
+    let parts = md.topics()[0].partitions().len();
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..parts {
+        tpl.add_partition_offset(topic, p as i32, Offset::Beginning)
+            .unwrap();
+    }
+    c.assign(&tpl).unwrap();
+    let mut out = Vec::new();
+    let mut eof = std::collections::BTreeSet::new();
+    let start = Instant::now();
+    while eof.len() < parts {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "reading {topic} timed out"
+        );
+        match c.poll(Duration::from_millis(100)) {
+            Some(Ok(m)) => {
+                eof.remove(&m.partition());
+                out.push(m.detach());
+            }
+            Some(Err(KafkaError::PartitionEOF(p))) => {
+                eof.insert(p);
+            }
+            Some(Err(e)) => panic!("{e}"),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The payloads of [`read_all`] as text.
+pub fn read_committed(topic: &str) -> Vec<String> {
+    use rdkafka::message::Message;
+    read_all(topic)
+        .iter()
+        .map(|m| String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned())
+        .collect()
 }
