@@ -9,6 +9,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod api;
+pub mod avro;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;

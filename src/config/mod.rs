@@ -149,6 +149,8 @@ pub struct KafkaSourceConfig {
     pub format: Format,
     /// The CSV layout of `format = "csv"`.
     pub csv: Option<CsvConfig>,
+    /// The registry of `format = "avro"`, and the reader schema's subject and version.
+    pub schema_registry: Option<SchemaRegistryConfig>,
     pub event_time: EventTimeConfig,
     #[serde(default)]
     pub watermark: WatermarkConfig,
@@ -249,6 +251,28 @@ pub enum Format {
     Json,
     /// Comma-separated values (RFC 4180 quoting), one record per line; see `csv`.
     Csv,
+    /// Kafka only: Avro in the Confluent wire format; see `schema_registry`.
+    Avro,
+}
+
+/// `schema_registry = { url = "http://127.0.0.1:8081", ... }` of an Avro source or sink.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchemaRegistryConfig {
+    /// The Confluent-compatible REST API's base URL.
+    pub url: String,
+    /// Default `TOPIC-value` (the Confluent TopicNameStrategy).
+    pub subject: Option<String>,
+    /// Sources: the reader schema's version (default: the latest when the job starts).
+    pub version: Option<u32>,
+    /// Sinks: an `.avsc` file registered under the subject (default: the subject's latest).
+    pub schema_file: Option<std::path::PathBuf>,
+    /// HTTP basic authentication (Confluent Cloud: the API key).
+    pub username: Option<String>,
+    /// The password (API secret) from this environment variable...
+    pub password_env: Option<String>,
+    /// ...or from this file (a mounted secret), without its trailing newline.
+    pub password_file: Option<std::path::PathBuf>,
 }
 
 /// `csv = { ... }` of a `format = "csv"` source.

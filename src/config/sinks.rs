@@ -44,6 +44,11 @@ pub struct KafkaSinkConfig {
     pub key: Vec<String>,
     #[serde(default)]
     pub delivery: Delivery,
+    /// `"json"` (the default): each result line as it is; `"avro"`: Confluent wire-format Avro
+    /// with the schema of `schema_registry`.
+    #[serde(default)]
+    pub format: KafkaSinkFormat,
+    pub schema_registry: Option<super::SchemaRegistryConfig>,
     /// Record headers from fields: header name -> field (a path, `user.id`) of the result.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -60,6 +65,15 @@ pub struct KafkaSinkConfig {
     /// the trailing newline.
     #[serde(default)]
     pub options_file: BTreeMap<String, std::path::PathBuf>,
+}
+
+/// What a Kafka sink writes as each record's value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KafkaSinkFormat {
+    #[default]
+    Json,
+    Avro,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -179,7 +179,7 @@ fn bad_enum_values_inside_inline_tables() {
     let (msg, _) = error(&edited("format = \"json\"", "format = \"xml\""));
     assert_eq!(
         msg,
-        "my.toml:8:1: `sources.clicks.format`: unknown value `xml`; expected one of `json`, `csv`"
+        "my.toml:8:1: `sources.clicks.format`: unknown value `xml`; expected one of `json`, `csv`, `avro`"
     );
 }
 

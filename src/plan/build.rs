@@ -269,6 +269,7 @@ impl graph::Graph<'_> {
 }
 
 mod api;
+mod avro;
 mod graph;
 #[cfg(test)]
 mod graph_tests;

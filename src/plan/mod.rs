@@ -249,6 +249,8 @@ pub struct KafkaPlan {
     /// `sources::kafka_meta::tombstone`), written with the event-time field named here (`None`:
     /// the event time is the Kafka timestamp).
     pub upsert: Option<Option<String>>,
+    /// `format = "avro"`: the registry and the reader schema.
+    pub avro: Option<crate::avro::AvroSourcePlan>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -488,6 +490,8 @@ pub struct KafkaSinkPlan {
     pub exactly_once: bool,
     pub transactional_id_prefix: String,
     pub options: std::collections::BTreeMap<String, String>,
+    /// `format = "avro"`: the registry, subject and schema the records are written with.
+    pub avro: Option<crate::avro::AvroSinkPlan>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@
 use super::checkpointing::Resume;
 use super::RuntimeError;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::plan::{Plan, SourceKind};
+use crate::plan::{KafkaPlan, Plan, SourceKind};
 use crate::sources::kafka::KafkaReader;
 use crate::sources::{PartKind, Partition};
 use crate::time::WatermarkTracker;
@@ -74,6 +74,30 @@ pub fn restore(parts: &mut [Partition], r: &Resume) -> Result<(), RuntimeError> 
     Ok(())
 }
 
+/// Per source: its Avro reader schema and registry, fetched once for all shards (`None`: not
+/// Avro). A missing subject or an unreachable registry fails the start, naming the source.
+pub fn avro_sources(
+    plan: &Plan,
+) -> Result<Vec<Option<std::sync::Arc<crate::avro::AvroSource>>>, RuntimeError> {
+    plan.sources
+        .iter()
+        .map(|src| match &src.kind {
+            SourceKind::Kafka(KafkaPlan { avro: Some(a), .. }) => {
+                crate::avro::AvroSource::open(a, plan.runtime.max_line_bytes)
+                    .map(|s| {
+                        tracing::info!(source = %src.name, subject = %a.subject, version = s.version, "avro reader schema");
+                        Some(std::sync::Arc::new(s))
+                    })
+                    .map_err(|message| RuntimeError::Setup {
+                        what: format!("source `{}`", src.name),
+                        message,
+                    })
+            }
+            _ => Ok(None),
+        })
+        .collect()
+}
+
 /// Shard `id`'s consumer: the Kafka partitions at indices `i` with `i % shards == id` (the padded
 /// chunk order gives their chunks to this shard alone).
 pub fn reader(
@@ -81,6 +105,7 @@ pub fn reader(
     parts: &[Partition],
     id: usize,
     shards: usize,
+    avro: &[Option<std::sync::Arc<crate::avro::AvroSource>>],
 ) -> Result<Option<KafkaReader>, RuntimeError> {
     let mut reader = KafkaReader::default();
     for (si, src) in plan.sources.iter().enumerate() {
@@ -100,7 +125,7 @@ pub fn reader(
             continue;
         }
         reader
-            .add(kp, &mine)
+            .add(kp, &mine, avro.get(si).and_then(Option::as_ref))
             .map_err(|message| RuntimeError::Setup {
                 what: format!("source `{}`", src.name),
                 message,

@@ -256,18 +256,21 @@ fn open_sinks(
     };
     let mut shared = Vec::new();
     for s in &plan.sinks {
+        let mut avro = None;
         if let SinkKind::Kafka(k) = &s.kind {
-            crate::sinks::kafka::preflight(k).map_err(|message| RuntimeError::Setup {
+            let setup = |message| RuntimeError::Setup {
                 what: format!("sink `{}`", s.name),
                 message,
-            })?;
+            };
+            crate::sinks::kafka::preflight(k).map_err(setup)?;
+            avro = crate::sinks::kafka::open_avro(k).map_err(setup)?;
         }
         shared.push(match &s.kind {
             SinkKind::File { path } if ckpt => SharedSink::staged(&s.name, path, resumed)?,
             SinkKind::File { path } => SharedSink::file(&s.name, path, resumed)?,
             SinkKind::Stdout => SharedSink::stdout(&s.name),
             SinkKind::Kafka(k) if k.exactly_once => match &plan.checkpoint {
-                Some(c) => SharedSink::staged_only(&s.name, &kafka_stage(&c.dir, &s.name)),
+                Some(c) => SharedSink::staged_only(&s.name, &kafka_stage(&c.dir, &s.name), avro),
                 None => {
                     return Err(RuntimeError::Setup {
                         what: format!("sink `{}`", s.name),
@@ -275,7 +278,7 @@ fn open_sinks(
                     })
                 }
             },
-            SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n)?,
+            SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n, avro)?,
             SinkKind::Parquet(p) => {
                 use crate::sinks::columns::{window_types, ColumnType};
                 // A Parquet decimal has one scale per column: sums keep the scale their first
@@ -405,6 +408,7 @@ pub(super) fn run_shards(
     if let Some(r) = &resume {
         restore_order(&schedule, &tracker_init, r)?;
     }
+    let avro = kafka_positions::avro_sources(plan)?;
     let setup = Arc::new(ShardSetup {
         shards: n,
         key_groups: plan.runtime.key_groups.max(1),
@@ -494,7 +498,7 @@ pub(super) fn run_shards(
                 .collect(),
             sinks: shared.iter().map(|s| s.writer(id, first_id)).collect(),
             dead: dead.as_ref().map(|s| s.writer(id, first_id)),
-            kafka: kafka_positions::reader(plan, &parts, id, n)?,
+            kafka: kafka_positions::reader(plan, &parts, id, n, &avro)?,
             hot: super::shard::hot::PhaseOne::new(plan, id, n),
         };
         let setup = setup.clone();

@@ -14,8 +14,14 @@
 //!   visible once per checkpoint; the transaction is open only while the writer sends them, so
 //!   `transaction.timeout.ms` need only exceed one commit, not the checkpoint interval.
 //!
+//!
+//! `format = "avro"` writes each line as Confluent wire-format Avro with the schema registered at
+//! start ([`open_avro`]); a line the schema cannot hold goes to the dead letters with the reason
+//! (for `exactly_once`, the shards check each line before staging it, so a commit never meets one).
+//!
 //! Never on the event path: lines arrive in flushed buffers, never one per event.
 
+use crate::avro::AvroEncoder;
 use crate::plan::KafkaSinkPlan;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -27,7 +33,7 @@ use rdkafka::ClientContext;
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -105,6 +111,20 @@ pub fn preflight(plan: &KafkaSinkPlan) -> Result<(), String> {
         .map_err(|e| format!("cannot reach the brokers for topic `{}`: {e}", plan.topic))
 }
 
+/// The sink's Avro encoder with its schema registered (or its subject's latest looked up); at
+/// start, so a refused schema fails the run before anything is read. `None` for JSON.
+pub fn open_avro(plan: &KafkaSinkPlan) -> Result<Option<Arc<AvroEncoder>>, String> {
+    let Some(a) = &plan.avro else {
+        return Ok(None);
+    };
+    let enc = AvroEncoder::open(a).map_err(|e| format!("subject `{}`: {e}", a.subject))?;
+    tracing::info!(topic = %plan.topic, subject = %a.subject, id = enc.id, "avro writer schema");
+    Ok(Some(Arc::new(enc)))
+}
+
+/// Lines refused by a sink's format, with why: for the dead letters.
+pub type Rejected = Vec<(String, Vec<u8>)>;
+
 /// The record key of a result line: a JSON object of the `key` fields (missing ones null).
 fn record_key(v: &serde_json::Value, fields: &[String], out: &mut Vec<u8>) {
     out.clear();
@@ -143,16 +163,30 @@ fn record_headers(v: &serde_json::Value, headers: &[(String, String)]) -> Option
     any.then_some(out)
 }
 
-/// Sends every line of `lines` (each ending in `\n`) to the plan's topic, waiting for queue space.
+/// Sends every line of `lines` (each ending in `\n`) to the plan's topic, waiting for queue space;
+/// with `avro`, a line its schema cannot hold goes to `rejected` instead.
 fn send_lines(
     producer: &BaseProducer<Deliveries>,
     plan: &KafkaSinkPlan,
     lines: &[u8],
-    key: &mut Vec<u8>,
+    bufs: &mut Bufs,
+    avro: Option<&AvroEncoder>,
+    rejected: &mut Rejected,
 ) -> Result<u64, String> {
     let mut n = 0;
     let parsed = !plan.key.is_empty() || !plan.headers.is_empty();
+    let Bufs { key, value } = bufs;
     for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let payload: &[u8] = match avro {
+            Some(enc) => match enc.encode(line, value) {
+                Ok(()) => value,
+                Err(why) => {
+                    rejected.push((why, line.to_vec()));
+                    continue;
+                }
+            },
+            None => line,
+        };
         let v = if parsed {
             serde_json::from_slice(line).unwrap_or(serde_json::Value::Null)
         } else {
@@ -161,7 +195,7 @@ fn send_lines(
         record_key(&v, &plan.key, key);
         let headers = record_headers(&v, &plan.headers);
         loop {
-            let mut rec = BaseRecord::<[u8], [u8]>::to(&plan.topic).payload(line);
+            let mut rec = BaseRecord::<[u8], [u8]>::to(&plan.topic).payload(payload);
             if !plan.key.is_empty() {
                 rec = rec.key(&key[..]);
             }
@@ -182,11 +216,21 @@ fn send_lines(
     Ok(n)
 }
 
+/// A record's key and value, reused from record to record.
+#[derive(Default)]
+struct Bufs {
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
 /// One shard's at-least-once producer.
 pub struct KafkaOut {
     plan: KafkaSinkPlan,
     producer: BaseProducer<Deliveries>,
-    key: Vec<u8>,
+    bufs: Bufs,
+    avro: Option<Arc<AvroEncoder>>,
+    /// Lines the Avro schema could not hold, waiting for the dead letters.
+    pub rejected: Rejected,
 }
 
 impl std::fmt::Debug for KafkaOut {
@@ -196,20 +240,29 @@ impl std::fmt::Debug for KafkaOut {
 }
 
 impl KafkaOut {
-    pub fn new(plan: &KafkaSinkPlan) -> Result<KafkaOut, String> {
+    pub fn new(plan: &KafkaSinkPlan, avro: Option<Arc<AvroEncoder>>) -> Result<KafkaOut, String> {
         Ok(KafkaOut {
             plan: plan.clone(),
             producer: producer_config(plan)
                 .create_with_context(Deliveries::default())
                 .map_err(|e| format!("cannot create a producer: {e}"))?,
-            key: Vec::new(),
+            bufs: Bufs::default(),
+            avro,
+            rejected: Vec::new(),
         })
     }
 
     /// Sends a buffer of whole lines; `durable` waits until the broker has them all (at a
     /// checkpoint barrier or the end of the run).
     pub fn write(&mut self, lines: &[u8], durable: bool) -> Result<(), String> {
-        send_lines(&self.producer, &self.plan, lines, &mut self.key)?;
+        send_lines(
+            &self.producer,
+            &self.plan,
+            lines,
+            &mut self.bufs,
+            self.avro.as_deref(),
+            &mut self.rejected,
+        )?;
         if durable {
             self.producer
                 .flush(TIMEOUT)
@@ -225,7 +278,8 @@ pub struct KafkaCommitter {
     plan: KafkaSinkPlan,
     /// Where the shards stage this sink's lines (the staging files of this path).
     pub stage: PathBuf,
-    producer: Mutex<Option<BaseProducer<Deliveries>>>,
+    /// The transactional producer, and the Avro encoder of `format = "avro"`.
+    producer: Mutex<Option<(BaseProducer<Deliveries>, Option<Arc<AvroEncoder>>)>>,
 }
 
 impl KafkaCommitter {
@@ -301,12 +355,12 @@ impl KafkaCommitter {
             // Fences any earlier incarnation of this job and aborts its open transaction.
             p.init_transactions(TIMEOUT)
                 .map_err(|e| format!("initialising transactions: {e}"))?;
-            *guard = Some(p);
+            *guard = Some((p, open_avro(&self.plan)?));
         }
-        let Some(p) = guard.as_ref() else {
+        let Some((p, avro)) = guard.as_ref() else {
             return Err("no producer".into());
         };
-        let res = self.send_in_transaction(p, id, &files);
+        let res = self.send_in_transaction(p, id, &files, avro.as_deref());
         if res.is_err() {
             let _ = p.abort_transaction(TIMEOUT);
             // A fenced or broken producer is made afresh on the next commit.
@@ -324,11 +378,13 @@ impl KafkaCommitter {
         p: &BaseProducer<Deliveries>,
         id: u64,
         files: &[PathBuf],
+        avro: Option<&AvroEncoder>,
     ) -> Result<(), String> {
         p.begin_transaction()
             .map_err(|e| format!("beginning a transaction: {e}"))?;
-        let mut key = Vec::new();
+        let mut bufs = Bufs::default();
         let mut buf = Vec::new();
+        let mut rejected = Vec::new();
         for f in files {
             let file = std::fs::File::open(f).map_err(|e| format!("{}: {e}", f.display()))?;
             let mut r = std::io::BufReader::with_capacity(1 << 20, file);
@@ -340,7 +396,14 @@ impl KafkaCommitter {
                 if n == 0 {
                     break;
                 }
-                send_lines(p, &self.plan, &buf, &mut key)?;
+                send_lines(p, &self.plan, &buf, &mut bufs, avro, &mut rejected)?;
+                // The shards staged only lines the schema holds; one refused now means the
+                // subject's latest schema changed under the running job.
+                if let Some((why, _)) = rejected.first() {
+                    return Err(format!(
+                        "a staged line no longer fits the Avro schema: {why}"
+                    ));
+                }
             }
         }
         let cgm = self

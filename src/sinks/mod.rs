@@ -65,6 +65,9 @@ pub enum Target {
 pub struct SharedSink {
     pub name: String,
     target: Target,
+    /// An exactly-once Avro Kafka sink's encoder: staged lines are checked against its schema
+    /// first, so a line it cannot hold is a dead letter now rather than a failed commit.
+    check: Option<Arc<crate::avro::AvroEncoder>>,
 }
 
 impl SharedSink {
@@ -95,6 +98,7 @@ impl SharedSink {
         Ok(SharedSink {
             name: name.into(),
             target: Target::File(Arc::new(f)),
+            check: None,
         })
     }
 
@@ -106,15 +110,21 @@ impl SharedSink {
         Ok(SharedSink {
             name: name.into(),
             target: Target::Staged(path.to_path_buf()),
+            check: None,
         })
     }
 
     /// Staging only, at `path` (which is never written itself): the lines of an exactly-once
     /// Kafka sink, sent by its committer.
-    pub fn staged_only(name: &str, path: &Path) -> SharedSink {
+    pub fn staged_only(
+        name: &str,
+        path: &Path,
+        avro: Option<Arc<crate::avro::AvroEncoder>>,
+    ) -> SharedSink {
         SharedSink {
             name: name.into(),
             target: Target::Staged(path.to_path_buf()),
+            check: avro,
         }
     }
 
@@ -123,9 +133,10 @@ impl SharedSink {
         name: &str,
         plan: &crate::plan::KafkaSinkPlan,
         shards: usize,
+        avro: Option<Arc<crate::avro::AvroEncoder>>,
     ) -> Result<SharedSink, SinkError> {
         let outs = (0..shards)
-            .map(|_| kafka::KafkaOut::new(plan).map(Some))
+            .map(|_| kafka::KafkaOut::new(plan, avro.clone()).map(Some))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|message| SinkError::Kafka {
                 sink: name.into(),
@@ -134,6 +145,7 @@ impl SharedSink {
         Ok(SharedSink {
             name: name.into(),
             target: Target::Kafka(Arc::new(std::sync::Mutex::new(outs))),
+            check: None,
         })
     }
 
@@ -153,6 +165,7 @@ impl SharedSink {
         Ok(SharedSink {
             name: name.into(),
             target: Target::Parquet(Arc::new(shared)),
+            check: None,
         })
     }
 
@@ -170,6 +183,7 @@ impl SharedSink {
         Ok(SharedSink {
             name: name.into(),
             target: Target::Postgres(shared),
+            check: None,
         })
     }
 
@@ -193,6 +207,7 @@ impl SharedSink {
         SharedSink {
             name: name.into(),
             target: Target::Stdout,
+            check: None,
         }
     }
 
@@ -202,6 +217,7 @@ impl SharedSink {
             sink: self.clone(),
             buf: Vec::with_capacity(FLUSH_BYTES + 4096),
             lines: 0,
+            rejected: Vec::new(),
             stage: match &self.target {
                 Target::Staged(p) => Some(staged::Stage::new(p.clone(), shard, first_id)),
                 _ => None,
@@ -232,6 +248,8 @@ pub struct SinkWriter {
     buf: Vec<u8>,
     pub lines: u64,
     stage: Option<staged::Stage>,
+    /// Staged lines the sink's Avro schema refused (see `SharedSink::check`).
+    rejected: kafka::Rejected,
     kafka: Option<kafka::KafkaOut>,
     parquet: Option<parquet::ParquetOut>,
     /// A PostgreSQL sink's connection, or why it could not start.
@@ -329,7 +347,13 @@ impl SinkWriter {
         let res = match &self.sink.target {
             Target::File(f) => (&**f).write_all(&self.buf),
             Target::Staged(_) => match self.stage.as_mut() {
-                Some(st) => st.write(&self.buf),
+                Some(st) => match &self.sink.check {
+                    Some(enc) => {
+                        checked(enc, &mut self.buf, &mut self.rejected);
+                        st.write(&self.buf)
+                    }
+                    None => st.write(&self.buf),
+                },
                 None => Ok(()),
             },
             Target::Stdout => {
@@ -383,16 +407,37 @@ impl SinkWriter {
     /// Whether some lines were refused by the output (a Parquet value that does not fit its
     /// column), waiting for [`SinkWriter::take_rejected`].
     pub fn has_rejected(&self) -> bool {
-        self.parquet
-            .as_ref()
-            .is_some_and(|p| !p.rejected.is_empty())
+        !self.rejected.is_empty()
+            || self
+                .parquet
+                .as_ref()
+                .is_some_and(|p| !p.rejected.is_empty())
+            || self.kafka.as_ref().is_some_and(|k| !k.rejected.is_empty())
     }
 
     /// The refused lines, with why: for the dead letters.
     pub fn take_rejected(&mut self) -> Vec<(String, Vec<u8>)> {
-        self.parquet
-            .as_mut()
-            .map(|p| std::mem::take(&mut p.rejected))
-            .unwrap_or_default()
+        let mut out = std::mem::take(&mut self.rejected);
+        if let Some(p) = self.parquet.as_mut() {
+            out.append(&mut p.rejected);
+        }
+        if let Some(k) = self.kafka.as_mut() {
+            out.append(&mut k.rejected);
+        }
+        out
     }
+}
+
+/// Keeps in `buf` only the lines `enc` can encode; the others go to `rejected` with why.
+fn checked(enc: &crate::avro::AvroEncoder, buf: &mut Vec<u8>, rejected: &mut kafka::Rejected) {
+    let mut scratch = Vec::new();
+    let mut kept = Vec::with_capacity(buf.len());
+    for line in buf.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        match enc.encode(body, &mut scratch) {
+            Ok(()) => kept.extend_from_slice(line),
+            Err(why) => rejected.push((why, body.to_vec())),
+        }
+    }
+    *buf = kept;
 }

@@ -81,10 +81,17 @@ impl ClientContext for LagContext {
 impl ConsumerContext for LagContext {}
 
 /// What one poll of a partition gave.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fetch {
     /// A record, its payload copied into the caller's buffer.
     Record { offset: i64, timestamp: Option<i64> },
+    /// A record whose value could not be decoded (`format = "avro"`), its raw bytes in the
+    /// caller's buffer: a dead letter with `reason`.
+    Undecodable {
+        offset: i64,
+        timestamp: Option<i64>,
+        reason: String,
+    },
     /// Nothing right now.
     Empty,
     /// The partition is read up to its current end.
@@ -101,8 +108,9 @@ struct Owned {
     queue: rdkafka::consumer::base_consumer::PartitionQueue<LagContext>,
     /// Offset of the next record this shard has not taken yet.
     next: i64,
-    /// A record polled for a later chunk (past the current chunk's range), kept for it.
-    held: Option<(i64, Option<i64>, Vec<u8>)>,
+    /// A record polled for a later chunk (past the current chunk's range), kept for it: its
+    /// offset, timestamp and line, or its raw value and why it could not be decoded.
+    held: Option<(i64, Option<i64>, Result<Vec<u8>, (Vec<u8>, String)>)>,
     last_data: Instant,
     /// Read up to the end of the log as of the last end-of-partition event, and nothing since.
     at_eof: bool,
@@ -113,6 +121,38 @@ struct Owned {
     /// An upsert changelog: tombstones become deletion rows, timed by this field (`None`: the
     /// Kafka timestamp is the event time).
     upsert: Option<Option<String>>,
+    /// `format = "avro"`: values are decoded to JSON records here, before metadata joins them.
+    avro: Option<crate::avro::AvroDecoder>,
+}
+
+/// The engine's line for record `m`: a tombstone's deletion row, or the value (decoded from Avro
+/// first) with the record's metadata when asked; or the raw value and why it is not one.
+fn record_line<M: Message>(
+    m: &M,
+    avro: &mut Option<crate::avro::AvroDecoder>,
+    metadata: Option<crate::config::KafkaKeyFormat>,
+    upsert: Option<&Option<String>>,
+) -> Result<Vec<u8>, (Vec<u8>, String)> {
+    let mut bytes = Vec::new();
+    let payload = m.payload();
+    if let (Some(ts), None) = (upsert, payload) {
+        super::kafka_meta::tombstone(m, metadata, ts.as_deref(), &mut bytes);
+        return Ok(bytes);
+    }
+    let mut decoded = Vec::new();
+    let value = match (avro, payload) {
+        (Some(dec), Some(raw)) => match dec.to_json(raw, &mut decoded) {
+            Ok(()) => &decoded[..],
+            Err(why) => return Err((raw.to_vec(), why)),
+        },
+        (_, p) => p.unwrap_or_default(),
+    };
+    match metadata {
+        Some(f) => super::kafka_meta::line_with_metadata(m, value, f, &mut bytes),
+        None if decoded.is_empty() => bytes.extend_from_slice(value),
+        None => return Ok(decoded),
+    }
+    Ok(bytes)
 }
 
 /// One shard's consumers (one per Kafka source) of the partitions it owns.
@@ -134,6 +174,7 @@ impl KafkaReader {
         &mut self,
         plan: &KafkaPlan,
         parts: &[(u16, &KafkaPart, i64)],
+        avro: Option<&Arc<crate::avro::AvroSource>>,
     ) -> Result<(), String> {
         let high = parts
             .iter()
@@ -169,6 +210,9 @@ impl KafkaReader {
                 empty_streak: 0,
                 metadata: plan.metadata,
                 upsert: plan.upsert.clone(),
+                avro: avro
+                    .map(|a| crate::avro::AvroDecoder::new(a.clone()))
+                    .transpose()?,
             });
         }
         consumer
@@ -263,15 +307,8 @@ impl KafkaReader {
                 Some(Ok(m)) => {
                     o.at_eof = false;
                     let ts = m.timestamp().to_millis();
-                    let mut bytes = Vec::new();
-                    match (&o.upsert, m.payload().is_none(), o.metadata) {
-                        (Some(ts), true, meta) => {
-                            super::kafka_meta::tombstone(&m, meta, ts.as_deref(), &mut bytes)
-                        }
-                        (_, _, Some(f)) => super::kafka_meta::line_with_metadata(&m, f, &mut bytes),
-                        (_, _, None) => bytes.extend_from_slice(m.payload().unwrap_or_default()),
-                    }
-                    o.held = Some((m.offset(), ts, bytes));
+                    let line = record_line(&m, &mut o.avro, o.metadata, o.upsert.as_ref());
+                    o.held = Some((m.offset(), ts, line));
                 }
             }
         }
@@ -281,16 +318,26 @@ impl KafkaReader {
         if *offset >= limit {
             return Ok(Fetch::Beyond);
         }
-        let (offset, ts) = (*offset, *ts);
+        let (offset, timestamp) = (*offset, *ts);
         buf.clear();
-        buf.extend_from_slice(bytes);
+        let fetch = match bytes {
+            Ok(line) => {
+                buf.extend_from_slice(line);
+                Fetch::Record { offset, timestamp }
+            }
+            Err((raw, reason)) => {
+                buf.extend_from_slice(raw);
+                Fetch::Undecodable {
+                    offset,
+                    timestamp,
+                    reason: std::mem::take(reason),
+                }
+            }
+        };
         o.held = None;
         o.next = offset + 1;
         o.last_data = Instant::now();
-        Ok(Fetch::Record {
-            offset,
-            timestamp: ts,
-        })
+        Ok(fetch)
     }
 
     /// Marks `part` as read up to `offset` (the range ended there without a record at it).

@@ -14,9 +14,13 @@ use rdkafka::message::{Headers, Message};
 pub const FIELD: &str = "_kafka";
 
 /// Writes `m`'s value with its metadata spliced in as the first field into `out` (cleared).
-pub fn line_with_metadata<M: Message>(m: &M, key_format: KafkaKeyFormat, out: &mut Vec<u8>) {
+pub fn line_with_metadata<M: Message>(
+    m: &M,
+    value: &[u8],
+    key_format: KafkaKeyFormat,
+    out: &mut Vec<u8>,
+) {
     out.clear();
-    let value = m.payload().unwrap_or_default();
     let start = value.iter().position(|b| !b.is_ascii_whitespace());
     let Some(open) = start.filter(|&i| value[i] == b'{') else {
         out.extend_from_slice(value);
@@ -156,7 +160,7 @@ mod tests {
 
     fn line(m: &OwnedMessage, f: KafkaKeyFormat) -> serde_json::Value {
         let mut out = Vec::new();
-        line_with_metadata(m, f, &mut out);
+        line_with_metadata(m, m.payload().unwrap_or_default(), f, &mut out);
         serde_json::from_slice(&out)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
     }
@@ -260,8 +264,10 @@ mod tests {
     fn a_value_that_is_not_an_object_is_left_as_it_is() {
         for value in [None, Some(""), Some("[1,2]"), Some("not json"), Some("  ")] {
             let mut out = Vec::new();
+            let m = msg(value, Some(b"k"), None);
             line_with_metadata(
-                &msg(value, Some(b"k"), None),
+                &m,
+                m.payload().unwrap_or_default(),
                 KafkaKeyFormat::String,
                 &mut out,
             );

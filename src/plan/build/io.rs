@@ -240,6 +240,7 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        let avro = self.avro_source(name, k, &topics);
         KafkaPlan {
             brokers: k.brokers.clone(),
             topics,
@@ -259,6 +260,7 @@ impl Builder<'_> {
             ),
             metadata: k.metadata.then_some(k.key_format),
             upsert: self.upsert(name, k),
+            avro,
         }
     }
 
@@ -267,7 +269,12 @@ impl Builder<'_> {
         use crate::config::Format;
         let key = |k: &str| KeyPath::new(["sources", name, k]);
         let (format, csv, file) = match s {
-            SourceConfig::File(f) => (f.format, &f.csv, true),
+            SourceConfig::File(f) => {
+                if f.format == Format::Avro {
+                    self.err(key("format"), "Avro is read from Kafka with a schema registry; a file source reads \"json\" or \"csv\"".into());
+                }
+                (f.format, &f.csv, true)
+            }
             SourceConfig::Kafka(k) => (k.format, &k.csv, false),
             SourceConfig::Generator(_) => return None,
         };
@@ -482,6 +489,7 @@ impl Builder<'_> {
                             &k.options_env,
                             &k.options_file,
                         ),
+                        avro: self.avro_sink(name, k),
                     })
                 }
                 SinkConfig::Parquet(p) => {

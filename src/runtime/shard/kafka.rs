@@ -141,7 +141,18 @@ impl Shard {
                 kc.records += 1;
                 let src = self.setup.parts[part as usize].source;
                 self.rate_read[src] += 1;
-                self.kafka_record(part, offset, timestamp, &buf);
+                self.kafka_record(part, offset, timestamp, &buf, None);
+                Step::Record
+            }
+            Ok(Fetch::Undecodable {
+                offset,
+                timestamp,
+                reason,
+            }) => {
+                kc.records += 1;
+                let src = self.setup.parts[part as usize].source;
+                self.rate_read[src] += 1;
+                self.kafka_record(part, offset, timestamp, &buf, Some(reason));
                 Step::Record
             }
         };
@@ -149,20 +160,30 @@ impl Shard {
         step
     }
 
-    /// Parses one Kafka record and routes its events, or writes it to the dead letters.
-    fn kafka_record(&mut self, part: u16, offset: i64, timestamp: Option<i64>, raw: &[u8]) {
+    /// Parses one Kafka record and routes its events, or writes it to the dead letters (with
+    /// `undecodable`'s reason when its value could not be decoded at all).
+    fn kafka_record(
+        &mut self,
+        part: u16,
+        offset: i64,
+        timestamp: Option<i64>,
+        raw: &[u8],
+        undecodable: Option<String>,
+    ) {
         let setup = self.setup.clone();
         let src = setup.parts[part as usize].source;
         let mut csv_line = std::mem::take(&mut self.csv_line);
-        let mut csv_err = None;
+        let mut csv_err = undecodable;
         let line: &[u8] = match &setup.csv[src] {
-            Some((shape, _)) if !raw.is_empty() => match shape.to_json(raw, &mut csv_line) {
-                Ok(()) => &csv_line,
-                Err(why) => {
-                    csv_err = Some(format!("not a CSV record of this source: {why}"));
-                    raw
+            Some((shape, _)) if !raw.is_empty() && csv_err.is_none() => {
+                match shape.to_json(raw, &mut csv_line) {
+                    Ok(()) => &csv_line,
+                    Err(why) => {
+                        csv_err = Some(format!("not a CSV record of this source: {why}"));
+                        raw
+                    }
                 }
-            },
+            }
             _ => raw,
         };
         let res = if let Some(why) = csv_err {

@@ -1,0 +1,336 @@
+//! Avro records in the Confluent wire format (a zero magic byte, the schema's registry id as a
+//! big-endian u32, then the Avro binary datum), read into the engine's JSON records and written
+//! from them. A source resolves each record's writer schema (by its id, fetched once per id) to
+//! one reader schema — a subject's latest version at start or a pinned version — so fields added
+//! with defaults, removed fields and promoted types read as Avro's schema-resolution rules say. A
+//! sink registers its schema (or takes its subject's latest) and writes every record with it.
+
+pub mod from_json;
+pub mod registry;
+mod resolve;
+pub mod to_json;
+
+#[cfg(test)]
+mod tests;
+
+use apache_avro::reader::datum::GenericDatumReader;
+use apache_avro::schema::{ResolvedSchema, Schema};
+use apache_avro::writer::datum::GenericDatumWriter;
+use registry::Registry;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// After a registry lookup for an id fails, records with that id are dead letters for this long
+/// before the registry is asked again (a record per lookup would stall the shard on an outage).
+const RETRY_AFTER: Duration = Duration::from_secs(10);
+
+/// A schema registry as configured: its URL and optional basic-auth credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryPlan {
+    pub url: String,
+    /// `(user, password)`, the password already read from its variable or file.
+    pub basic: Option<(String, String)>,
+}
+
+impl RegistryPlan {
+    pub fn client(&self) -> Registry {
+        Registry::new(
+            &self.url,
+            self.basic.as_ref().map(|(u, p)| (u.as_str(), p.as_str())),
+        )
+    }
+}
+
+/// `format = "avro"` on a Kafka source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AvroSourcePlan {
+    pub registry: RegistryPlan,
+    /// Where the reader schema is registered (default `TOPIC-value`).
+    pub subject: String,
+    /// The reader schema's version; `None`: the latest at start.
+    pub version: Option<u32>,
+}
+
+/// `format = "avro"` on a Kafka sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AvroSinkPlan {
+    pub registry: RegistryPlan,
+    /// Default `TOPIC-value`.
+    pub subject: String,
+    /// The schema to register (an `.avsc` file's text); `None`: the subject's latest version.
+    pub schema: Option<String>,
+}
+
+/// Schemas live as long as the process: a decoder for a schema borrows it, and the number of
+/// schemas is the number of distinct ids a run meets (a handful), so leaking is bounded.
+fn leak(schema: Schema) -> &'static Schema {
+    Box::leak(Box::new(schema))
+}
+
+fn parse(text: &str, what: &str) -> Result<Schema, String> {
+    Schema::parse_str(text).map_err(|e| format!("{what} is not an Avro schema: {e}"))
+}
+
+/// What every shard of one Avro source shares: the registry and the reader schema.
+#[derive(Debug)]
+pub struct AvroSource {
+    registry: Registry,
+    reader: &'static Schema,
+    /// The reader schema's version, for logs.
+    pub version: u32,
+}
+
+impl AvroSource {
+    /// Fetches the reader schema: called at start, so a missing subject fails the run before it reads.
+    pub fn open(plan: &AvroSourcePlan, max_record_bytes: usize) -> Result<AvroSource, String> {
+        // No Avro length in a valid record exceeds the record itself.
+        apache_avro::util::max_allocation_bytes(max_record_bytes.max(1 << 16));
+        let registry = plan.registry.client();
+        let v = registry.subject_version(&plan.subject, plan.version)?;
+        let what = format!("version {} of subject `{}`", v.version, plan.subject);
+        let reader = leak(parse(&v.schema, &what)?);
+        // Resolving names now reports a schema that references an undefined type at start.
+        ResolvedSchema::try_from(reader).map_err(|e| format!("{what}: {e}"))?;
+        Ok(AvroSource {
+            registry,
+            reader,
+            version: v.version,
+        })
+    }
+}
+
+/// One writer schema: its decoder, and how its values resolve to the reader schema.
+struct Known {
+    reader: GenericDatumReader<'static>,
+    writer: &'static Schema,
+    writer_names: ResolvedSchema<'static>,
+    /// The writer schema is the reader schema (the common case): no resolution needed.
+    same: bool,
+}
+
+/// One shard's decoder for one Avro source: writer schemas by id, fetched when first seen.
+pub struct AvroDecoder {
+    shared: Arc<AvroSource>,
+    names: ResolvedSchema<'static>,
+    known: HashMap<u32, Known>,
+    /// Ids whose lookup failed, with when and why.
+    failed: HashMap<u32, (Instant, String)>,
+}
+
+impl std::fmt::Debug for AvroDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AvroDecoder({} schemas)", self.known.len())
+    }
+}
+
+impl AvroDecoder {
+    pub fn new(shared: Arc<AvroSource>) -> Result<AvroDecoder, String> {
+        let names = ResolvedSchema::try_from(shared.reader).map_err(|e| e.to_string())?;
+        Ok(AvroDecoder {
+            shared,
+            names,
+            known: HashMap::new(),
+            failed: HashMap::new(),
+        })
+    }
+
+    /// Writes the record `raw` (Confluent wire format) as one JSON object into `out`.
+    pub fn to_json(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        out.clear();
+        let (id, body) = split_wire(raw)?;
+        let reader = self.shared.reader;
+        self.learn(id)?;
+        let known = self
+            .known
+            .get(&id)
+            .ok_or("a schema id without its schema")?;
+        let value = known
+            .read(body, reader, &self.names)
+            .map_err(|e| format!("schema id {id}: {e}"))?;
+        to_json::write(&value, reader, self.names.get_names(), out)
+    }
+
+    /// Makes sure the writer schema of `id` is known, asking the registry when it is not.
+    fn learn(&mut self, id: u32) -> Result<(), String> {
+        if !self.known.contains_key(&id) {
+            if let Some((at, why)) = self.failed.get(&id) {
+                if at.elapsed() < RETRY_AFTER {
+                    return Err(why.clone());
+                }
+            }
+            match self.fetch(id) {
+                Ok(k) => {
+                    self.failed.remove(&id);
+                    self.known.insert(id, k);
+                }
+                Err(why) => {
+                    self.failed.insert(id, (Instant::now(), why.clone()));
+                    return Err(why);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fetch(&self, id: u32) -> Result<Known, String> {
+        let text = self
+            .shared
+            .registry
+            .schema_by_id(id)
+            .map_err(|e| format!("schema id {id}: {e}"))?;
+        let writer = leak(parse(&text, &format!("schema id {id}"))?);
+        Known::new(writer, self.shared.reader).map_err(|e| format!("schema id {id}: {e}"))
+    }
+}
+
+impl Known {
+    fn new(writer: &'static Schema, reader: &Schema) -> Result<Known, String> {
+        Ok(Known {
+            reader: GenericDatumReader::builder(writer)
+                .build()
+                .map_err(|e| e.to_string())?,
+            writer,
+            writer_names: ResolvedSchema::try_from(writer).map_err(|e| e.to_string())?,
+            same: writer.canonical_form() == reader.canonical_form(),
+        })
+    }
+
+    /// The datum `body` of this writer schema, as a value of `reader` (with its `names`).
+    fn read(
+        &self,
+        body: &[u8],
+        reader: &Schema,
+        names: &ResolvedSchema<'_>,
+    ) -> Result<apache_avro::types::Value, String> {
+        let mut value = self
+            .reader
+            .read_value(&mut &body[..])
+            .map_err(|e| format!("not an Avro record of this schema: {e}"))?;
+        if !self.same {
+            resolve::widen_decimals(&mut value, self.writer, self.writer_names.get_names())?;
+            value = value
+                .resolve_with_names(reader, names.get_names())
+                .map_err(|e| format!("does not resolve to the reader schema: {e}"))?;
+        }
+        Ok(value)
+    }
+}
+
+/// The schema id and the datum of a Confluent wire-format record.
+pub fn split_wire(raw: &[u8]) -> Result<(u32, &[u8]), String> {
+    match raw {
+        [0, a, b, c, d, body @ ..] => Ok((u32::from_be_bytes([*a, *b, *c, *d]), body)),
+        [m, ..] if *m != 0 => Err(format!(
+            "not a schema-registry Avro record: magic byte {m}, expected 0"
+        )),
+        _ => Err(format!(
+            "not a schema-registry Avro record: {} bytes, shorter than its 5-byte header",
+            raw.len()
+        )),
+    }
+}
+
+/// A Kafka sink's encoder: one registered schema, every record written with its id.
+pub struct AvroEncoder {
+    schema: &'static Schema,
+    names: ResolvedSchema<'static>,
+    writer: GenericDatumWriter<'static>,
+    pub id: u32,
+}
+
+impl std::fmt::Debug for AvroEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AvroEncoder(id {})", self.id)
+    }
+}
+
+impl AvroEncoder {
+    /// Registers the plan's schema (or looks up the subject's latest): at start, so a refused
+    /// schema or an unreachable registry fails the run before anything is read.
+    pub fn open(plan: &AvroSinkPlan) -> Result<AvroEncoder, String> {
+        let registry = plan.registry.client();
+        let (id, text) = match &plan.schema {
+            Some(text) => {
+                parse(text, "the sink's schema")?;
+                (registry.register(&plan.subject, text)?, text.clone())
+            }
+            None => {
+                let v = registry.subject_version(&plan.subject, None)?;
+                (v.id, v.schema)
+            }
+        };
+        AvroEncoder::with_schema(id, &text)
+    }
+
+    /// An encoder writing schema `text` under registry id `id`.
+    pub fn with_schema(id: u32, text: &str) -> Result<AvroEncoder, String> {
+        let schema = leak(parse(text, &format!("schema id {id}"))?);
+        let names = ResolvedSchema::try_from(schema).map_err(|e| e.to_string())?;
+        let writer = GenericDatumWriter::builder(schema)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(AvroEncoder {
+            schema,
+            names,
+            writer,
+            id,
+        })
+    }
+
+    /// The wire-format record of result line `line`, into `out`; errors say which field does
+    /// not fit, for the dead letters.
+    pub fn encode(&self, line: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        out.clear();
+        let raw: &serde_json::value::RawValue =
+            serde_json::from_slice(line).map_err(|e| format!("not a JSON record: {e}"))?;
+        let value = from_json::value(raw, self.schema, self.names.get_names(), "")?;
+        out.push(0);
+        out.extend_from_slice(&self.id.to_be_bytes());
+        self.writer
+            .write_value_ref(out, &value)
+            .map(|_| ())
+            .map_err(|e| format!("does not fit the sink's Avro schema: {e}"))
+    }
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding (how Flink's JSON format writes BYTES).
+pub fn base64(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Decodes standard base64 (padding optional); `None` for anything else.
+pub fn unbase64(text: &str) -> Option<Vec<u8>> {
+    let t = text.trim_end_matches('=');
+    let mut out = Vec::with_capacity(t.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in t.bytes() {
+        let v = B64.iter().position(|&x| x == c)? as u32;
+        acc = acc << 6 | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}

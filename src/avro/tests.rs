@@ -1,0 +1,243 @@
+use super::*;
+
+const ORDER_V1: &str = r#"{"type":"record","name":"Order","namespace":"shop","fields":[
+  {"name":"id","type":"long"},
+  {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},
+  {"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+  {"name":"note","type":["null","string"],"default":null},
+  {"name":"qty","type":"int"}]}"#;
+
+/// V2 adds a field with a default, drops `note` and promotes `qty` to long.
+const ORDER_V2: &str = r#"{"type":"record","name":"Order","namespace":"shop","fields":[
+  {"name":"id","type":"long"},
+  {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},
+  {"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+  {"name":"qty","type":"long"},
+  {"name":"currency","type":"string","default":"EUR"}]}"#;
+
+/// Avro's zig-zag varint, written by hand so the tests do not lean on the encoder under test.
+fn zz(n: i64, out: &mut Vec<u8>) {
+    let mut z = ((n << 1) ^ (n >> 63)) as u64;
+    loop {
+        let b = (z & 0x7f) as u8;
+        z >>= 7;
+        if z == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// The V1 datum of (id 7, amount -12.34, ts 1700000000000, note "hi", qty 3), by hand.
+fn v1_bytes() -> Vec<u8> {
+    let mut b = Vec::new();
+    zz(7, &mut b);
+    // -1234 as two's complement big-endian: 0xFB 0x2E.
+    zz(2, &mut b);
+    b.extend_from_slice(&[0xFB, 0x2E]);
+    zz(1_700_000_000_000, &mut b);
+    zz(1, &mut b); // union branch 1: string
+    zz(2, &mut b);
+    b.extend_from_slice(b"hi");
+    zz(3, &mut b);
+    b
+}
+
+fn decode(writer: &str, reader: &str, datum: &[u8]) -> Result<String, String> {
+    let w = leak(Schema::parse_str(writer).unwrap());
+    let r = leak(Schema::parse_str(reader).unwrap());
+    let names = ResolvedSchema::try_from(r).unwrap();
+    let v = Known::new(w, r)?.read(datum, r, &names)?;
+    let mut out = Vec::new();
+    to_json::write(&v, r, names.get_names(), &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn a_record_reads_as_exact_json() {
+    assert_eq!(
+        decode(ORDER_V1, ORDER_V1, &v1_bytes()).unwrap(),
+        r#"{"id":7,"amount":-12.34,"ts":1700000000000,"note":"hi","qty":3}"#
+    );
+}
+
+#[test]
+fn an_old_record_reads_through_a_newer_reader_schema() {
+    // Dropped `note`, `qty` promoted, `currency` from its default.
+    assert_eq!(
+        decode(ORDER_V1, ORDER_V2, &v1_bytes()).unwrap(),
+        r#"{"id":7,"amount":-12.34,"ts":1700000000000,"qty":3,"currency":"EUR"}"#
+    );
+}
+
+#[test]
+fn truncated_and_garbage_datums_are_errors_not_panics() {
+    let full = v1_bytes();
+    for cut in 0..full.len() {
+        assert!(
+            decode(ORDER_V1, ORDER_V1, &full[..cut]).is_err(),
+            "cut at {cut}"
+        );
+    }
+    // A huge string length must be refused, not allocated.
+    let mut b = Vec::new();
+    zz(1, &mut b);
+    zz(2, &mut b);
+    b.extend_from_slice(&[0, 1]);
+    zz(0, &mut b);
+    zz(1, &mut b);
+    zz(i64::MAX / 4, &mut b);
+    assert!(decode(ORDER_V1, ORDER_V1, &b).is_err());
+}
+
+proptest::proptest! {
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+        let _ = decode(ORDER_V1, ORDER_V2, &bytes);
+    }
+}
+
+#[test]
+fn decimals_print_with_their_scale() {
+    let cases = [
+        ("0", 2, "0.00"),
+        ("5", 3, "0.005"),
+        ("-1234", 2, "-12.34"),
+        ("42", 0, "42"),
+        ("-5", 1, "-0.5"),
+    ];
+    for (unscaled, scale, want) in cases {
+        let mut out = Vec::new();
+        to_json::decimal(unscaled, scale, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            want,
+            "{unscaled} at scale {scale}"
+        );
+    }
+}
+
+#[test]
+fn decimal_text_scales_exactly_or_is_refused() {
+    let u = |t: &str| from_json::unscaled(t, 2, 10).map(|n| n.to_string());
+    assert_eq!(u("12.34").unwrap(), "1234");
+    assert_eq!(u("-0.5").unwrap(), "-50");
+    assert_eq!(u("7").unwrap(), "700");
+    assert_eq!(u("1.5e1").unwrap(), "1500");
+    assert_eq!(u("12.340").unwrap(), "1234");
+    assert!(u("12.345")
+        .unwrap_err()
+        .contains("2 digits after the point"));
+    assert!(u("123456789.00")
+        .unwrap_err()
+        .contains("more than 10 digits"));
+    assert!(u("abc").is_err());
+    assert!(u("\"1\"").is_err());
+    assert!(u("1e999999").is_err());
+}
+
+#[test]
+fn a_result_line_encodes_to_the_hand_written_wire_bytes() {
+    let enc = AvroEncoder::with_schema(42, ORDER_V1).unwrap();
+    let mut out = Vec::new();
+    enc.encode(
+        br#"{"qty":3,"note":"hi","ts":1700000000000,"amount":-12.34,"id":7,"extra":1}"#,
+        &mut out,
+    )
+    .unwrap();
+    let mut want = vec![0, 0, 0, 0, 42];
+    want.extend(v1_bytes());
+    assert_eq!(out, want);
+}
+
+#[test]
+fn a_missing_nullable_field_is_null_and_a_missing_required_one_is_an_error() {
+    let enc = AvroEncoder::with_schema(1, ORDER_V1).unwrap();
+    let mut out = Vec::new();
+    enc.encode(br#"{"id":1,"amount":1,"ts":0,"qty":1}"#, &mut out)
+        .unwrap();
+    assert_eq!(split_wire(&out).unwrap().0, 1);
+    assert_eq!(
+        decode(ORDER_V1, ORDER_V1, split_wire(&out).unwrap().1).unwrap(),
+        r#"{"id":1,"amount":1.00,"ts":0,"note":null,"qty":1}"#
+    );
+    let e = enc
+        .encode(br#"{"id":1,"amount":1,"ts":0}"#, &mut out)
+        .unwrap_err();
+    assert!(e.contains("`.qty`") && e.contains("no default"), "{e}");
+    let e = enc
+        .encode(br#"{"id":"x","amount":1,"ts":0,"qty":1}"#, &mut out)
+        .unwrap_err();
+    assert!(e.contains("`.id`") && e.contains("expected a long"), "{e}");
+    let e = enc
+        .encode(br#"{"id":1,"amount":1.234,"ts":0,"qty":1}"#, &mut out)
+        .unwrap_err();
+    assert!(e.contains("`.amount`"), "{e}");
+    assert!(enc.encode(b"not json", &mut out).is_err());
+}
+
+#[test]
+fn nested_types_round_trip() {
+    let schema = r#"{"type":"record","name":"R","fields":[
+      {"name":"tags","type":{"type":"array","items":"string"}},
+      {"name":"attrs","type":{"type":"map","values":"long"}},
+      {"name":"kind","type":{"type":"enum","name":"K","symbols":["A","B"]}},
+      {"name":"raw","type":"bytes"},
+      {"name":"inner","type":{"type":"record","name":"I","fields":[{"name":"x","type":"double"}]}},
+      {"name":"again","type":"I"},
+      {"name":"day","type":{"type":"int","logicalType":"date"}}]}"#;
+    let line = r#"{"tags":["a","b\"c"],"attrs":{"z":1,"a":-2},"kind":"B","raw":"AAEC/w==","inner":{"x":0.5},"again":{"x":-1.5},"day":19000}"#;
+    let enc = AvroEncoder::with_schema(3, schema).unwrap();
+    let mut out = Vec::new();
+    enc.encode(line.as_bytes(), &mut out).unwrap();
+    // Map keys come back sorted.
+    let want = r#"{"tags":["a","b\"c"],"attrs":{"a":-2,"z":1},"kind":"B","raw":"AAEC/w==","inner":{"x":0.5},"again":{"x":-1.5},"day":19000}"#;
+    assert_eq!(decode(schema, schema, &out[5..]).unwrap(), want);
+    let e = enc
+        .encode(line.replace("\"B\"", "\"C\"").as_bytes(), &mut out)
+        .unwrap_err();
+    assert!(e.contains("`.kind`") && e.contains("one of A, B"), "{e}");
+}
+
+#[test]
+fn the_wire_header_is_checked() {
+    assert_eq!(split_wire(&[0, 0, 0, 1, 2, 9]).unwrap(), (258, &[9u8][..]));
+    assert!(split_wire(&[1, 0, 0, 0, 1])
+        .unwrap_err()
+        .contains("magic byte 1"));
+    assert!(split_wire(&[0, 0]).unwrap_err().contains("5-byte header"));
+    assert!(split_wire(&[]).is_err());
+}
+
+#[test]
+fn base64_matches_the_rfc_examples() {
+    for (raw, enc) in [
+        ("", ""),
+        ("f", "Zg=="),
+        ("fo", "Zm8="),
+        ("foo", "Zm9v"),
+        ("foobar", "Zm9vYmFy"),
+    ] {
+        assert_eq!(base64(raw.as_bytes()), enc);
+        assert_eq!(unbase64(enc).unwrap(), raw.as_bytes());
+    }
+    assert!(unbase64("a b").is_none());
+}
+
+#[test]
+fn union_values_pick_the_branch_that_holds_them() {
+    let schema =
+        r#"{"type":"record","name":"U","fields":[{"name":"v","type":["null","long","string"]}]}"#;
+    let enc = AvroEncoder::with_schema(1, schema).unwrap();
+    let mut out = Vec::new();
+    for (line, want) in [
+        (r#"{"v":null}"#, r#"{"v":null}"#),
+        (r#"{"v":5}"#, r#"{"v":5}"#),
+        (r#"{"v":"x"}"#, r#"{"v":"x"}"#),
+    ] {
+        enc.encode(line.as_bytes(), &mut out).unwrap();
+        assert_eq!(decode(schema, schema, &out[5..]).unwrap(), want);
+    }
+    assert!(enc.encode(br#"{"v":true}"#, &mut out).is_err());
+}
