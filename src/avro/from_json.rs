@@ -4,7 +4,7 @@
 //! a long, a missing field without a default) is an error naming its path, so its row can go to
 //! the dead letters.
 
-use super::to_json::deref;
+use super::deref;
 use apache_avro::schema::{NamesRef, Schema};
 use apache_avro::types::Value;
 use serde_json::value::RawValue;

@@ -5,15 +5,13 @@
 //! with defaults, removed fields and promoted types read as Avro's schema-resolution rules say. A
 //! sink registers its schema (or takes its subject's latest) and writes every record with it.
 
+pub mod decode;
 pub mod from_json;
 pub mod registry;
-mod resolve;
-pub mod to_json;
 
 #[cfg(test)]
 mod tests;
 
-use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::schema::{ResolvedSchema, Schema};
 use apache_avro::writer::datum::GenericDatumWriter;
 use registry::Registry;
@@ -62,8 +60,7 @@ pub struct AvroSinkPlan {
     pub schema: Option<String>,
 }
 
-/// Schemas live as long as the process: a decoder for a schema borrows it, and the number of
-/// schemas is the number of distinct ids a run meets (a handful), so leaking is bounded.
+/// A sink's schema lives as long as the process (its writer borrows it; one per sink).
 fn leak(schema: Schema) -> &'static Schema {
     Box::leak(Box::new(schema))
 }
@@ -76,7 +73,7 @@ fn parse(text: &str, what: &str) -> Result<Schema, String> {
 #[derive(Debug)]
 pub struct AvroSource {
     registry: Registry,
-    reader: &'static Schema,
+    reader: Schema,
     /// The reader schema's version, for logs.
     pub version: u32,
 }
@@ -89,9 +86,9 @@ impl AvroSource {
         let registry = plan.registry.client();
         let v = registry.subject_version(&plan.subject, plan.version)?;
         let what = format!("version {} of subject `{}`", v.version, plan.subject);
-        let reader = leak(parse(&v.schema, &what)?);
+        let reader = parse(&v.schema, &what)?;
         // Resolving names now reports a schema that references an undefined type at start.
-        ResolvedSchema::try_from(reader).map_err(|e| format!("{what}: {e}"))?;
+        ResolvedSchema::try_from(&reader).map_err(|e| format!("{what}: {e}"))?;
         Ok(AvroSource {
             registry,
             reader,
@@ -100,19 +97,14 @@ impl AvroSource {
     }
 }
 
-/// One writer schema: its decoder, and how its values resolve to the reader schema.
+/// One writer schema's compiled plan for the reader schema (or why it cannot be read so).
 struct Known {
-    reader: GenericDatumReader<'static>,
-    writer: &'static Schema,
-    writer_names: ResolvedSchema<'static>,
-    /// The writer schema is the reader schema (the common case): no resolution needed.
-    same: bool,
+    plan: Result<decode::Node, String>,
 }
 
 /// One shard's decoder for one Avro source: writer schemas by id, fetched when first seen.
 pub struct AvroDecoder {
     shared: Arc<AvroSource>,
-    names: ResolvedSchema<'static>,
     known: HashMap<u32, Known>,
     /// Ids whose lookup failed, with when and why.
     failed: HashMap<u32, (Instant, String)>,
@@ -126,29 +118,41 @@ impl std::fmt::Debug for AvroDecoder {
 
 impl AvroDecoder {
     pub fn new(shared: Arc<AvroSource>) -> Result<AvroDecoder, String> {
-        let names = ResolvedSchema::try_from(shared.reader).map_err(|e| e.to_string())?;
         Ok(AvroDecoder {
             shared,
-            names,
             known: HashMap::new(),
             failed: HashMap::new(),
         })
+    }
+
+    /// A decoder that knows `writers` (id, schema text) up front and resolves them to `reader`,
+    /// with no registry behind it (an unknown id is an error): for benchmarks and tests.
+    pub fn with_schemas(reader: &str, writers: &[(u32, &str)]) -> Result<AvroDecoder, String> {
+        let shared = Arc::new(AvroSource {
+            registry: Registry::new("http://127.0.0.1:9", None),
+            reader: parse(reader, "the reader schema")?,
+            version: 0,
+        });
+        let mut d = AvroDecoder::new(shared.clone())?;
+        for (id, text) in writers {
+            let w = parse(text, &format!("schema id {id}"))?;
+            d.known.insert(*id, Known::new(&w, &shared.reader)?);
+        }
+        Ok(d)
     }
 
     /// Writes the record `raw` (Confluent wire format) as one JSON object into `out`.
     pub fn to_json(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         out.clear();
         let (id, body) = split_wire(raw)?;
-        let reader = self.shared.reader;
         self.learn(id)?;
         let known = self
             .known
             .get(&id)
             .ok_or("a schema id without its schema")?;
-        let value = known
-            .read(body, reader, &self.names)
-            .map_err(|e| format!("schema id {id}: {e}"))?;
-        to_json::write(&value, reader, self.names.get_names(), out)
+        known
+            .read(body, out)
+            .map_err(|e| format!("schema id {id}: {e}"))
     }
 
     /// Makes sure the writer schema of `id` is known, asking the registry when it is not.
@@ -179,41 +183,41 @@ impl AvroDecoder {
             .registry
             .schema_by_id(id)
             .map_err(|e| format!("schema id {id}: {e}"))?;
-        let writer = leak(parse(&text, &format!("schema id {id}"))?);
-        Known::new(writer, self.shared.reader).map_err(|e| format!("schema id {id}: {e}"))
+        let writer = parse(&text, &format!("schema id {id}"))?;
+        Known::new(&writer, &self.shared.reader).map_err(|e| format!("schema id {id}: {e}"))
     }
 }
 
 impl Known {
-    fn new(writer: &'static Schema, reader: &Schema) -> Result<Known, String> {
+    fn new(writer: &Schema, reader: &Schema) -> Result<Known, String> {
+        let wn = ResolvedSchema::try_from(writer).map_err(|e| e.to_string())?;
+        let rn = ResolvedSchema::try_from(reader).map_err(|e| e.to_string())?;
         Ok(Known {
-            reader: GenericDatumReader::builder(writer)
-                .build()
-                .map_err(|e| e.to_string())?,
-            writer,
-            writer_names: ResolvedSchema::try_from(writer).map_err(|e| e.to_string())?,
-            same: writer.canonical_form() == reader.canonical_form(),
+            plan: decode::compile(writer, wn.get_names(), reader, rn.get_names())
+                .map_err(|e| format!("cannot be read as the reader schema: {e}")),
         })
     }
 
-    /// The datum `body` of this writer schema, as a value of `reader` (with its `names`).
-    fn read(
-        &self,
-        body: &[u8],
-        reader: &Schema,
-        names: &ResolvedSchema<'_>,
-    ) -> Result<apache_avro::types::Value, String> {
-        let mut value = self
-            .reader
-            .read_value(&mut &body[..])
-            .map_err(|e| format!("not an Avro record of this schema: {e}"))?;
-        if !self.same {
-            resolve::widen_decimals(&mut value, self.writer, self.writer_names.get_names())?;
-            value = value
-                .resolve_with_names(reader, names.get_names())
-                .map_err(|e| format!("does not resolve to the reader schema: {e}"))?;
-        }
-        Ok(value)
+    /// The datum `body` of this writer schema as the JSON of a reader-schema value, into `out`.
+    fn read(&self, body: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let plan = self.plan.as_ref().map_err(String::clone)?;
+        let mut input = body;
+        decode::run(plan, &mut input, out)
+            .map_err(|e| format!("not an Avro record of this schema: {e}"))
+    }
+}
+
+/// A named type's definition for a reference to it.
+pub fn deref<'a>(
+    schema: &'a Schema,
+    names: &'a apache_avro::schema::NamesRef<'_>,
+) -> Result<&'a Schema, String> {
+    match schema {
+        Schema::Ref { name } => names
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("the schema names `{name}` but does not define it")),
+        s => Ok(s),
     }
 }
 

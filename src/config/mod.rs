@@ -125,7 +125,8 @@ impl Default for RuntimeConfig {
 pub enum SourceConfig {
     File(FileSourceConfig),
     Generator(GeneratorSourceConfig),
-    Kafka(KafkaSourceConfig),
+    /// Boxed: its many options would make every source config as large.
+    Kafka(Box<KafkaSourceConfig>),
 }
 
 /// `[sources.NAME] type = "kafka"`: a topic's partitions, spread over the shards.

@@ -272,6 +272,9 @@ impl KafkaOut {
     }
 }
 
+/// A transactional producer with the sink's Avro encoder (`format = "avro"`).
+type Transactional = (BaseProducer<Deliveries>, Option<Arc<AvroEncoder>>);
+
 /// The exactly-once sink's committer, run by the checkpoint writer thread.
 pub struct KafkaCommitter {
     pub name: String,
@@ -279,7 +282,7 @@ pub struct KafkaCommitter {
     /// Where the shards stage this sink's lines (the staging files of this path).
     pub stage: PathBuf,
     /// The transactional producer, and the Avro encoder of `format = "avro"`.
-    producer: Mutex<Option<(BaseProducer<Deliveries>, Option<Arc<AvroEncoder>>)>>,
+    producer: Mutex<Option<Transactional>>,
 }
 
 impl KafkaCommitter {

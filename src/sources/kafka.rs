@@ -100,6 +100,9 @@ pub enum Fetch {
     Beyond,
 }
 
+/// A record's line, or its raw value and why it could not be decoded.
+type RecordLine = Result<Vec<u8>, (Vec<u8>, String)>;
+
 struct Owned {
     consumer: usize,
     part: u16,
@@ -110,7 +113,7 @@ struct Owned {
     next: i64,
     /// A record polled for a later chunk (past the current chunk's range), kept for it: its
     /// offset, timestamp and line, or its raw value and why it could not be decoded.
-    held: Option<(i64, Option<i64>, Result<Vec<u8>, (Vec<u8>, String)>)>,
+    held: Option<(i64, Option<i64>, RecordLine)>,
     last_data: Instant,
     /// Read up to the end of the log as of the last end-of-partition event, and nothing since.
     at_eof: bool,
@@ -132,7 +135,7 @@ fn record_line<M: Message>(
     avro: &mut Option<crate::avro::AvroDecoder>,
     metadata: Option<crate::config::KafkaKeyFormat>,
     upsert: Option<&Option<String>>,
-) -> Result<Vec<u8>, (Vec<u8>, String)> {
+) -> RecordLine {
     let mut bytes = Vec::new();
     let payload = m.payload();
     if let (Some(ts), None) = (upsert, payload) {

@@ -59,6 +59,7 @@ mod input;
 pub mod kafka;
 mod model;
 pub mod pg;
+pub mod registry;
 mod run;
 
 // Each test binary uses a subset, so a glob may go unused in one of them (as dead_code above).

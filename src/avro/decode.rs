@@ -1,0 +1,586 @@
+//! Avro binary datums straight to the engine's JSON text, through a plan compiled once per
+//! (writer schema, reader schema) pair: which writer fields to write, skip or rename, which reader
+//! defaults to append, how each value is promoted. Decoding a record allocates nothing and builds
+//! no intermediate value; every length and count is checked against the bytes left, so no input
+//! makes it allocate without bound, loop without bound or panic.
+//!
+//! Output is exact: a decimal becomes a JSON number with its scale's digits, integers stay
+//! integers (timestamps, dates and times in their unit), bytes and fixed become base64 text, an
+//! enum its (reader's) symbol, a union its branch's value; a record's fields come in the writer's
+//! order, then the reader's defaults for fields the writer lacks.
+
+use super::deref;
+use apache_avro::schema::{InnerDecimalSchema, NamesRef, RecordField, Schema};
+use std::io::Write;
+
+/// How deep schemas may nest (and how far a recursive type is unrolled) before compiling stops.
+const MAX_DEPTH: usize = 64;
+/// The most plan nodes one schema pair may compile to (a recursive type with two recursive
+/// fields would otherwise unroll exponentially).
+const MAX_NODES: usize = 20_000;
+/// The most items an array or map of zero-width items (nulls) may claim.
+const MAX_EMPTY_ITEMS: u64 = 1 << 16;
+
+/// One step of a compiled plan: how to read a writer value and what JSON to write for it.
+#[derive(Debug, Clone)]
+pub enum Node {
+    Null,
+    Bool,
+    Int,
+    Long,
+    /// An int or long read as a float or double.
+    IntAsFloat {
+        long: bool,
+    },
+    Float,
+    Double,
+    /// A string (or bytes read as a string).
+    Str,
+    /// Bytes (or a string read as bytes), written as base64.
+    Bytes,
+    Fixed(usize),
+    Decimal {
+        scale: usize,
+        fixed: Option<usize>,
+    },
+    UuidFixed,
+    Duration,
+    /// Writer symbol index -> the reader's symbol as a JSON string, or why it has none.
+    Enum(Vec<Result<Vec<u8>, String>>),
+    Array(Box<Node>),
+    Map(Box<Node>),
+    Record(Vec<Field>),
+    /// A writer union: each branch's plan (a branch the reader cannot hold: why).
+    Union(Vec<Result<Node, String>>),
+}
+
+#[derive(Debug, Clone)]
+pub enum Field {
+    /// Read and written under the reader's name (`"name":` prepared).
+    Read(Vec<u8>, Node),
+    /// A writer field the reader does not have.
+    Skip(Node),
+    /// A reader field the writer lacks: its default, as `"name":JSON`.
+    Default(Vec<u8>),
+}
+
+/// The plan reading `writer` datums as `reader` values.
+pub fn compile(
+    writer: &Schema,
+    wn: &NamesRef<'_>,
+    reader: &Schema,
+    rn: &NamesRef<'_>,
+) -> Result<Node, String> {
+    let c = Compiler {
+        wn,
+        rn,
+        nodes: std::cell::Cell::new(0),
+    };
+    c.node(writer, reader, 0)
+}
+
+struct Compiler<'a, 'w, 'r> {
+    wn: &'a NamesRef<'w>,
+    rn: &'a NamesRef<'r>,
+    /// Nodes compiled so far, against `MAX_NODES`.
+    nodes: std::cell::Cell<usize>,
+}
+
+impl Compiler<'_, '_, '_> {
+    fn node(&self, w: &Schema, r: &Schema, depth: usize) -> Result<Node, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "the schema nests deeper than {MAX_DEPTH} (a recursive type?)"
+            ));
+        }
+        self.nodes.set(self.nodes.get() + 1);
+        if self.nodes.get() > MAX_NODES {
+            return Err(format!(
+                "the schema unrolls to more than {MAX_NODES} steps (a recursive type?)"
+            ));
+        }
+        let (w, r) = (deref(w, self.wn)?, deref(r, self.rn)?);
+        if let Schema::Union(u) = w {
+            let branches = u
+                .variants()
+                .iter()
+                .map(|b| self.node(b, r, depth + 1))
+                .collect();
+            return Ok(Node::Union(branches));
+        }
+        if let Schema::Union(u) = r {
+            // The first reader branch of the writer's kind, preferring an exact match.
+            let mut why = None;
+            for b in u.variants() {
+                let b = deref(b, self.rn)?;
+                if same_kind(w, b) {
+                    return self.node(w, b, depth + 1);
+                }
+            }
+            for b in u.variants() {
+                match self.node(w, b, depth + 1) {
+                    Ok(n) => return Ok(n),
+                    Err(e) => why = why.or(Some(e)),
+                }
+            }
+            return Err(why.unwrap_or_else(|| {
+                format!("no branch of the reader's union holds a {}", kind(w))
+            }));
+        }
+        self.plain(w, r, depth)
+    }
+
+    fn plain(&self, w: &Schema, r: &Schema, depth: usize) -> Result<Node, String> {
+        use Schema as S;
+        let int_like = |s: &Schema| matches!(s, S::Int | S::Date | S::TimeMillis);
+        let long_like = |s: &Schema| {
+            matches!(
+                s,
+                S::Long
+                    | S::TimeMicros
+                    | S::TimestampMillis
+                    | S::TimestampMicros
+                    | S::TimestampNanos
+                    | S::LocalTimestampMillis
+                    | S::LocalTimestampMicros
+                    | S::LocalTimestampNanos
+            )
+        };
+        Ok(match (w, r) {
+            (S::Null, S::Null) => Node::Null,
+            (S::Boolean, S::Boolean) => Node::Bool,
+            (w, r) if int_like(w) && int_like(r) => Node::Int,
+            (w, r) if int_like(w) && long_like(r) => Node::Int,
+            (w, r) if long_like(w) && long_like(r) => Node::Long,
+            (w, S::Float | S::Double) if int_like(w) => Node::IntAsFloat { long: false },
+            (w, S::Float | S::Double) if long_like(w) => Node::IntAsFloat { long: true },
+            (S::Float, S::Float | S::Double) => Node::Float,
+            (S::Double, S::Double) => Node::Double,
+            (
+                S::String | S::Uuid(apache_avro::schema::UuidSchema::String),
+                S::String | S::Uuid(_),
+            ) => Node::Str,
+            (S::Bytes, S::String) => Node::Str,
+            (S::String | S::Bytes, S::Bytes) => Node::Bytes,
+            (S::Decimal(wd), S::Decimal(rd)) => {
+                if wd.scale != rd.scale {
+                    return Err(format!(
+                        "decimal scale {} cannot be read as scale {}",
+                        wd.scale, rd.scale
+                    ));
+                }
+                Node::Decimal {
+                    scale: wd.scale,
+                    fixed: match &wd.inner {
+                        InnerDecimalSchema::Bytes => None,
+                        InnerDecimalSchema::Fixed(f) => Some(f.size),
+                    },
+                }
+            }
+            (S::Uuid(apache_avro::schema::UuidSchema::Fixed(_)), S::Uuid(_)) => Node::UuidFixed,
+            (S::Duration(_), S::Duration(_)) => Node::Duration,
+            (S::Fixed(wf), S::Fixed(rf)) if wf.size == rf.size => Node::Fixed(wf.size),
+            (S::Enum(we), S::Enum(re)) => Node::Enum(
+                we.symbols
+                    .iter()
+                    .map(|s| {
+                        let sym = if re.symbols.contains(s) {
+                            Some(s)
+                        } else {
+                            re.default.as_ref()
+                        };
+                        sym.map(|s| json_string(s))
+                            .ok_or_else(|| format!("enum symbol `{s}` is not in the reader's enum"))
+                    })
+                    .collect(),
+            ),
+            (S::Array(wa), S::Array(ra)) => {
+                Node::Array(Box::new(self.node(&wa.items, &ra.items, depth + 1)?))
+            }
+            (S::Map(wm), S::Map(rm)) => {
+                Node::Map(Box::new(self.node(&wm.types, &rm.types, depth + 1)?))
+            }
+            (S::Record(wr), S::Record(rr)) => self.record(&wr.fields, &rr.fields, depth)?,
+            (w, r) => {
+                return Err(format!(
+                    "a writer {} cannot be read as a {}",
+                    kind(w),
+                    kind(r)
+                ))
+            }
+        })
+    }
+
+    fn record(&self, wf: &[RecordField], rf: &[RecordField], depth: usize) -> Result<Node, String> {
+        let find = |name: &str| {
+            rf.iter()
+                .find(|f| f.name == name || f.aliases.iter().any(|a| a == name))
+        };
+        let mut steps = Vec::with_capacity(wf.len());
+        let mut matched = Vec::new();
+        for w in wf {
+            match find(&w.name) {
+                Some(r) => {
+                    let node = self
+                        .node(&w.schema, &r.schema, depth + 1)
+                        .map_err(|e| format!("field `{}`: {e}", r.name))?;
+                    matched.push(r.name.as_str());
+                    steps.push(Field::Read(key(&r.name), node));
+                }
+                None => steps.push(Field::Skip(self.node(&w.schema, &w.schema, depth + 1)?)),
+            }
+        }
+        for r in rf.iter().filter(|r| !matched.contains(&r.name.as_str())) {
+            let d = r.default.as_ref().ok_or_else(|| {
+                format!(
+                    "the reader's field `{}` has no default and the writer lacks it",
+                    r.name
+                )
+            })?;
+            let mut out = key(&r.name);
+            default_json(d, &r.schema, self.rn, &mut out)?;
+            steps.push(Field::Default(out));
+        }
+        Ok(Node::Record(steps))
+    }
+}
+
+fn same_kind(w: &Schema, r: &Schema) -> bool {
+    std::mem::discriminant(w) == std::mem::discriminant(r)
+        && match (w, r) {
+            (Schema::Record(a), Schema::Record(b)) => a.name.name() == b.name.name(),
+            (Schema::Enum(a), Schema::Enum(b)) => a.name.name() == b.name.name(),
+            (Schema::Fixed(a), Schema::Fixed(b)) => a.name.name() == b.name.name(),
+            _ => true,
+        }
+}
+
+fn kind(s: &Schema) -> String {
+    let k = format!("{:?}", apache_avro::schema::SchemaKind::from(s));
+    k.to_ascii_lowercase()
+}
+
+fn key(name: &str) -> Vec<u8> {
+    let mut k = json_string(name);
+    k.push(b':');
+    k
+}
+
+fn json_string(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    write_str(s, &mut out);
+    out
+}
+
+/// A reader default (Avro's JSON encoding of a value of `schema`) as the engine's JSON: bytes,
+/// fixed and decimals are strings of code points 0-255 there.
+fn default_json(
+    d: &serde_json::Value,
+    schema: &Schema,
+    names: &NamesRef<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let schema = match deref(schema, names)? {
+        // A union's default is a value of its first branch.
+        Schema::Union(u) => deref(u.variants().first().ok_or("an empty union")?, names)?,
+        s => s,
+    };
+    let code_points = |v: &serde_json::Value| -> Result<Vec<u8>, String> {
+        v.as_str()
+            .ok_or("a bytes default must be a string")?
+            .chars()
+            .map(|c| {
+                u8::try_from(c as u32)
+                    .map_err(|_| "a bytes default holds a code point above 255".to_string())
+            })
+            .collect()
+    };
+    match schema {
+        Schema::Bytes | Schema::Fixed(_) => write_str(&super::base64(&code_points(d)?), out),
+        Schema::Decimal(ds) => {
+            let b = code_points(d)?;
+            decimal(&b, ds.scale, out);
+        }
+        _ => {
+            serde_json::to_writer(&mut *out, d).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads one datum of `node` from `input`, writing its JSON to `out`.
+pub fn run(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    match node {
+        Node::Null => out.extend_from_slice(b"null"),
+        Node::Bool => match take(input, 1)? {
+            [0] => out.extend_from_slice(b"false"),
+            [1] => out.extend_from_slice(b"true"),
+            _ => return Err("a boolean byte other than 0 or 1".into()),
+        },
+        Node::Int => {
+            let v = long(input)?;
+            i32::try_from(v).map_err(|_| "an int out of range")?;
+            let _ = write!(out, "{v}");
+        }
+        Node::Long => {
+            let _ = write!(out, "{}", long(input)?);
+        }
+        Node::IntAsFloat { long: is_long } => {
+            let v = long(input)?;
+            if !is_long {
+                i32::try_from(v).map_err(|_| "an int out of range")?;
+            }
+            number(v as f64, out);
+        }
+        Node::Float => {
+            let b = take(input, 4)?;
+            number(f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64, out);
+        }
+        Node::Double => {
+            let b = take(input, 8)?;
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            number(f64::from_le_bytes(a), out);
+        }
+        Node::Str => {
+            let b = sized(input)?;
+            let s = std::str::from_utf8(b).map_err(|_| "a string that is not UTF-8")?;
+            write_str(s, out);
+        }
+        Node::Bytes => {
+            let b = sized(input)?;
+            base64_into(b, out);
+        }
+        Node::Fixed(n) => base64_into(take(input, *n)?, out),
+        Node::Decimal { scale, fixed } => {
+            let b = match fixed {
+                Some(n) => take(input, *n)?,
+                None => sized(input)?,
+            };
+            decimal(b, *scale, out);
+        }
+        Node::UuidFixed => {
+            let b = take(input, 16)?;
+            out.push(b'"');
+            for (i, x) in b.iter().enumerate() {
+                if matches!(i, 4 | 6 | 8 | 10) {
+                    out.push(b'-');
+                }
+                let _ = write!(out, "{x:02x}");
+            }
+            out.push(b'"');
+        }
+        Node::Duration => {
+            let b = take(input, 12)?;
+            let u = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+            let _ = write!(
+                out,
+                "{{\"months\":{},\"days\":{},\"millis\":{}}}",
+                u(0),
+                u(4),
+                u(8)
+            );
+        }
+        Node::Enum(symbols) => {
+            let i = long(input)?;
+            let sym = usize::try_from(i)
+                .ok()
+                .and_then(|i| symbols.get(i))
+                .ok_or("an enum index out of range")?;
+            out.extend_from_slice(sym.as_ref().map_err(String::clone)?);
+        }
+        Node::Union(branches) => {
+            let i = long(input)?;
+            let b = usize::try_from(i)
+                .ok()
+                .and_then(|i| branches.get(i))
+                .ok_or("a union index out of range")?;
+            run(b.as_ref().map_err(String::clone)?, input, out)?;
+        }
+        Node::Array(item) => {
+            out.push(b'[');
+            let mut first = true;
+            blocks(input, item, |input| {
+                if !std::mem::take(&mut first) {
+                    out.push(b',');
+                }
+                run(item, input, out)
+            })?;
+            out.push(b']');
+        }
+        Node::Map(item) => {
+            out.push(b'{');
+            let mut first = true;
+            blocks(input, item, |input| {
+                if !std::mem::take(&mut first) {
+                    out.push(b',');
+                }
+                run(&Node::Str, input, out)?;
+                out.push(b':');
+                run(item, input, out)
+            })?;
+            out.push(b'}');
+        }
+        Node::Record(fields) => {
+            out.push(b'{');
+            let mut first = true;
+            for f in fields {
+                let (k, node) = match f {
+                    Field::Read(k, node) => (k, node),
+                    Field::Skip(node) => {
+                        skip(node, input, out)?;
+                        continue;
+                    }
+                    Field::Default(kv) => {
+                        if !std::mem::take(&mut first) {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(kv);
+                        continue;
+                    }
+                };
+                if !std::mem::take(&mut first) {
+                    out.push(b',');
+                }
+                out.extend_from_slice(k);
+                run(node, input, out)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// Reads past one datum of `node` (a field the reader drops): read as usual, then taken back
+/// off `out`, so skipping is exactly as strict as reading.
+fn skip(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    let mark = out.len();
+    let res = run(node, input, out);
+    out.truncate(mark);
+    res
+}
+
+/// Runs `item` for each item of an array's or map's blocks, counts checked against the input.
+fn blocks(
+    input: &mut &[u8],
+    item: &Node,
+    mut each: impl FnMut(&mut &[u8]) -> Result<(), String>,
+) -> Result<(), String> {
+    let zero_width = matches!(item, Node::Null);
+    let mut total = 0u64;
+    loop {
+        let n = long(input)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if n < 0 {
+            // A negative count is followed by the block's size in bytes.
+            long(input)?;
+        }
+        let n = n.unsigned_abs();
+        total = total.saturating_add(n);
+        let bound = if zero_width {
+            MAX_EMPTY_ITEMS
+        } else {
+            input.len() as u64
+        };
+        if total > bound {
+            return Err(format!(
+                "a block claims {n} items, more than the record can hold"
+            ));
+        }
+        for _ in 0..n {
+            each(input)?;
+        }
+    }
+}
+
+fn take<'a>(input: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
+    if input.len() < n {
+        return Err("the datum ends early".into());
+    }
+    let (head, rest) = input.split_at(n);
+    *input = rest;
+    Ok(head)
+}
+
+/// A zig-zag varint long.
+fn long(input: &mut &[u8]) -> Result<i64, String> {
+    let mut v: u64 = 0;
+    for i in 0..10 {
+        let [b, rest @ ..] = *input else {
+            return Err("the datum ends early".into());
+        };
+        *input = rest;
+        v |= ((b & 0x7f) as u64) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((v >> 1) as i64 ^ -((v & 1) as i64));
+        }
+    }
+    Err("a varint longer than 10 bytes".into())
+}
+
+/// A length-prefixed run of bytes.
+fn sized<'a>(input: &mut &'a [u8]) -> Result<&'a [u8], String> {
+    let n = long(input)?;
+    let n = usize::try_from(n).map_err(|_| "a negative length")?;
+    take(input, n)
+}
+
+fn number(v: f64, out: &mut Vec<u8>) {
+    // Non-finite floats have no JSON form: serde_json writes them as null.
+    let _ = serde_json::to_writer(&mut *out, &v);
+}
+
+fn write_str(s: &str, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn base64_into(b: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    out.extend_from_slice(super::base64(b).as_bytes());
+    out.push(b'"');
+}
+
+/// A two's complement big-endian unscaled value as the JSON number of its scale, written in
+/// place (no allocation up to 38 digits).
+pub fn decimal(b: &[u8], scale: usize, out: &mut Vec<u8>) {
+    if b.len() <= 16 {
+        let fill = if b.first().is_some_and(|x| x & 0x80 != 0) {
+            0xFF
+        } else {
+            0
+        };
+        let mut a = [fill; 16];
+        a[16 - b.len()..].copy_from_slice(b);
+        let v = i128::from_be_bytes(a);
+        if v < 0 {
+            out.push(b'-');
+        }
+        let start = out.len();
+        let _ = write!(out, "{}", v.unsigned_abs());
+        point(out, start, scale);
+    } else {
+        let n = num_bigint::BigInt::from_signed_bytes_be(b);
+        if n.sign() == num_bigint::Sign::Minus {
+            out.push(b'-');
+        }
+        let start = out.len();
+        let _ = write!(out, "{}", n.magnitude());
+        point(out, start, scale);
+    }
+}
+
+/// Places the decimal point `scale` digits from the end of the digits at `out[start..]`.
+fn point(out: &mut Vec<u8>, start: usize, scale: usize) {
+    if scale == 0 {
+        return;
+    }
+    let digits = out.len() - start;
+    if digits <= scale {
+        let zeros = std::iter::repeat_n(b'0', scale - digits);
+        out.splice(start..start, b"0.".iter().copied().chain(zeros));
+    } else {
+        out.insert(out.len() - scale, b'.');
+    }
+}
