@@ -17,11 +17,6 @@ use std::time::Duration;
 const MIN: Duration = Duration::from_secs(60);
 
 /// A tmpfs mounted at a path for the test's lifetime.
-/// The tests mount, remount and unmount one at a time: `mount -o remount` finds its target by
-/// reading the mount table, and a read that races another test's mount or unmount can miss it
-/// ("mount point not mounted", seen once on CI).
-static MOUNTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 struct Tmpfs(PathBuf);
 
 impl Tmpfs {
@@ -54,7 +49,6 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_full_checkpoint_disk_fails_checkpoints_within_tolerance_then_a_restart_finishes_exactly() {
-    let _one = MOUNTS.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let Some(fs) = Tmpfs::mount(&d.join("ck"), "6m") else {
@@ -157,7 +151,6 @@ fn a_full_checkpoint_disk_fails_checkpoints_within_tolerance_then_a_restart_fini
 
 #[test]
 fn a_full_sink_disk_stops_the_job_and_a_restart_with_room_finishes_exactly() {
-    let _one = MOUNTS.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let Some(fs) = Tmpfs::mount(&d.join("sink"), "128k") else {
