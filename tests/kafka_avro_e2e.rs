@@ -1,7 +1,8 @@
 //! Avro with a real Schema Registry (Apicurio's Confluent API) and broker, through the real
 //! binary. A topic holds records of two schema versions (V2 drops a field, promotes `qty` from
 //! int to long and adds `currency` with a default), written here with apache-avro's encoder in
-//! the Confluent wire format, plus three records that are not valid. The job reads them with the
+//! the Confluent wire format under Avro keys, plus three records that are not valid and one
+//! whose key is not Avro. The job reads them with the
 //! subject's latest version as reader schema: every record must arrive with V2's fields (V1's
 //! currency from the default), decimals digit for digit; the broken records are dead letters
 //! with their reasons. Its per-currency windows go to a file, to an at-least-once Avro sink that
@@ -51,6 +52,9 @@ const OUT_ENUM: &str = r#"{"type":"record","name":"SpendEurUsd","fields":[
   {"name":"window_start","type":"long"},
   {"name":"currency","type":{"type":"enum","name":"Cur","symbols":["EUR","USD"]}},
   {"name":"total","type":{"type":"bytes","logicalType":"decimal","precision":18,"scale":2}}]}"#;
+
+const KEY: &str =
+    r#"{"type":"record","name":"OrderKey","fields":[{"name":"customer","type":"long"}]}"#;
 
 const CURRENCIES: [&str; 3] = ["EUR", "USD", "GBP"];
 
@@ -111,17 +115,25 @@ fn produce(input: &str, subject: &str) -> (Vec<Order>, u32) {
     let id1 = register(subject, V1);
     let id2 = register(subject, V2);
     assert_ne!(id1, id2);
+    let key_schema = Schema::parse_str(KEY).unwrap();
+    let kid = register(&format!("{input}-key"), KEY);
     let mut rng = SplitMix(11);
     let mut orders = Vec::new();
-    let send = |payload: &[u8], part: i32| {
+    let send_keyed = |key: &[u8], payload: &[u8], part: i32| {
         p.send(
-            BaseRecord::<(), [u8]>::to(input)
+            BaseRecord::to(input)
+                .key(key)
                 .payload(payload)
                 .partition(part),
         )
         .unwrap();
         p.poll(Duration::ZERO);
     };
+    let key = |id: i64| {
+        let k = Avro::Record(vec![("customer".into(), Avro::Long(id % 13))]);
+        wire(kid, &key_schema, k)
+    };
+    let send = |payload: &[u8], part: i32| send_keyed(&key(1), payload, part);
     for id in 0..6_000i64 {
         let ts = BASE + id * 7 + (rng.next() % 500) as i64;
         let cents = (rng.next() % 200_000) as i64 - 500;
@@ -149,7 +161,7 @@ fn produce(input: &str, subject: &str) -> (Vec<Order>, u32) {
             ]);
             (wire(id2, &s2, v), c)
         };
-        send(&payload, (id % 2) as i32);
+        send_keyed(&key(id), &payload, (id % 2) as i32);
         orders.push(Order {
             id,
             cents,
@@ -173,6 +185,8 @@ fn produce(input: &str, subject: &str) -> (Vec<Order>, u32) {
     );
     send(&cut[..cut.len() - 2], 1);
     send(&[0, 0x7f, 0xff, 0xff, 0x01, 2], 0);
+    // A valid value under a key that is not wire-format Avro.
+    send_keyed(b"plain", &cut, 1);
     p.flush(Duration::from_secs(30)).unwrap();
     (orders, id1)
 }
@@ -185,10 +199,11 @@ fn config(d: &Path, input: &str, out: &str, out_eo: &str) -> String {
         "[runtime]\nshards = 2\n\n\
          [sources.orders]\ntype = \"kafka\"\n{client}topic = \"{input}\"\nstart = \"earliest\"\n\
          stop_at = \"end\"\nformat = \"avro\"\nschema_registry = {{ url = \"{reg}\" }}\n\
+         metadata = true\nkey_format = \"avro\"\n\
          event_time = {{ field = \"ts\", unit = \"ms\" }}\n\
          watermark = {{ max_out_of_orderness = \"1s\" }}\n\n\
          [transforms.rows]\ntype = \"select\"\ninputs = [\"orders\"]\n\
-         fields = {{ id = \"id\", amount = \"amount\", ts = \"ts\", qty = \"qty\", currency = \"currency\", note = \"note\" }}\n\n\
+         fields = {{ id = \"id\", amount = \"amount\", ts = \"ts\", qty = \"qty\", currency = \"currency\", note = \"note\", customer = \"_kafka.key.customer\" }}\n\n\
          [transforms.spend]\ntype = \"window\"\ninputs = [\"orders\"]\ngroup_by = [\"currency\"]\n\
          window = {{ type = \"tumbling\", size = \"10s\" }}\n\
          aggregates = {{ n = \"count()\", qty = \"sum(qty)\", total = \"sum(amount)\" }}\n\n\
@@ -291,6 +306,12 @@ fn two_schema_versions_resolve_to_the_latest_and_windows_round_trip_through_avro
         assert_eq!(f["ts"].get(), o.ts.to_string());
         assert_eq!(f["qty"].get(), o.qty.to_string());
         assert_eq!(f["currency"].get(), format!("\"{}\"", o.currency));
+        assert_eq!(
+            f["customer"].get(),
+            (o.id % 13).to_string(),
+            "the Avro key of {}",
+            o.id
+        );
     }
 
     let want = reference(&orders);
@@ -345,7 +366,12 @@ fn two_schema_versions_resolve_to_the_latest_and_windows_round_trip_through_avro
     assert_eq!(has("not an Avro record"), 1, "{reasons:#?}");
     assert_eq!(has("schema id 2147483393"), 1, "{reasons:#?}");
     assert_eq!(has("expected one of EUR, USD"), gbp, "{reasons:#?}");
-    assert_eq!(dead.len(), 3 + gbp, "{reasons:#?}");
+    assert_eq!(
+        has("the record key: not a schema-registry Avro record"),
+        1,
+        "{reasons:#?}"
+    );
+    assert_eq!(dead.len(), 4 + gbp, "{reasons:#?}");
 }
 
 #[test]

@@ -73,7 +73,8 @@ fn parse(text: &str, what: &str) -> Result<Schema, String> {
 #[derive(Debug)]
 pub struct AvroSource {
     registry: Registry,
-    reader: Schema,
+    /// `None`: each writer schema is read as itself (record keys).
+    reader: Option<Schema>,
     /// The reader schema's version, for logs.
     pub version: u32,
 }
@@ -91,9 +92,19 @@ impl AvroSource {
         ResolvedSchema::try_from(&reader).map_err(|e| format!("{what}: {e}"))?;
         Ok(AvroSource {
             registry,
-            reader,
+            reader: Some(reader),
             version: v.version,
         })
+    }
+
+    /// Record keys: each read with its own writer schema (no reader schema, so nothing is asked
+    /// of the registry until the first key).
+    pub fn keys(plan: &RegistryPlan) -> AvroSource {
+        AvroSource {
+            registry: plan.client(),
+            reader: None,
+            version: 0,
+        }
     }
 }
 
@@ -130,13 +141,13 @@ impl AvroDecoder {
     pub fn with_schemas(reader: &str, writers: &[(u32, &str)]) -> Result<AvroDecoder, String> {
         let shared = Arc::new(AvroSource {
             registry: Registry::new("http://127.0.0.1:9", None),
-            reader: parse(reader, "the reader schema")?,
+            reader: Some(parse(reader, "the reader schema")?),
             version: 0,
         });
         let mut d = AvroDecoder::new(shared.clone())?;
         for (id, text) in writers {
             let w = parse(text, &format!("schema id {id}"))?;
-            d.known.insert(*id, Known::new(&w, &shared.reader)?);
+            d.known.insert(*id, Known::new(&w, shared.reader.as_ref())?);
         }
         Ok(d)
     }
@@ -184,12 +195,14 @@ impl AvroDecoder {
             .schema_by_id(id)
             .map_err(|e| format!("schema id {id}: {e}"))?;
         let writer = parse(&text, &format!("schema id {id}"))?;
-        Known::new(&writer, &self.shared.reader).map_err(|e| format!("schema id {id}: {e}"))
+        Known::new(&writer, self.shared.reader.as_ref()).map_err(|e| format!("schema id {id}: {e}"))
     }
 }
 
 impl Known {
-    fn new(writer: &Schema, reader: &Schema) -> Result<Known, String> {
+    /// `reader`: `None` reads the writer schema as itself.
+    fn new(writer: &Schema, reader: Option<&Schema>) -> Result<Known, String> {
+        let reader = reader.unwrap_or(writer);
         let wn = ResolvedSchema::try_from(writer).map_err(|e| e.to_string())?;
         let rn = ResolvedSchema::try_from(reader).map_err(|e| e.to_string())?;
         Ok(Known {

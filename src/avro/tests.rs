@@ -48,7 +48,7 @@ fn decode(writer: &str, reader: &str, datum: &[u8]) -> Result<String, String> {
     let w = Schema::parse_str(writer).unwrap();
     let r = Schema::parse_str(reader).unwrap();
     let mut out = Vec::new();
-    Known::new(&w, &r)?.read(datum, &mut out)?;
+    Known::new(&w, Some(&r))?.read(datum, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
 }
 

@@ -173,7 +173,7 @@ pub struct KafkaSourceConfig {
     /// timestamp, partition, offset, topic), for expressions and group-by.
     #[serde(default)]
     pub metadata: bool,
-    /// How `_kafka.key` is decoded: `"string"` (the default) or `"json"`.
+    /// How `_kafka.key` is decoded: `"string"` (the default), `"json"` or `"avro"`.
     #[serde(default)]
     pub key_format: KafkaKeyFormat,
     /// `"upsert"`: the topic is a table's changelog (a compacted topic): each record a new
@@ -202,6 +202,8 @@ pub enum KafkaKeyFormat {
     String,
     /// The key as the JSON value it holds (a key that is not JSON: as a string).
     Json,
+    /// The key as Confluent wire-format Avro, read with its writer schema from `schema_registry`.
+    Avro,
 }
 
 pub use kafka::{KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName};

@@ -225,7 +225,8 @@ pub enum SourceKind {
         path: String,
     },
     Generator(GeneratorPlan),
-    Kafka(KafkaPlan),
+    /// Boxed: its many settings would make every source kind as large.
+    Kafka(Box<KafkaPlan>),
 }
 
 /// A Kafka source (see `sources::kafka`).
@@ -251,6 +252,8 @@ pub struct KafkaPlan {
     pub upsert: Option<Option<String>>,
     /// `format = "avro"`: the registry and the reader schema.
     pub avro: Option<crate::avro::AvroSourcePlan>,
+    /// `key_format = "avro"`: the registry the keys' writer schemas come from.
+    pub avro_key: Option<crate::avro::RegistryPlan>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,8 @@
 use super::checkpointing::Resume;
 use super::RuntimeError;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::plan::{KafkaPlan, Plan, SourceKind};
-use crate::sources::kafka::KafkaReader;
+use crate::plan::{Plan, SourceKind};
+use crate::sources::kafka::{Avro, KafkaReader};
 use crate::sources::{PartKind, Partition};
 use crate::time::WatermarkTracker;
 
@@ -74,26 +74,35 @@ pub fn restore(parts: &mut [Partition], r: &Resume) -> Result<(), RuntimeError> 
     Ok(())
 }
 
-/// Per source: its Avro reader schema and registry, fetched once for all shards (`None`: not
-/// Avro). A missing subject or an unreachable registry fails the start, naming the source.
-pub fn avro_sources(
-    plan: &Plan,
-) -> Result<Vec<Option<std::sync::Arc<crate::avro::AvroSource>>>, RuntimeError> {
+/// Per source: its Avro reader schema and registry, fetched once for all shards, and its keys'
+/// registry (`key_format = "avro"`). A missing subject or an unreachable registry fails the start,
+/// naming the source.
+pub fn avro_sources(plan: &Plan) -> Result<Vec<Avro>, RuntimeError> {
+    use std::sync::Arc;
     plan.sources
         .iter()
-        .map(|src| match &src.kind {
-            SourceKind::Kafka(KafkaPlan { avro: Some(a), .. }) => {
-                crate::avro::AvroSource::open(a, plan.runtime.max_line_bytes)
-                    .map(|s| {
-                        tracing::info!(source = %src.name, subject = %a.subject, version = s.version, "avro reader schema");
-                        Some(std::sync::Arc::new(s))
-                    })
-                    .map_err(|message| RuntimeError::Setup {
-                        what: format!("source `{}`", src.name),
-                        message,
-                    })
-            }
-            _ => Ok(None),
+        .map(|src| {
+            let SourceKind::Kafka(k) = &src.kind else {
+                return Ok(Avro::default());
+            };
+            let key = k
+                .avro_key
+                .as_ref()
+                .map(|r| Arc::new(crate::avro::AvroSource::keys(r)));
+            let Some(a) = &k.avro else {
+                return Ok(Avro { value: None, key });
+            };
+            let s = crate::avro::AvroSource::open(a, plan.runtime.max_line_bytes).map_err(
+                |message| RuntimeError::Setup {
+                    what: format!("source `{}`", src.name),
+                    message,
+                },
+            )?;
+            tracing::info!(source = %src.name, subject = %a.subject, version = s.version, "avro reader schema");
+            Ok(Avro {
+                value: Some(Arc::new(s)),
+                key,
+            })
         })
         .collect()
 }
@@ -105,7 +114,7 @@ pub fn reader(
     parts: &[Partition],
     id: usize,
     shards: usize,
-    avro: &[Option<std::sync::Arc<crate::avro::AvroSource>>],
+    avro: &[Avro],
 ) -> Result<Option<KafkaReader>, RuntimeError> {
     let mut reader = KafkaReader::default();
     for (si, src) in plan.sources.iter().enumerate() {
@@ -125,7 +134,7 @@ pub fn reader(
             continue;
         }
         reader
-            .add(kp, &mine, avro.get(si).and_then(Option::as_ref))
+            .add(kp, &mine, avro.get(si).unwrap_or(&Avro::default()))
             .map_err(|message| RuntimeError::Setup {
                 what: format!("source `{}`", src.name),
                 message,

@@ -339,7 +339,7 @@ fn endpoint(
         .iter()
         .enumerate()
         .filter_map(|(i, p)| match (&p.kind, &plan.sources[p.source].kind) {
-            (PartKind::Kafka(k), SourceKind::Kafka(kp)) => Some((i as u16, kp, k)),
+            (PartKind::Kafka(k), SourceKind::Kafka(kp)) => Some((i as u16, &**kp, k)),
             _ => None,
         })
         .collect();

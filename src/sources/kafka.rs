@@ -100,6 +100,13 @@ pub enum Fetch {
     Beyond,
 }
 
+/// One source's Avro schemas, shared by its shards: values' and keys'.
+#[derive(Debug, Clone, Default)]
+pub struct Avro {
+    pub value: Option<Arc<crate::avro::AvroSource>>,
+    pub key: Option<Arc<crate::avro::AvroSource>>,
+}
+
 /// A record's line, or its raw value and why it could not be decoded.
 type RecordLine = Result<Vec<u8>, (Vec<u8>, String)>;
 
@@ -119,6 +126,12 @@ struct Owned {
     at_eof: bool,
     /// Chunks in a row that ended with no record.
     pub empty_streak: u32,
+    /// How its records become lines.
+    decoding: Decoding,
+}
+
+/// How a partition's records become the engine's lines.
+struct Decoding {
     /// Records carry their metadata as `_kafka`, the key decoded so.
     metadata: Option<crate::config::KafkaKeyFormat>,
     /// An upsert changelog: tombstones become deletion rows, timed by this field (`None`: the
@@ -126,32 +139,41 @@ struct Owned {
     upsert: Option<Option<String>>,
     /// `format = "avro"`: values are decoded to JSON records here, before metadata joins them.
     avro: Option<crate::avro::AvroDecoder>,
+    /// `key_format = "avro"`: keys decoded to JSON before they join metadata or tombstones.
+    avro_key: Option<crate::avro::AvroDecoder>,
 }
 
-/// The engine's line for record `m`: a tombstone's deletion row, or the value (decoded from Avro
-/// first) with the record's metadata when asked; or the raw value and why it is not one.
-fn record_line<M: Message>(
-    m: &M,
-    avro: &mut Option<crate::avro::AvroDecoder>,
-    metadata: Option<crate::config::KafkaKeyFormat>,
-    upsert: Option<&Option<String>>,
-) -> RecordLine {
+/// The engine's line for record `m` of partition `o`: a tombstone's deletion row, or the value
+/// (decoded from Avro first) with the record's metadata when asked; or the raw value and why it
+/// is not one.
+fn record_line<M: Message>(m: &M, o: &mut Decoding) -> RecordLine {
     let mut bytes = Vec::new();
     let payload = m.payload();
-    if let (Some(ts), None) = (upsert, payload) {
-        super::kafka_meta::tombstone(m, metadata, ts.as_deref(), &mut bytes);
+    let mut key_json = Vec::new();
+    let key = match (&mut o.avro_key, m.key()) {
+        (Some(dec), Some(k)) => match dec.to_json(k, &mut key_json) {
+            Ok(()) => Some(&key_json[..]),
+            Err(why) => {
+                let raw = payload.unwrap_or_default().to_vec();
+                return Err((raw, format!("the record key: {why}")));
+            }
+        },
+        (_, k) => k,
+    };
+    if let (Some(ts), None) = (&o.upsert, payload) {
+        super::kafka_meta::tombstone(m, key, o.metadata, ts.as_deref(), &mut bytes);
         return Ok(bytes);
     }
     let mut decoded = Vec::new();
-    let value = match (avro, payload) {
+    let value = match (&mut o.avro, payload) {
         (Some(dec), Some(raw)) => match dec.to_json(raw, &mut decoded) {
             Ok(()) => &decoded[..],
             Err(why) => return Err((raw.to_vec(), why)),
         },
         (_, p) => p.unwrap_or_default(),
     };
-    match metadata {
-        Some(f) => super::kafka_meta::line_with_metadata(m, value, f, &mut bytes),
+    match o.metadata {
+        Some(f) => super::kafka_meta::line_with_metadata(m, key, value, f, &mut bytes),
         None if decoded.is_empty() => bytes.extend_from_slice(value),
         None => return Ok(decoded),
     }
@@ -177,7 +199,7 @@ impl KafkaReader {
         &mut self,
         plan: &KafkaPlan,
         parts: &[(u16, &KafkaPart, i64)],
-        avro: Option<&Arc<crate::avro::AvroSource>>,
+        avro: &Avro,
     ) -> Result<(), String> {
         let high = parts
             .iter()
@@ -211,11 +233,20 @@ impl KafkaReader {
                 last_data: Instant::now(),
                 at_eof: false,
                 empty_streak: 0,
-                metadata: plan.metadata,
-                upsert: plan.upsert.clone(),
-                avro: avro
-                    .map(|a| crate::avro::AvroDecoder::new(a.clone()))
-                    .transpose()?,
+                decoding: Decoding {
+                    metadata: plan.metadata,
+                    upsert: plan.upsert.clone(),
+                    avro: avro
+                        .value
+                        .as_ref()
+                        .map(|a| crate::avro::AvroDecoder::new(a.clone()))
+                        .transpose()?,
+                    avro_key: avro
+                        .key
+                        .as_ref()
+                        .map(|a| crate::avro::AvroDecoder::new(a.clone()))
+                        .transpose()?,
+                },
             });
         }
         consumer
@@ -310,7 +341,7 @@ impl KafkaReader {
                 Some(Ok(m)) => {
                     o.at_eof = false;
                     let ts = m.timestamp().to_millis();
-                    let line = record_line(&m, &mut o.avro, o.metadata, o.upsert.as_ref());
+                    let line = record_line(&m, &mut o.decoding);
                     o.held = Some((m.offset(), ts, line));
                 }
             }

@@ -16,6 +16,7 @@ pub const FIELD: &str = "_kafka";
 /// Writes `m`'s value with its metadata spliced in as the first field into `out` (cleared).
 pub fn line_with_metadata<M: Message>(
     m: &M,
+    key: Option<&[u8]>,
     value: &[u8],
     key_format: KafkaKeyFormat,
     out: &mut Vec<u8>,
@@ -29,7 +30,7 @@ pub fn line_with_metadata<M: Message>(
     out.extend_from_slice(b"{\"");
     out.extend_from_slice(FIELD.as_bytes());
     out.extend_from_slice(b"\":{");
-    members(m, key_format, out);
+    members(m, key, key_format, out);
     out.push(b'}');
     let rest = &value[open + 1..];
     let empty = rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
@@ -48,12 +49,13 @@ pub const TOMBSTONE: &[u8] = b"{\"_kafka\":{\"tombstone\":true";
 /// key is not a JSON object.
 pub fn tombstone<M: Message>(
     m: &M,
+    key: Option<&[u8]>,
     metadata: Option<KafkaKeyFormat>,
     ts_field: Option<&str>,
     out: &mut Vec<u8>,
 ) {
     out.clear();
-    let Some(k) = m.key().map(<[u8]>::trim_ascii) else {
+    let Some(k) = key.map(<[u8]>::trim_ascii) else {
         return;
     };
     let is_object = k.first() == Some(&b'{')
@@ -64,7 +66,7 @@ pub fn tombstone<M: Message>(
     out.extend_from_slice(TOMBSTONE);
     if let Some(f) = metadata {
         out.push(b',');
-        members(m, f, out);
+        members(m, key, f, out);
     }
     out.push(b'}');
     let inner = k[1..k.len() - 1].trim_ascii();
@@ -82,9 +84,9 @@ pub fn tombstone<M: Message>(
 }
 
 /// The metadata object's members: `"key":...,"headers":{...},...,"topic":"..."`.
-fn members<M: Message>(m: &M, key_format: KafkaKeyFormat, out: &mut Vec<u8>) {
+fn members<M: Message>(m: &M, k: Option<&[u8]>, key_format: KafkaKeyFormat, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\"key\":");
-    key(m.key(), key_format, out);
+    key(k, key_format, out);
     out.extend_from_slice(b",\"headers\":{");
     if let Some(h) = m.headers() {
         let mut seen: Vec<&str> = Vec::new();
@@ -125,8 +127,9 @@ fn key(k: Option<&[u8]>, format: KafkaKeyFormat, out: &mut Vec<u8>) {
         out.extend_from_slice(b"null");
         return;
     };
-    if format == KafkaKeyFormat::Json && serde_json::from_slice::<serde::de::IgnoredAny>(k).is_ok()
-    {
+    // An Avro key arrives here already decoded to JSON.
+    let json = matches!(format, KafkaKeyFormat::Json | KafkaKeyFormat::Avro);
+    if json && serde_json::from_slice::<serde::de::IgnoredAny>(k).is_ok() {
         // Valid JSON text, written as it is (without surrounding whitespace).
         out.extend_from_slice(k.trim_ascii());
         return;
@@ -160,7 +163,7 @@ mod tests {
 
     fn line(m: &OwnedMessage, f: KafkaKeyFormat) -> serde_json::Value {
         let mut out = Vec::new();
-        line_with_metadata(m, m.payload().unwrap_or_default(), f, &mut out);
+        line_with_metadata(m, m.key(), m.payload().unwrap_or_default(), f, &mut out);
         serde_json::from_slice(&out)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
     }
@@ -239,7 +242,7 @@ mod tests {
     fn a_tombstone_becomes_its_keys_deletion_row_timed_by_its_kafka_timestamp() {
         let m = msg(None, Some(b" {\"currency\":\"EUR\",\"n\":1} "), None);
         let mut out = Vec::new();
-        tombstone(&m, None, Some("ts"), &mut out);
+        tombstone(&m, m.key(), None, Some("ts"), &mut out);
         assert!(out.starts_with(TOMBSTONE));
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(
@@ -247,7 +250,7 @@ mod tests {
             serde_json::json!({"_kafka": {"tombstone": true}, "currency": "EUR", "n": 1,
                                "ts": 1_700_000_000_123_i64})
         );
-        tombstone(&m, Some(KafkaKeyFormat::Json), None, &mut out);
+        tombstone(&m, m.key(), Some(KafkaKeyFormat::Json), None, &mut out);
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["_kafka"]["tombstone"], true);
         assert_eq!(v["_kafka"]["key"]["currency"], "EUR");
@@ -255,7 +258,8 @@ mod tests {
         assert!(v.get("ts").is_none());
         // No key, or one that is not an object: nothing to delete, left for the dead letters.
         for k in [None, Some(&b"EUR"[..]), Some(b"[1]"), Some(b"{bad")] {
-            tombstone(&msg(None, k, None), None, Some("ts"), &mut out);
+            let m = msg(None, k, None);
+            tombstone(&m, m.key(), None, Some("ts"), &mut out);
             assert!(out.is_empty(), "{k:?}");
         }
     }
@@ -267,6 +271,7 @@ mod tests {
             let m = msg(value, Some(b"k"), None);
             line_with_metadata(
                 &m,
+                m.key(),
                 m.payload().unwrap_or_default(),
                 KafkaKeyFormat::String,
                 &mut out,

@@ -6,7 +6,8 @@
 use super::Builder;
 use crate::avro::{AvroSinkPlan, AvroSourcePlan, RegistryPlan};
 use crate::config::{
-    Format, KafkaSinkConfig, KafkaSinkFormat, KafkaSourceConfig, KeyPath, SchemaRegistryConfig,
+    Format, KafkaKeyFormat, KafkaSinkConfig, KafkaSinkFormat, KafkaSourceConfig, KeyPath,
+    SchemaRegistryConfig,
 };
 
 impl Builder<'_> {
@@ -17,6 +18,11 @@ impl Builder<'_> {
         topics: &[String],
     ) -> Option<AvroSourcePlan> {
         let at = KeyPath::new(["sources", name]);
+        let avro_key = k.key_format == KafkaKeyFormat::Avro;
+        if k.format != Format::Avro && avro_key {
+            // The registry serves the keys only; `avro_key` validates the table.
+            return None;
+        }
         let sr = self.registry_table(&at, k.format == Format::Avro, k.schema_registry.as_ref())?;
         if sr.schema_file.is_some() {
             self.err(
@@ -40,6 +46,28 @@ impl Builder<'_> {
             subject,
             version: sr.version,
         })
+    }
+
+    /// `key_format = "avro"`: keys read with their own writer schemas, by the ids they carry.
+    pub(super) fn avro_key(&mut self, name: &str, k: &KafkaSourceConfig) -> Option<RegistryPlan> {
+        if k.key_format != KafkaKeyFormat::Avro {
+            return None;
+        }
+        let at = KeyPath::new(["sources", name]);
+        let Some(sr) = &k.schema_registry else {
+            self.err(
+                at.clone().key("key_format"),
+                "key_format = \"avro\" reads key schemas from a registry: add `schema_registry = { url = \"http://127.0.0.1:8081\" }`".into(),
+            );
+            return None;
+        };
+        if !(k.metadata || k.changelog == crate::config::KafkaChangelog::Upsert) {
+            self.err(
+                at.clone().key("key_format"),
+                "the key is read only with metadata = true (as `_kafka.key`) or changelog = \"upsert\"".into(),
+            );
+        }
+        Some(self.registry(&at, sr))
     }
 
     pub(super) fn avro_sink(&mut self, name: &str, k: &KafkaSinkConfig) -> Option<AvroSinkPlan> {
@@ -162,5 +190,98 @@ impl Builder<'_> {
             url: sr.url.clone(),
             basic,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use crate::plan::{build::build, Plan, SinkKind, SourceKind};
+
+    /// A Kafka source and sink with `source` and `sink` lines added.
+    fn job(source: &str, sink: &str) -> String {
+        format!(
+            "[sources.ev]\ntype = \"kafka\"\nbrokers = \"b:9092\"\ntopic = \"t\"\n\
+             event_time = {{ field = \"ts\", unit = \"ms\" }}\n{source}\n\
+             [transforms.kept]\ntype = \"filter\"\ninputs = [\"ev\"]\nwhere = \"true\"\n\n\
+             [sinks.out]\ntype = \"kafka\"\ninputs = [\"kept\"]\nbrokers = \"b:9092\"\ntopic = \"o\"\n{sink}"
+        )
+    }
+
+    fn built(text: &str) -> Result<Plan, String> {
+        let (config, src) = parse(text, "a.toml").map_err(|e| e.to_string())?;
+        build(&config, &src).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn subjects_default_to_the_topic_and_secrets_come_from_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let avsc = dir.path().join("o.avsc");
+        std::fs::write(
+            &avsc,
+            r#"{"type":"record","name":"O","fields":[{"name":"n","type":"long"}]}"#,
+        )
+        .unwrap();
+        let plan = built(&job(
+            "format = \"avro\"\nkey_format = \"avro\"\nmetadata = true\n\
+             schema_registry = { url = \"http://r:8081\", version = 3, username = \"u\", password_env = \"PATH\" }\n",
+            &format!(
+                "format = \"avro\"\nschema_registry = {{ url = \"https://r\", schema_file = {:?} }}\n",
+                avsc.display().to_string()
+            ),
+        ))
+        .unwrap();
+        let SourceKind::Kafka(k) = &plan.sources[0].kind else {
+            panic!()
+        };
+        let a = k.avro.as_ref().unwrap();
+        assert_eq!((a.subject.as_str(), a.version), ("t-value", Some(3)));
+        let basic = a.registry.basic.as_ref().unwrap();
+        assert_eq!(
+            (basic.0.as_str(), basic.1.clone()),
+            ("u", std::env::var("PATH").unwrap())
+        );
+        assert_eq!(k.avro_key.as_ref().unwrap().url, "http://r:8081");
+        let SinkKind::Kafka(s) = &plan.sinks[0].kind else {
+            panic!()
+        };
+        let sa = s.avro.as_ref().unwrap();
+        assert_eq!(sa.subject, "o-value");
+        assert!(sa.schema.as_deref().unwrap().contains("\"O\""));
+    }
+
+    #[test]
+    fn misplaced_or_missing_registry_settings_name_their_keys() {
+        let cases = [
+            ("format = \"avro\"\n", "", "sources.ev.schema_registry", "reads schemas from a registry"),
+            ("schema_registry = { url = \"http://r\" }\n", "", "sources.ev.schema_registry", "is for format = \"avro\""),
+            ("key_format = \"avro\"\nmetadata = true\n", "", "sources.ev.key_format", "add `schema_registry"),
+            ("key_format = \"avro\"\nschema_registry = { url = \"http://r\" }\n", "", "sources.ev.key_format", "only with metadata = true"),
+            ("format = \"avro\"\nschema_registry = { url = \"r:8081\" }\n", "", "sources.ev.schema_registry.url", "not an http://"),
+            ("format = \"avro\"\nschema_registry = { url = \"http://r\", schema_file = \"x.avsc\" }\n", "", "schema_registry.schema_file", "for sinks"),
+            ("format = \"avro\"\nschema_registry = { url = \"http://r\", password_env = \"SLUICE_NO_SUCH_VAR_7\" }\n", "", "schema_registry.password_env", "`SLUICE_NO_SUCH_VAR_7` is not set"),
+            ("", "format = \"avro\"\nschema_registry = { url = \"http://r\", schema_file = \"/nonexistent.avsc\" }\n", "sinks.out.schema_registry.schema_file", "cannot read `/nonexistent.avsc`"),
+            ("", "format = \"avro\"\nschema_registry = { url = \"http://r\", version = 2 }\n", "sinks.out.schema_registry.version", "latest version"),
+        ];
+        for (source, sink, key, why) in cases {
+            let e = built(&job(source, sink)).unwrap_err();
+            assert!(
+                e.contains(key) && e.contains(why),
+                "{key} / {why} not in:\n{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_source_cannot_be_avro() {
+        let text = "[sources.f]\ntype = \"file\"\npath = \"x.ndjson\"\nformat = \"avro\"\n\
+                    event_time = { field = \"ts\" }\n\n\
+                    [transforms.kept]\ntype = \"filter\"\ninputs = [\"f\"]\nwhere = \"true\"\n\n\
+                    [sinks.out]\ntype = \"stdout\"\ninputs = [\"kept\"]\n";
+        let e = built(text).unwrap_err();
+        assert!(
+            e.contains("sources.f.format") && e.contains("read from Kafka"),
+            "{e}"
+        );
     }
 }

@@ -116,7 +116,7 @@ impl Builder<'_> {
                     count: g.count,
                 })
             }
-            SourceConfig::Kafka(k) => SourceKind::Kafka(self.kafka(name, k)),
+            SourceConfig::Kafka(k) => SourceKind::Kafka(Box::new(self.kafka(name, k))),
         };
         let backfill = match s {
             SourceConfig::File(f) => self.backfill(name, f),
@@ -241,6 +241,7 @@ impl Builder<'_> {
             _ => None,
         };
         let avro = self.avro_source(name, k, &topics);
+        let avro_key = self.avro_key(name, k);
         KafkaPlan {
             brokers: k.brokers.clone(),
             topics,
@@ -261,6 +262,7 @@ impl Builder<'_> {
             metadata: k.metadata.then_some(k.key_format),
             upsert: self.upsert(name, k),
             avro,
+            avro_key,
         }
     }
 
@@ -325,8 +327,8 @@ impl Builder<'_> {
             return None;
         }
         let key = |k: &str| KeyPath::new(["sources", name, k]);
-        if k.key_format != KafkaKeyFormat::Json {
-            self.err(key("key_format"), "changelog = \"upsert\" reads the table key from the record key: set key_format = \"json\" (a JSON object of the key fields)".into());
+        if !matches!(k.key_format, KafkaKeyFormat::Json | KafkaKeyFormat::Avro) {
+            self.err(key("key_format"), "changelog = \"upsert\" reads the table key from the record key: set key_format = \"json\" (a JSON object of the key fields) or \"avro\" (a record)".into());
         }
         let et = &k.event_time;
         if et.kafka_timestamp {
