@@ -233,3 +233,88 @@ fn a_checkpoint_resumes_only_into_the_same_order() {
         r.stderr
     );
 }
+
+/// The same pairs through Kafka: impressions and clicks in topics of their own, read to their
+/// ends. Unaligned, the clicks topic is read to its end while impressions are a tenth of the way
+/// and nearly every click waits in the join; with `max_drift` the clicks partition sits rounds
+/// out, the join's peak stays bounded, and the pairs are the same.
+#[test]
+fn alignment_bounds_the_state_a_fast_kafka_partition_builds() {
+    use common::kafka::{broker, client_toml, topic};
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (imps, clicks) = write_data(d);
+    let want = expected(&imps, &clicks);
+    let (ti, tc) = (topic("align-imps", 1), topic("align-clicks", 1));
+    let p: BaseProducer = rdkafka::config::ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .create()
+        .unwrap();
+    for (t, file) in [(&ti, "impressions.ndjson"), (&tc, "clicks.ndjson")] {
+        for line in read_lines(&d.join(file)) {
+            while let Err((e, _)) = p.send(BaseRecord::<(), str>::to(t).payload(line.trim_end())) {
+                assert!(format!("{e}").contains("Queue full"), "{e}");
+                p.poll(Duration::from_millis(10));
+            }
+            p.poll(Duration::ZERO);
+        }
+    }
+    p.flush(Duration::from_secs(30)).unwrap();
+    let run = |name: &str, drift: Option<&str>| {
+        let cfg = config(d, name, 2, drift, "");
+        let kafka = |t: &str| {
+            format!(
+                "type = \"kafka\"\n{}topic = \"{t}\"\nstart = \"earliest\"\nstop_at = \"end\"\n",
+                client_toml()
+            )
+        };
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        let text = text
+            .replacen(
+                &format!(
+                    "type = \"file\"\npath = {}\n",
+                    toml_str(&d.join("impressions.ndjson").to_string_lossy())
+                ),
+                &kafka(&ti),
+                1,
+            )
+            .replacen(
+                &format!(
+                    "type = \"file\"\npath = {}\n",
+                    toml_str(&d.join("clicks.ndjson").to_string_lossy())
+                ),
+                &kafka(&tc),
+                1,
+            );
+        assert!(!text.contains("type = \"file\"\npath"), "{text}");
+        std::fs::write(&cfg, text).unwrap();
+        let stats = d.join(format!("{name}-stats.json"));
+        let r = sluice(
+            d,
+            &["run", "--config", &cfg, "--stats", &stats.to_string_lossy()],
+            MIN * 2,
+        );
+        assert!(r.success, "{}", r.stderr);
+        let s: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let got = pairs(&d.join(format!("{name}.ndjson")));
+        let set: BTreeSet<_> = got.iter().cloned().collect();
+        assert_eq!(got.len(), set.len(), "no pair twice ({name})");
+        assert_eq!(set, want, "{name}");
+        (
+            s["joins"][0]["peak"][1].as_u64().unwrap(),
+            s["alignment_paused_rounds"].clone(),
+        )
+    };
+    let (free_peak, free_paused) = run("kafka-free", None);
+    assert!(free_paused.is_null(), "{free_paused}");
+    assert!(free_peak > 1_500, "unaligned peak {free_peak}");
+    let (peak, paused) = run("kafka-aligned", Some("10s"));
+    eprintln!("kafka alignment: join peak {peak} aligned vs {free_peak} unaligned; rounds sat out {paused}");
+    // Partitions in source-name order: clicks, impressions. Only the clicks partition sits out.
+    assert!(paused[0].as_u64().unwrap() > 100, "{paused}");
+    assert_eq!(paused[1], 0, "{paused}");
+    // Clicks are held about the 10 s bound plus 10 s of drift plus the rounds decided ahead (LAG
+    // = 4 rounds of 8 records, 8 s of clicks each), as for files.
+    assert!(peak < 150, "aligned peak {peak}, unaligned {free_peak}");
+}

@@ -7,6 +7,7 @@
 
 pub mod aligned;
 mod checkpointing;
+pub mod kafka_align;
 mod kafka_positions;
 mod pushdown;
 pub mod ring;

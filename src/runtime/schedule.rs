@@ -32,6 +32,10 @@ pub struct Mixed {
     cells: Vec<Option<u16>>,
     counts: Vec<ChunkCount>,
     total: Option<u64>,
+    /// Watermark alignment of Kafka partitions; `Some(fixed)` also when the job is bounded: its
+    /// aligned partitions run as many rounds as alignment makes them need (their counts are
+    /// `None` here), the others end by round `fixed`.
+    align: Option<(std::sync::Arc<super::kafka_align::KafkaAlign>, Option<u64>)>,
 }
 
 impl Mixed {
@@ -80,7 +84,26 @@ impl Mixed {
             cells,
             counts: counts.to_vec(),
             total,
+            align: None,
         }
+    }
+
+    /// With Kafka alignment; `bounded_by`: the job is bounded, its other partitions ending by
+    /// that round.
+    pub fn aligned(
+        mut self,
+        align: std::sync::Arc<super::kafka_align::KafkaAlign>,
+        bounded_by: Option<u64>,
+    ) -> Mixed {
+        self.align = Some((align, bounded_by));
+        self
+    }
+
+    fn total(&self) -> Option<u64> {
+        self.total.or_else(|| match &self.align {
+            Some((a, Some(_))) => a.end_round().map(|r| r * self.cells.len() as u64),
+            _ => None,
+        })
     }
 
     fn chunk(&self, seq: u64) -> Next {
@@ -89,6 +112,14 @@ impl Mixed {
         }
         let len = self.cells.len() as u64;
         let (round, slot) = (seq / len, (seq % len) as usize);
+        if let Some((a, Some(fixed))) = &self.align {
+            use super::kafka_align::Rounds;
+            match a.rounds(round, *fixed) {
+                Rounds::Go => {}
+                Rounds::End => return Next::End,
+                Rounds::Wait => return Next::Wait,
+            }
+        }
         match self.cells[slot] {
             Some(p) if self.counts[p as usize].is_none_or(|c| round < c) => Next::Chunk(p, round),
             _ => Next::Pad,
@@ -111,7 +142,7 @@ impl ChunkOrder {
         match self {
             ChunkOrder::Fixed(s) => s.total(),
             ChunkOrder::Aligned(a) => a.total(),
-            ChunkOrder::Mixed(m) => m.total,
+            ChunkOrder::Mixed(m) => m.total(),
         }
     }
 

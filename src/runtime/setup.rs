@@ -46,6 +46,8 @@ pub struct ShardSetup {
     pub idle_ms: Vec<i64>,
     /// The job reads Kafka: positions are offsets (a resumed run numbers chunks from 0 again).
     pub kafka_job: bool,
+    /// Watermark alignment of Kafka partitions (`max_drift` on a Kafka source).
+    pub kafka_align: Option<Arc<super::kafka_align::KafkaAlign>>,
     pub topo: Arc<super::topology::Topology>,
     pub stop: StopCoord,
     pub epoch: Instant,

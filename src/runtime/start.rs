@@ -33,9 +33,19 @@ fn setup_err(what: impl Into<String>) -> impl Fn(String) -> RuntimeError {
     }
 }
 
-/// The chunk order of a run: padded rounds for Kafka, aligned on event time when some source sets
-/// `max_drift`, else fixed by sizes.
-fn schedule(plan: &Plan, parts: &[Partition], n: usize) -> (Vec<ChunkCount>, ChunkOrder, bool) {
+/// What a run's chunks are: their counts, their order, whether the job reads Kafka, and the
+/// alignment of its Kafka partitions.
+type Chunks = (
+    Vec<ChunkCount>,
+    ChunkOrder,
+    bool,
+    Option<Arc<super::kafka_align::KafkaAlign>>,
+);
+
+/// The chunk order of a run: padded rounds for Kafka (aligned Kafka partitions sitting rounds
+/// out), aligned on event time when a file or generator source sets `max_drift`, else fixed by
+/// sizes.
+fn schedule(plan: &Plan, parts: &[Partition], n: usize) -> Chunks {
     let kafka_job = parts.iter().any(|p| matches!(p.kind, PartKind::Kafka(_)));
     let mut chunk_counts: Vec<_> = parts
         .iter()
@@ -65,7 +75,50 @@ fn schedule(plan: &Plan, parts: &[Partition], n: usize) -> (Vec<ChunkCount>, Chu
             .enumerate()
             .map(|(i, p)| matches!(p.kind, PartKind::Kafka(_)).then_some(i % n))
             .collect();
-        ChunkOrder::Mixed(super::schedule::Mixed::new(&chunk_counts, &pinned, n))
+        let align = super::kafka_align::KafkaAlign::new(
+            &parts
+                .iter()
+                .map(
+                    |p| match (&p.kind, plan.sources[p.source].watermark.max_drift_ms) {
+                        (PartKind::Kafka(_), Some(d)) => Some((d, p.max_out_of_orderness_ms)),
+                        _ => None,
+                    },
+                )
+                .collect::<Vec<_>>(),
+        )
+        .map(Arc::new);
+        let Some(align) = align else {
+            let order = ChunkOrder::Mixed(super::schedule::Mixed::new(&chunk_counts, &pinned, n));
+            return (chunk_counts, order, kafka_job, None);
+        };
+        // Aligned bounded partitions take as many rounds as sitting out makes them need.
+        for (p, c) in parts.iter().zip(chunk_counts.iter_mut()) {
+            if matches!(p.kind, PartKind::Kafka(_))
+                && plan.sources[p.source].watermark.max_drift_ms.is_some()
+            {
+                *c = None;
+            }
+        }
+        let bounded = parts.iter().all(|p| match &p.kind {
+            PartKind::Kafka(k) => k.end.is_some(),
+            _ => true,
+        });
+        let others = parts
+            .iter()
+            .zip(&chunk_counts)
+            .filter(|(p, _)| {
+                !(matches!(p.kind, PartKind::Kafka(_))
+                    && plan.sources[p.source].watermark.max_drift_ms.is_some())
+            })
+            .try_fold(0u64, |m, (_, c)| c.map(|c| m.max(c)));
+        let order = super::schedule::Mixed::new(&chunk_counts, &pinned, n)
+            .aligned(align.clone(), others.filter(|_| bounded));
+        return (
+            chunk_counts,
+            ChunkOrder::Mixed(order),
+            kafka_job,
+            Some(align),
+        );
     } else if aligned {
         ChunkOrder::Aligned(aligned::AlignedOrder::new(
             parts
@@ -82,7 +135,7 @@ fn schedule(plan: &Plan, parts: &[Partition], n: usize) -> (Vec<ChunkCount>, Chu
     } else {
         ChunkOrder::Fixed(Schedule::new(&chunk_counts))
     };
-    (chunk_counts, order, kafka_job)
+    (chunk_counts, order, kafka_job, None)
 }
 
 /// Per source: the parser binding its records for the ports that read it as it is.
@@ -387,7 +440,7 @@ pub(super) fn run_shards(
     if let (true, Some(r)) = (kafka, &resume) {
         kafka_positions::restore(&mut parts, r)?;
     }
-    let (chunk_counts, schedule, kafka_job) = schedule(plan, &parts, n);
+    let (chunk_counts, schedule, kafka_job, kafka_align) = schedule(plan, &parts, n);
     let topo = Arc::new(Topology::new(plan, &parts));
     let memory = parts
         .iter()
@@ -433,6 +486,7 @@ pub(super) fn run_shards(
             .map(|s| s.watermark.idle_timeout_ms)
             .collect(),
         kafka_job,
+        kafka_align,
         topo: topo.clone(),
         stop: StopCoord {
             requested: opts.stop.clone(),
@@ -571,7 +625,10 @@ pub(super) fn run_shards(
     );
     summary.set_joins(&setup.op_names, &stats);
     summary.set_hot_keys(&setup.op_names, &stats);
-    summary.alignment_paused_rounds = setup.schedule.paused();
+    summary.alignment_paused_rounds = match &setup.kafka_align {
+        Some(a) => a.paused(),
+        None => setup.schedule.paused(),
+    };
     if let Some(ck) = &ckpt {
         summary.set_checkpoints(ck.metrics());
     }

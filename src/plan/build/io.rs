@@ -47,14 +47,6 @@ impl Builder<'_> {
                 "the event-time field name cannot be empty (a Kafka source may use `kafka_timestamp = true` instead)".into(),
             );
         }
-        if kafka && wm.max_drift.is_some() {
-            self.err(
-                key("watermark").key("max_drift"),
-                "watermark alignment is not available for Kafka sources yet (their partitions are \
-                 read as their records arrive, not in a precomputed order)"
-                    .into(),
-            );
-        }
         let kind = match s {
             SourceConfig::File(f) => {
                 if f.path.is_empty() {
@@ -168,9 +160,9 @@ impl Builder<'_> {
             if s.watermark.max_drift_ms.is_some() && !matches!(s.kind, SourceKind::Kafka(_)) {
                 self.err(
                     KeyPath::new(["sources", &s.name, "watermark", "max_drift"]),
-                    "watermark alignment is not available in a job that also reads Kafka (its \
-                     partitions are read in rounds as their records arrive, not in an order \
-                     aligned on event time); run the aligned sources as their own job"
+                    "in a job that reads Kafka, only Kafka partitions are aligned (files and the \
+                     generator are read in fixed rounds beside them); set max_drift on the Kafka \
+                     sources, or run the aligned files as their own job"
                         .into(),
                 );
             }

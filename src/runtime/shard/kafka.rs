@@ -9,6 +9,7 @@ use super::produce::DeadAt;
 use super::steps;
 use super::{Shard, SourceParser};
 use crate::event::{CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET};
+use crate::runtime::kafka_align::Holds;
 use crate::sources::kafka::{Fetch, KafkaPart};
 use crate::sources::kafka_records_per_chunk;
 use std::time::{Duration, Instant};
@@ -36,6 +37,9 @@ pub(super) struct KafkaChunk {
     opened: Instant,
     /// How long this chunk waits for a first record (unbounded partitions).
     wait: Duration,
+    /// Its round (the partition's chunk index) and whether it sits the round out (alignment).
+    round: u64,
+    sat_out: bool,
 }
 
 pub(super) enum Step {
@@ -50,6 +54,7 @@ impl Shard {
         part: u16,
         kp: &KafkaPart,
         k: u64,
+        sit_out: bool,
     ) -> Result<KafkaChunk, String> {
         let name = &self.setup.parts[part as usize].name;
         let Some(reader) = self.kafka.as_mut() else {
@@ -67,7 +72,14 @@ impl Shard {
         reader.service();
         let per_chunk = kafka_records_per_chunk(self.setup.chunk_bytes);
         let first = self.kafka_first[part as usize];
+        let next = reader.next_offset(part).unwrap_or(0);
+        // An aligned bounded partition has no fixed chunk count: each chunk it reads takes the
+        // next `per_chunk` records, so the rounds it sits out do not pile up into one big read.
+        let aligned = self.setup.chunk_counts[part as usize].is_none();
         let limit = match kp.end {
+            // Sitting out: nothing below the next offset is left to read.
+            _ if sit_out => next,
+            Some(end) if aligned => end.min(next.saturating_add(per_chunk as i64)),
             Some(end) => end.min(first.saturating_add(((k + 1) * per_chunk) as i64)),
             None => i64::MAX,
         };
@@ -86,7 +98,13 @@ impl Shard {
             records: 0,
             per_chunk,
             opened: Instant::now(),
-            wait: (OPEN_WAIT * (1 << streak)).min(OPEN_WAIT_MAX),
+            wait: if sit_out {
+                Duration::ZERO
+            } else {
+                (OPEN_WAIT * (1 << streak)).min(OPEN_WAIT_MAX)
+            },
+            round: k,
+            sat_out: sit_out,
         })
     }
 
@@ -238,8 +256,15 @@ impl Shard {
         self.csv_line = csv_line;
     }
 
-    /// The chunk-end flags of a Kafka chunk; `offset` gets the partition's next offset.
-    pub(super) fn end_kafka_chunk(&mut self, part: u16, kc: &KafkaChunk, offset: &mut u64) -> u32 {
+    /// The chunk-end flags of a Kafka chunk whose largest event time is `max_ts`; `offset` gets
+    /// the partition's next offset. Reports the chunk to the alignment.
+    pub(super) fn end_kafka_chunk(
+        &mut self,
+        part: u16,
+        kc: &KafkaChunk,
+        max_ts: i64,
+        offset: &mut u64,
+    ) -> u32 {
         let Some(reader) = self.kafka.as_mut() else {
             return 0;
         };
@@ -252,8 +277,19 @@ impl Shard {
         }
         let src = self.setup.parts[part as usize].source;
         let idle = Duration::from_millis(self.setup.idle_ms[src].max(0) as u64);
-        if kc.end.is_none() && kc.records == 0 && reader.quiet_for(part) >= idle {
+        // A partition sitting out is quiet by our choice, not idle: its records wait in Kafka.
+        if kc.end.is_none() && kc.records == 0 && !kc.sat_out && reader.quiet_for(part) >= idle {
             flags |= CHUNK_IDLE;
+        }
+        if let Some(a) = &self.setup.kafka_align {
+            let holds = if flags & CHUNK_LAST != 0 {
+                Holds::Done
+            } else if flags & CHUNK_IDLE != 0 {
+                Holds::Idle
+            } else {
+                Holds::Holding
+            };
+            a.report(part, kc.round, max_ts, holds);
         }
         if self.kafka_committed.elapsed() >= COMMIT_EVERY {
             reader.commit_positions(false);

@@ -9,6 +9,7 @@ use super::{ProdChunk, Shard, SourceParser, STEP};
 use crate::event::{payload_slots, slot_of, Event, Tag, CHUNK_LAST, CHUNK_PAD, SLOT_BYTES};
 use crate::metrics::ShardStats;
 use crate::runtime::aligned::Next;
+use crate::runtime::kafka_align::Decision;
 use crate::runtime::schedule::Schedule;
 use crate::sinks::SinkWriter;
 use crate::sources::PartKind;
@@ -115,12 +116,20 @@ impl Shard {
             Next::Pad => (0, 0, true),
             Next::Wait | Next::End => return false,
         };
+        let last = !pad && Schedule::is_last(&self.setup.chunk_counts, part, k);
+        let sit_out = match (&self.setup.kafka_align, pad) {
+            (Some(a), false) => match a.decide(part, k, last) {
+                Decision::Read => false,
+                Decision::SitOut => true,
+                Decision::Wait => return false,
+            },
+            _ => false,
+        };
         self.maybe_issue_barrier();
         if self.failure.is_some() {
             return false;
         }
         self.next_prod += self.n as u64;
-        let last = !pad && Schedule::is_last(&self.setup.chunk_counts, part, k);
         let ingest_ns = self.now_ns();
         let setup = self.setup.clone();
         let p = &setup.parts[part as usize];
@@ -210,7 +219,7 @@ impl Shard {
                 chunk.end = ((k + 1) * per_chunk).min(events.len() as u64);
                 chunk.memory = Some(events.clone());
             }
-            PartKind::Kafka(kp) => match self.start_kafka_chunk(part, kp, k) {
+            PartKind::Kafka(kp) => match self.start_kafka_chunk(part, kp, k, sit_out) {
                 Ok(c) => chunk.kafka = Some(c),
                 Err(e) => {
                     self.failure = Some(e);
@@ -556,7 +565,7 @@ impl Shard {
         if cur.pad {
             end.len = CHUNK_PAD;
         } else if let Some(kc) = &cur.kafka {
-            end.len |= self.end_kafka_chunk(cur.part, kc, &mut end.hash);
+            end.len |= self.end_kafka_chunk(cur.part, kc, cur.seen_max, &mut end.hash);
         }
         for d in 0..self.n {
             self.pending.push_back((d, end));

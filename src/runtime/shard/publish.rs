@@ -75,10 +75,10 @@ impl Shard {
                     Vec::new()
                 },
                 kafka_lag: self.kafka.as_ref().map(|r| r.lag()).unwrap_or_default(),
-                alignment_paused: if self.id == 0 {
-                    self.setup.schedule.paused()
-                } else {
-                    Vec::new()
+                alignment_paused: match (&self.setup.kafka_align, self.id) {
+                    (Some(a), 0) => a.paused(),
+                    (None, 0) => self.setup.schedule.paused(),
+                    _ => Vec::new(),
                 },
             },
         );
