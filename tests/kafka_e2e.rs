@@ -173,7 +173,42 @@ fn a_bounded_job_over_four_partitions_equals_the_reference_model_exactly_once() 
 
 #[test]
 fn kill_9_and_restore_give_exactly_the_uninterrupted_results() {
+    crash_and_restore(false);
+}
+
+/// The same with watermark alignment on: a resumed run numbers its rounds afresh and rebuilds
+/// the alignment from them; every result still arrives exactly once.
+#[test]
+fn kill_9_and_restore_with_alignment_give_exactly_the_uninterrupted_results() {
+    crash_and_restore(true);
+}
+
+/// A config of [`config`] with `max_drift` on its source when `aligned`.
+fn config_aligned(
+    d: &Path,
+    name: &str,
+    input: &str,
+    output: &str,
+    shards: usize,
+    aligned: bool,
+) -> String {
+    let cfg = config(d, name, input, output, shards, "");
+    if aligned {
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        let text = text.replace(
+            "watermark = { max_out_of_orderness = \"5s\" }",
+            "watermark = { max_out_of_orderness = \"5s\", max_drift = \"20s\" }",
+        );
+        assert!(text.contains("max_drift"));
+        std::fs::write(&cfg, text).unwrap();
+    }
+    cfg
+}
+
+fn crash_and_restore(aligned: bool) {
     use std::process::Stdio;
+    // Also the transactional id prefix: the two tests run at once and must not fence each other.
+    let name = if aligned { "crash-aligned" } else { "crash" };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let input = topic("clicks-crash", 4);
@@ -181,10 +216,10 @@ fn kill_9_and_restore_give_exactly_the_uninterrupted_results() {
     let content = std::fs::read_to_string(d.join("clicks.ndjson")).unwrap();
     let want = model(&job(), &[&content]);
     let output = topic("counts-crash", 3);
-    let state = d.join("crash-state");
+    let state = d.join(format!("{name}-state"));
     let (mut resumed, mut killed) = (0, 0);
     for (i, shards) in [2usize, 1, 3].into_iter().enumerate() {
-        let cfg = config(d, "crash", &input, &output, shards, "");
+        let cfg = config_aligned(d, name, &input, &output, shards, aligned);
         let err = d.join(format!("crash-{i}.txt"));
         let mut child = Command::new(common::BIN)
             .args(["run", "--config", &cfg])
@@ -221,7 +256,7 @@ fn kill_9_and_restore_give_exactly_the_uninterrupted_results() {
     }
     assert!(resumed >= 1, "later runs resumed from a checkpoint");
     assert!(killed >= 2, "runs were killed mid-stream ({killed} of 3)");
-    let cfg = config(d, "crash", &input, &output, 2, "");
+    let cfg = config_aligned(d, name, &input, &output, 2, aligned);
     let r = sluice(d, &["run", "--config", &cfg], MIN * 2);
     assert!(r.success, "{}", r.stderr);
     let got = read_committed(&output);
