@@ -234,18 +234,10 @@ fn a_checkpoint_resumes_only_into_the_same_order() {
     );
 }
 
-/// The same pairs through Kafka: impressions and clicks in topics of their own, read to their
-/// ends. Unaligned, the clicks topic is read to its end while impressions are a tenth of the way
-/// and nearly every click waits in the join; with `max_drift` the clicks partition sits rounds
-/// out, the join's peak stays bounded, and the pairs are the same.
-#[test]
-fn alignment_bounds_the_state_a_fast_kafka_partition_builds() {
-    use common::kafka::{broker, client_toml, topic};
+/// Writes the impressions and clicks files into topics of their own (one partition each).
+fn to_topics(d: &Path) -> (String, String) {
+    use common::kafka::{broker, topic};
     use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let (imps, clicks) = write_data(d);
-    let want = expected(&imps, &clicks);
     let (ti, tc) = (topic("align-imps", 1), topic("align-clicks", 1));
     let p: BaseProducer = rdkafka::config::ClientConfig::new()
         .set("bootstrap.servers", broker())
@@ -261,55 +253,72 @@ fn alignment_bounds_the_state_a_fast_kafka_partition_builds() {
         }
     }
     p.flush(Duration::from_secs(30)).unwrap();
-    let run = |name: &str, drift: Option<&str>| {
-        let cfg = config(d, name, 2, drift, "");
-        let kafka = |t: &str| {
-            format!(
-                "type = \"kafka\"\n{}topic = \"{t}\"\nstart = \"earliest\"\nstop_at = \"end\"\n",
-                client_toml()
-            )
-        };
-        let text = std::fs::read_to_string(&cfg).unwrap();
-        let text = text
-            .replacen(
-                &format!(
-                    "type = \"file\"\npath = {}\n",
-                    toml_str(&d.join("impressions.ndjson").to_string_lossy())
-                ),
-                &kafka(&ti),
-                1,
-            )
-            .replacen(
-                &format!(
-                    "type = \"file\"\npath = {}\n",
-                    toml_str(&d.join("clicks.ndjson").to_string_lossy())
-                ),
-                &kafka(&tc),
-                1,
-            );
-        assert!(!text.contains("type = \"file\"\npath"), "{text}");
-        std::fs::write(&cfg, text).unwrap();
-        let stats = d.join(format!("{name}-stats.json"));
-        let r = sluice(
-            d,
-            &["run", "--config", &cfg, "--stats", &stats.to_string_lossy()],
-            MIN * 2,
+    (ti, tc)
+}
+
+/// Runs the join with the sources named in `from_kafka` read from their topics (`topics`:
+/// impressions, clicks) and the others from their files; checks the pairs against `want` and
+/// returns the join's peak of buffered clicks and the rounds each partition sat out.
+fn run_with_kafka(
+    d: &Path,
+    name: &str,
+    drift: Option<&str>,
+    topics: &(String, String),
+    from_kafka: &[&str],
+    want: &BTreeSet<(String, u64)>,
+) -> (u64, Value) {
+    use common::kafka::client_toml;
+    let cfg = config(d, name, 2, drift, "");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    for (source, t) in [("impressions", &topics.0), ("clicks", &topics.1)] {
+        if !from_kafka.contains(&source) {
+            continue;
+        }
+        let file = toml_str(&d.join(format!("{source}.ndjson")).to_string_lossy());
+        let kafka = format!(
+            "type = \"kafka\"\n{}topic = \"{t}\"\nstart = \"earliest\"\nstop_at = \"end\"\n",
+            client_toml()
         );
-        assert!(r.success, "{}", r.stderr);
-        let s: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
-        let got = pairs(&d.join(format!("{name}.ndjson")));
-        let set: BTreeSet<_> = got.iter().cloned().collect();
-        assert_eq!(got.len(), set.len(), "no pair twice ({name})");
-        assert_eq!(set, want, "{name}");
-        (
-            s["joins"][0]["peak"][1].as_u64().unwrap(),
-            s["alignment_paused_rounds"].clone(),
-        )
-    };
-    let (free_peak, free_paused) = run("kafka-free", None);
+        let before = text.clone();
+        text = text.replacen(&format!("type = \"file\"\npath = {file}\n"), &kafka, 1);
+        assert_ne!(before, text, "{source} moved to Kafka");
+    }
+    std::fs::write(&cfg, text).unwrap();
+    let stats = d.join(format!("{name}-stats.json"));
+    let r = sluice(
+        d,
+        &["run", "--config", &cfg, "--stats", &stats.to_string_lossy()],
+        MIN * 2,
+    );
+    assert!(r.success, "{}", r.stderr);
+    let s: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let got = pairs(&d.join(format!("{name}.ndjson")));
+    let set: BTreeSet<_> = got.iter().cloned().collect();
+    assert_eq!(got.len(), set.len(), "no pair twice ({name})");
+    assert_eq!(&set, want, "{name}");
+    (
+        s["joins"][0]["peak"][1].as_u64().unwrap(),
+        s["alignment_paused_rounds"].clone(),
+    )
+}
+
+/// The same pairs through Kafka: impressions and clicks in topics of their own, read to their
+/// ends. Unaligned, the clicks topic is read to its end while impressions are a tenth of the way
+/// and nearly every click waits in the join; with `max_drift` the clicks partition sits rounds
+/// out, the join's peak stays bounded, and the pairs are the same. Then the clicks from their file
+/// beside impressions from Kafka: the file sits rounds out the same way.
+#[test]
+fn alignment_bounds_the_state_a_fast_kafka_partition_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (imps, clicks) = write_data(d);
+    let want = expected(&imps, &clicks);
+    let topics = to_topics(d);
+    let both = ["impressions", "clicks"];
+    let (free_peak, free_paused) = run_with_kafka(d, "kafka-free", None, &topics, &both, &want);
     assert!(free_paused.is_null(), "{free_paused}");
     assert!(free_peak > 1_500, "unaligned peak {free_peak}");
-    let (peak, paused) = run("kafka-aligned", Some("10s"));
+    let (peak, paused) = run_with_kafka(d, "kafka-aligned", Some("10s"), &topics, &both, &want);
     eprintln!("kafka alignment: join peak {peak} aligned vs {free_peak} unaligned; rounds sat out {paused}");
     // Partitions in source-name order: clicks, impressions. Only the clicks partition sits out.
     assert!(paused[0].as_u64().unwrap() > 100, "{paused}");
@@ -317,4 +326,18 @@ fn alignment_bounds_the_state_a_fast_kafka_partition_builds() {
     // Clicks are held about the 10 s bound plus 10 s of drift plus the rounds decided ahead (LAG
     // = 4 rounds of 8 records, 8 s of clicks each), as for files.
     assert!(peak < 150, "aligned peak {peak}, unaligned {free_peak}");
+
+    let imps_only = ["impressions"];
+    let (free_peak, _) = run_with_kafka(d, "mixed-free", None, &topics, &imps_only, &want);
+    assert!(
+        free_peak > 1_500,
+        "unaligned peak {free_peak} (clicks from the file)"
+    );
+    let (peak, paused) =
+        run_with_kafka(d, "mixed-aligned", Some("10s"), &topics, &imps_only, &want);
+    eprintln!("file beside kafka: join peak {peak} aligned vs {free_peak} unaligned; rounds sat out {paused}");
+    assert!(paused[0].as_u64().unwrap() > 100, "{paused}");
+    assert_eq!(paused[1], 0, "{paused}");
+    // A file chunk holds 1024 bytes (16 clicks): LAG rounds of it are 64 s of clicks.
+    assert!(peak < 200, "aligned peak {peak}, unaligned {free_peak}");
 }

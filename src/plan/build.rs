@@ -110,7 +110,6 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             format!("{n} operator inputs, but at most {MAX_PORTS} are supported"),
         );
     }
-    b.kafka_limits(&sources);
     let sinks = b.sinks(config, &mut g);
     let checkpoint = b.checkpoint(config);
     let api = b.api(config);

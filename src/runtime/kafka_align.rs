@@ -56,6 +56,8 @@ pub enum Decision {
 struct Part {
     /// `Some`: aligned, with this drift (ms).
     drift_ms: Option<i64>,
+    /// A file's or the generator's chunk count (`None`: unbounded, or a Kafka partition).
+    chunks: Option<u64>,
     ooo_ms: i64,
     /// Round of `hist[0]`.
     base: u64,
@@ -77,16 +79,18 @@ pub struct KafkaAlign {
 }
 
 impl KafkaAlign {
-    /// Per partition: `Some((max_drift_ms, max_out_of_orderness_ms))` for an aligned Kafka
-    /// partition. `None` when no partition is aligned.
-    pub fn new(parts: &[Option<(i64, i64)>]) -> Option<KafkaAlign> {
+    /// Per partition: `Some((max_drift_ms, max_out_of_orderness_ms, chunks))` for an aligned
+    /// partition (`chunks`: a file's or the generator's chunk count; `None` for Kafka or
+    /// unbounded). `None` when no partition is aligned.
+    pub fn new(parts: &[Option<(i64, i64, Option<u64>)>]) -> Option<KafkaAlign> {
         parts.iter().any(Option::is_some).then(|| KafkaAlign {
             parts: Mutex::new(
                 parts
                     .iter()
                     .map(|p| Part {
-                        drift_ms: p.map(|(d, _)| d),
-                        ooo_ms: p.map_or(0, |(_, o)| o),
+                        drift_ms: p.map(|(d, _, _)| d),
+                        chunks: p.and_then(|(_, _, c)| c),
+                        ooo_ms: p.map_or(0, |(_, o, _)| o),
                         base: 0,
                         hist: VecDeque::new(),
                         next: 0,
@@ -96,6 +100,13 @@ impl KafkaAlign {
             ),
             end: Mutex::new(None),
         })
+    }
+
+    /// `Some(chunks)` for an aligned partition (see [`KafkaAlign::new`]); `None` if not aligned.
+    pub fn count(&self, part: u16) -> Option<Option<u64>> {
+        let parts = self.parts.lock().ok()?;
+        let p = parts.get(part as usize)?;
+        p.drift_ms.map(|_| p.chunks)
     }
 
     /// Whether round `round` exists in a job whose aligned partitions are all bounded and whose
@@ -246,7 +257,7 @@ mod tests {
     use super::*;
 
     fn two(drift: i64) -> KafkaAlign {
-        KafkaAlign::new(&[Some((drift, 0)), Some((drift, 0)), None]).unwrap()
+        KafkaAlign::new(&[Some((drift, 0, None)), Some((drift, 0, None)), None]).unwrap()
     }
 
     #[test]

@@ -75,15 +75,27 @@ fn schedule(plan: &Plan, parts: &[Partition], n: usize) -> Chunks {
             .enumerate()
             .map(|(i, p)| matches!(p.kind, PartKind::Kafka(_)).then_some(i % n))
             .collect();
+        // Aligned: partitions of sources with `max_drift`, except files with no chunk at all
+        // (nothing to read, nothing to report).
+        let aligned: Vec<bool> = parts
+            .iter()
+            .zip(&chunk_counts)
+            .map(|(p, c)| plan.sources[p.source].watermark.max_drift_ms.is_some() && *c != Some(0))
+            .collect();
         let align = super::kafka_align::KafkaAlign::new(
             &parts
                 .iter()
-                .map(
-                    |p| match (&p.kind, plan.sources[p.source].watermark.max_drift_ms) {
-                        (PartKind::Kafka(_), Some(d)) => Some((d, p.max_out_of_orderness_ms)),
-                        _ => None,
-                    },
-                )
+                .zip(&chunk_counts)
+                .zip(&aligned)
+                .map(|((p, c), &on)| {
+                    let drift = plan.sources[p.source].watermark.max_drift_ms?;
+                    let chunks = if matches!(p.kind, PartKind::Kafka(_)) {
+                        None
+                    } else {
+                        *c
+                    };
+                    on.then_some((drift, p.max_out_of_orderness_ms, chunks))
+                })
                 .collect::<Vec<_>>(),
         )
         .map(Arc::new);
@@ -91,26 +103,22 @@ fn schedule(plan: &Plan, parts: &[Partition], n: usize) -> Chunks {
             let order = ChunkOrder::Mixed(super::schedule::Mixed::new(&chunk_counts, &pinned, n));
             return (chunk_counts, order, kafka_job, None);
         };
-        // Aligned bounded partitions take as many rounds as sitting out makes them need.
-        for (p, c) in parts.iter().zip(chunk_counts.iter_mut()) {
-            if matches!(p.kind, PartKind::Kafka(_))
-                && plan.sources[p.source].watermark.max_drift_ms.is_some()
-            {
+        // The job is bounded when every partition is; aligned partitions then take as many
+        // rounds as sitting out makes them need, the others end by their counts.
+        let bounded = parts.iter().zip(&chunk_counts).all(|(p, c)| match &p.kind {
+            PartKind::Kafka(k) => k.end.is_some(),
+            _ => c.is_some(),
+        });
+        for (c, &on) in chunk_counts.iter_mut().zip(&aligned) {
+            if on {
                 *c = None;
             }
         }
-        let bounded = parts.iter().all(|p| match &p.kind {
-            PartKind::Kafka(k) => k.end.is_some(),
-            _ => true,
-        });
-        let others = parts
+        let others = chunk_counts
             .iter()
-            .zip(&chunk_counts)
-            .filter(|(p, _)| {
-                !(matches!(p.kind, PartKind::Kafka(_))
-                    && plan.sources[p.source].watermark.max_drift_ms.is_some())
-            })
-            .try_fold(0u64, |m, (_, c)| c.map(|c| m.max(c)));
+            .zip(&aligned)
+            .filter(|(_, &on)| !on)
+            .try_fold(0u64, |m, (c, _)| c.map(|c| m.max(c)));
         let order = super::schedule::Mixed::new(&chunk_counts, &pinned, n)
             .aligned(align.clone(), others.filter(|_| bounded));
         return (

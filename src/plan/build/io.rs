@@ -146,29 +146,6 @@ impl Builder<'_> {
         }
     }
 
-    /// What a job that reads Kafka cannot do yet, refused by name: watermark alignment on any of
-    /// its sources (Kafka partitions are read as their records arrive, in rounds of every
-    /// partition, not in an order aligned on event time).
-    pub(super) fn kafka_limits(&mut self, sources: &[SourcePlan]) {
-        if !sources
-            .iter()
-            .any(|s| matches!(s.kind, SourceKind::Kafka(_)))
-        {
-            return;
-        }
-        for s in sources {
-            if s.watermark.max_drift_ms.is_some() && !matches!(s.kind, SourceKind::Kafka(_)) {
-                self.err(
-                    KeyPath::new(["sources", &s.name, "watermark", "max_drift"]),
-                    "in a job that reads Kafka, only Kafka partitions are aligned (files and the \
-                     generator are read in fixed rounds beside them); set max_drift on the Kafka \
-                     sources, or run the aligned files as their own job"
-                        .into(),
-                );
-            }
-        }
-    }
-
     fn kafka(&mut self, name: &str, k: &KafkaSourceConfig) -> KafkaPlan {
         let key = |k: &str| KeyPath::new(["sources", name, k]);
         if k.brokers.trim().is_empty() {

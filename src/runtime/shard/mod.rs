@@ -117,6 +117,8 @@ struct ProdChunk {
     pad: bool,
     /// In-memory chunks: the partition's events.
     memory: Option<Arc<[Event]>>,
+    /// Its round in a job that reads Kafka with alignment, to report its end to the alignment.
+    round: Option<u64>,
 }
 
 use emit::ShardEmitter;
@@ -182,6 +184,9 @@ pub struct Shard {
     rate_start: Instant,
     /// Per source: the largest event time this shard has read (for the time-lag metric).
     source_read: Vec<i64>,
+    /// Per partition: chunks read in this run of an aligned file or generator beside Kafka (its
+    /// next chunk index; the rounds it sits out are padding).
+    aligned_read: Vec<u64>,
     /// The consumer of the Kafka partitions this shard owns (Kafka jobs only).
     kafka: Option<crate::sources::kafka::KafkaReader>,
     /// A Kafka record's payload, copied out of librdkafka's buffer (reused, never per-event allocated
@@ -291,6 +296,7 @@ impl Shard {
             rate_read: vec![0; setup.sources.len()],
             rate_readers: rate_readers(&setup),
             source_read: vec![i64::MIN; setup.sources.len()],
+            aligned_read: vec![0; setup.parts.len()],
             rate_start: Instant::now(),
             kafka: p.kafka,
             kbuf: Vec::new(),

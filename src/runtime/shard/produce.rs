@@ -9,7 +9,7 @@ use super::{ProdChunk, Shard, SourceParser, STEP};
 use crate::event::{payload_slots, slot_of, Event, Tag, CHUNK_LAST, CHUNK_PAD, SLOT_BYTES};
 use crate::metrics::ShardStats;
 use crate::runtime::aligned::Next;
-use crate::runtime::kafka_align::Decision;
+use crate::runtime::kafka_align::{Decision, Holds};
 use crate::runtime::schedule::Schedule;
 use crate::sinks::SinkWriter;
 use crate::sources::PartKind;
@@ -111,20 +111,48 @@ impl Shard {
         if seq >= self.end_seq() {
             return false;
         }
-        let (part, k, pad) = match self.setup.schedule.chunk(seq) {
+        let (mut part, mut k, mut pad) = match self.setup.schedule.chunk(seq) {
             Next::Chunk(p, k) => (p, k, false),
             Next::Pad => (0, 0, true),
             Next::Wait | Next::End => return false,
         };
-        let last = !pad && Schedule::is_last(&self.setup.chunk_counts, part, k);
-        let sit_out = match (&self.setup.kafka_align, pad) {
-            (Some(a), false) => match a.decide(part, k, last) {
-                Decision::Read => false,
-                Decision::SitOut => true,
-                Decision::Wait => return false,
-            },
-            _ => false,
-        };
+        let mut last = !pad && Schedule::is_last(&self.setup.chunk_counts, part, k);
+        let mut sit_out = false;
+        let mut round = None;
+        if let (Some(a), false) = (self.setup.kafka_align.clone(), pad) {
+            let kafka = matches!(self.setup.parts[part as usize].kind, PartKind::Kafka(_));
+            match a.count(part) {
+                // A file or generator aligned beside Kafka: reads its next chunk, or pads.
+                Some(count) if !kafka => {
+                    let next = self.aligned_read[part as usize];
+                    let done = count.is_some_and(|c| next >= c);
+                    last = count.is_some_and(|c| next + 1 == c);
+                    let d = if done {
+                        Decision::SitOut
+                    } else {
+                        a.decide(part, k, last)
+                    };
+                    match d {
+                        Decision::Wait => return false,
+                        Decision::SitOut => {
+                            let holds = if done { Holds::Done } else { Holds::Holding };
+                            a.report(part, k, i64::MIN, holds);
+                            (part, k, pad, last) = (0, 0, true, false);
+                        }
+                        Decision::Read => {
+                            self.aligned_read[part as usize] += 1;
+                            round = Some(k);
+                            k = next;
+                        }
+                    }
+                }
+                _ => match a.decide(part, k, last) {
+                    Decision::Read => {}
+                    Decision::SitOut => sit_out = true,
+                    Decision::Wait => return false,
+                },
+            }
+        }
         self.maybe_issue_barrier();
         if self.failure.is_some() {
             return false;
@@ -149,6 +177,7 @@ impl Shard {
             kafka: None,
             pad,
             memory: None,
+            round,
         };
         if pad {
             self.cur = Some(chunk);
@@ -553,6 +582,14 @@ impl Shard {
         let src = self.setup.parts[cur.part as usize].source;
         self.source_read[src] = self.source_read[src].max(cur.seen_max);
         self.setup.schedule.finished(cur.seq, cur.seen_max);
+        if let (Some(a), Some(round)) = (&self.setup.kafka_align, cur.round) {
+            let holds = if cur.last {
+                Holds::Done
+            } else {
+                Holds::Holding
+            };
+            a.report(cur.part, round, cur.seen_max, holds);
+        }
         let mut end = Event::EMPTY;
         end.tag = Tag::CHUNK_END;
         end.ts = cur.seen_max;
