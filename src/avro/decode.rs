@@ -18,6 +18,8 @@ const MAX_DEPTH: usize = 64;
 /// The most plan nodes one schema pair may compile to (a recursive type with two recursive
 /// fields would otherwise unroll exponentially).
 const MAX_NODES: usize = 20_000;
+/// The widest decimal precision and scale read (Java's BigDecimal in Avro rarely passes 38).
+const MAX_DECIMAL_DIGITS: usize = 76;
 /// The most items an array or map of zero-width items (nulls) may claim.
 const MAX_EMPTY_ITEMS: u64 = 1 << 16;
 
@@ -32,7 +34,10 @@ pub enum Node {
     IntAsFloat {
         long: bool,
     },
-    Float,
+    /// A float, written as the float it is, or as the double it widens to.
+    Float {
+        as_double: bool,
+    },
     Double,
     /// A string (or bytes read as a string).
     Str,
@@ -118,6 +123,11 @@ impl Compiler<'_, '_, '_> {
                 }
             }
             for b in u.variants() {
+                let b = deref(b, self.rn)?;
+                let named = matches!(b, Schema::Record(_) | Schema::Enum(_) | Schema::Fixed(_));
+                if named && !same_kind(w, b) {
+                    continue;
+                }
                 match self.node(w, b, depth + 1) {
                     Ok(n) => return Ok(n),
                     Err(e) => why = why.or(Some(e)),
@@ -154,7 +164,8 @@ impl Compiler<'_, '_, '_> {
             (w, r) if long_like(w) && long_like(r) => Node::Long,
             (w, S::Float | S::Double) if int_like(w) => Node::IntAsFloat { long: false },
             (w, S::Float | S::Double) if long_like(w) => Node::IntAsFloat { long: true },
-            (S::Float, S::Float | S::Double) => Node::Float,
+            (S::Float, S::Float) => Node::Float { as_double: false },
+            (S::Float, S::Double) => Node::Float { as_double: true },
             (S::Double, S::Double) => Node::Double,
             (
                 S::String | S::Uuid(apache_avro::schema::UuidSchema::String),
@@ -163,6 +174,12 @@ impl Compiler<'_, '_, '_> {
             (S::Bytes, S::String) => Node::Str,
             (S::String | S::Bytes, S::Bytes) => Node::Bytes,
             (S::Decimal(wd), S::Decimal(rd)) => {
+                if wd.scale > MAX_DECIMAL_DIGITS || wd.precision > MAX_DECIMAL_DIGITS {
+                    return Err(format!(
+                        "decimal precision {} or scale {} beyond {MAX_DECIMAL_DIGITS} digits",
+                        wd.precision, wd.scale
+                    ));
+                }
                 if wd.scale != rd.scale {
                     return Err(format!(
                         "decimal scale {} cannot be read as scale {}",
@@ -219,7 +236,7 @@ impl Compiler<'_, '_, '_> {
         let mut steps = Vec::with_capacity(wf.len());
         let mut matched = Vec::new();
         for w in wf {
-            match find(&w.name) {
+            match find(&w.name).filter(|r| !matched.contains(&r.name.as_str())) {
                 Some(r) => {
                     let node = self
                         .node(&w.schema, &r.schema, depth + 1)
@@ -308,8 +325,31 @@ fn default_json(
     Ok(())
 }
 
-/// Reads one datum of `node` from `input`, writing its JSON to `out`.
-pub fn run(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+/// What one datum may cost: array and map items (so items of no width cannot loop without end)
+/// and output bytes (so defaults and nesting cannot blow a small record up).
+struct Budget {
+    items: u64,
+    max_out: usize,
+}
+
+/// Reads one datum of `node` from `input`, writing its JSON to `out`, at most `max_out` bytes.
+pub fn run(
+    node: &Node,
+    input: &mut &[u8],
+    out: &mut Vec<u8>,
+    max_out: usize,
+) -> Result<(), String> {
+    let mut b = Budget {
+        items: input.len() as u64 + MAX_EMPTY_ITEMS,
+        max_out,
+    };
+    step(node, input, out, &mut b)
+}
+
+fn step(node: &Node, input: &mut &[u8], out: &mut Vec<u8>, b: &mut Budget) -> Result<(), String> {
+    if out.len() > b.max_out {
+        return Err(format!("the record's JSON passes {} bytes", b.max_out));
+    }
     match node {
         Node::Null => out.extend_from_slice(b"null"),
         Node::Bool => match take(input, 1)? {
@@ -332,9 +372,15 @@ pub fn run(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), Stri
             }
             number(v as f64, out);
         }
-        Node::Float => {
-            let b = take(input, 4)?;
-            number(f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64, out);
+        Node::Float { as_double } => {
+            let x = take(input, 4)?;
+            let f = f32::from_le_bytes([x[0], x[1], x[2], x[3]]);
+            if *as_double {
+                number(f as f64, out);
+            } else {
+                // Non-finite floats have no JSON form: serde_json writes them as null.
+                let _ = serde_json::to_writer(&mut *out, &f);
+            }
         }
         Node::Double => {
             let b = take(input, 8)?;
@@ -391,33 +437,33 @@ pub fn run(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), Stri
         }
         Node::Union(branches) => {
             let i = long(input)?;
-            let b = usize::try_from(i)
+            let br = usize::try_from(i)
                 .ok()
                 .and_then(|i| branches.get(i))
                 .ok_or("a union index out of range")?;
-            run(b.as_ref().map_err(String::clone)?, input, out)?;
+            step(br.as_ref().map_err(String::clone)?, input, out, b)?;
         }
         Node::Array(item) => {
             out.push(b'[');
             let mut first = true;
-            blocks(input, item, |input| {
+            blocks(input, b, |input, b| {
                 if !std::mem::take(&mut first) {
                     out.push(b',');
                 }
-                run(item, input, out)
+                step(item, input, out, b)
             })?;
             out.push(b']');
         }
         Node::Map(item) => {
             out.push(b'{');
             let mut first = true;
-            blocks(input, item, |input| {
+            blocks(input, b, |input, b| {
                 if !std::mem::take(&mut first) {
                     out.push(b',');
                 }
-                run(&Node::Str, input, out)?;
+                step(&Node::Str, input, out, b)?;
                 out.push(b':');
-                run(item, input, out)
+                step(item, input, out, b)
             })?;
             out.push(b'}');
         }
@@ -428,7 +474,7 @@ pub fn run(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), Stri
                 let (k, node) = match f {
                     Field::Read(k, node) => (k, node),
                     Field::Skip(node) => {
-                        skip(node, input, out)?;
+                        skip(node, input, out, b)?;
                         continue;
                     }
                     Field::Default(kv) => {
@@ -443,7 +489,7 @@ pub fn run(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), Stri
                     out.push(b',');
                 }
                 out.extend_from_slice(k);
-                run(node, input, out)?;
+                step(node, input, out, b)?;
             }
             out.push(b'}');
         }
@@ -453,21 +499,20 @@ pub fn run(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), Stri
 
 /// Reads past one datum of `node` (a field the reader drops): read as usual, then taken back
 /// off `out`, so skipping is exactly as strict as reading.
-fn skip(node: &Node, input: &mut &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+fn skip(node: &Node, input: &mut &[u8], out: &mut Vec<u8>, b: &mut Budget) -> Result<(), String> {
     let mark = out.len();
-    let res = run(node, input, out);
+    let res = step(node, input, out, b);
     out.truncate(mark);
     res
 }
 
-/// Runs `item` for each item of an array's or map's blocks, counts checked against the input.
+/// Runs `each` for each item of an array's or map's blocks, every item paid from the datum's
+/// budget (a count beyond the bytes left, or beyond the budget, is refused before any item).
 fn blocks(
     input: &mut &[u8],
-    item: &Node,
-    mut each: impl FnMut(&mut &[u8]) -> Result<(), String>,
+    b: &mut Budget,
+    mut each: impl FnMut(&mut &[u8], &mut Budget) -> Result<(), String>,
 ) -> Result<(), String> {
-    let zero_width = matches!(item, Node::Null);
-    let mut total = 0u64;
     loop {
         let n = long(input)?;
         if n == 0 {
@@ -478,19 +523,14 @@ fn blocks(
             long(input)?;
         }
         let n = n.unsigned_abs();
-        total = total.saturating_add(n);
-        let bound = if zero_width {
-            MAX_EMPTY_ITEMS
-        } else {
-            input.len() as u64
-        };
-        if total > bound {
+        if n > b.items {
             return Err(format!(
                 "a block claims {n} items, more than the record can hold"
             ));
         }
+        b.items -= n;
         for _ in 0..n {
-            each(input)?;
+            each(input, b)?;
         }
     }
 }

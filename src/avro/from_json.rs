@@ -139,19 +139,49 @@ fn missing(
 ) -> Result<Value, String> {
     if let Some(d) = &f.default {
         // A union's default is a value of its first branch (Avro's rule).
-        let text = d.to_string();
-        let raw = RawValue::from_string(text).map_err(|e| format!("at `{at}`: default: {e}"))?;
-        return match deref(&f.schema, names)? {
-            Schema::Union(u) => {
-                let first = u.variants().first().ok_or("an empty union")?;
-                value(&raw, first, names, at).map(|v| Value::Union(0, Box::new(v)))
-            }
-            s => value(&raw, s, names, at),
+        let (schema, union) = match deref(&f.schema, names)? {
+            Schema::Union(u) => (
+                deref(u.variants().first().ok_or("an empty union")?, names)?,
+                true,
+            ),
+            s => (s, false),
         };
+        let v = match schema {
+            // Avro writes these defaults as strings of code points 0-255, one per byte.
+            Schema::Bytes | Schema::Fixed(_) | Schema::Decimal(_) => {
+                let bytes = code_points(d).map_err(|e| format!("at `{at}`: default: {e}"))?;
+                match schema {
+                    Schema::Fixed(fx) if bytes.len() != fx.size => {
+                        return Err(format!("at `{at}`: the default is not {} bytes", fx.size))
+                    }
+                    Schema::Fixed(fx) => Value::Fixed(fx.size, bytes),
+                    Schema::Decimal(_) => Value::Decimal(apache_avro::Decimal::from(bytes)),
+                    _ => Value::Bytes(bytes),
+                }
+            }
+            s => {
+                let raw = RawValue::from_string(d.to_string())
+                    .map_err(|e| format!("at `{at}`: default: {e}"))?;
+                value(&raw, s, names, at)?
+            }
+        };
+        return Ok(if union {
+            Value::Union(0, Box::new(v))
+        } else {
+            v
+        });
     }
     let null = RawValue::from_string("null".into()).map_err(|e| e.to_string())?;
     value(&null, &f.schema, names, at)
         .map_err(|_| format!("at `{}`: missing, and the field has no default", show(at)))
+}
+
+fn code_points(d: &serde_json::Value) -> Result<Vec<u8>, String> {
+    d.as_str()
+        .ok_or("a bytes default must be a string")?
+        .chars()
+        .map(|c| u8::try_from(c as u32).map_err(|_| "a code point above 255".to_string()))
+        .collect()
 }
 
 fn show(path: &str) -> &str {
@@ -211,10 +241,17 @@ pub fn unscaled(text: &str, scale: usize, precision: usize) -> Result<num_bigint
             let e: i64 = rest[i + 1..]
                 .parse()
                 .map_err(|_| "expected a number".to_string())?;
+            // Far beyond any decimal's 76 digits either way; keeps the arithmetic below small.
+            if e.abs() > 10_000 {
+                return Err(format!("more than {precision} digits"));
+            }
             (&rest[..i], e)
         }
         None => (rest, 0),
     };
+    if mantissa.len() > 10_000 || scale > 10_000 {
+        return Err(format!("more than {precision} digits"));
+    }
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if int.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
         return Err("expected a number".into());

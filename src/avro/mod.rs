@@ -23,6 +23,26 @@ use std::time::{Duration, Instant};
 /// before the registry is asked again (a record per lookup would stall the shard on an outage).
 const RETRY_AFTER: Duration = Duration::from_secs(10);
 
+/// Unknown ids remembered as failed, at most (then forgotten together).
+const MAX_FAILED: usize = 1024;
+
+/// Why a record could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecodable {
+    /// The registry could not be reached (after retries): no record of this id can be read now.
+    pub fatal: bool,
+    pub message: String,
+}
+
+impl Undecodable {
+    fn record(message: String) -> Undecodable {
+        Undecodable {
+            fatal: false,
+            message,
+        }
+    }
+}
+
 /// A schema registry as configured: its URL and optional basic-auth credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryPlan {
@@ -77,6 +97,8 @@ pub struct AvroSource {
     reader: Option<Schema>,
     /// The reader schema's version, for logs.
     pub version: u32,
+    /// A decoded record longer than this is refused (it would be a dead letter as too long anyway).
+    max_out: usize,
 }
 
 impl AvroSource {
@@ -94,16 +116,18 @@ impl AvroSource {
             registry,
             reader: Some(reader),
             version: v.version,
+            max_out: max_record_bytes,
         })
     }
 
     /// Record keys: each read with its own writer schema (no reader schema, so nothing is asked
     /// of the registry until the first key).
-    pub fn keys(plan: &RegistryPlan) -> AvroSource {
+    pub fn keys(plan: &RegistryPlan, max_record_bytes: usize) -> AvroSource {
         AvroSource {
             registry: plan.client(),
             reader: None,
             version: 0,
+            max_out: max_record_bytes,
         }
     }
 }
@@ -111,6 +135,7 @@ impl AvroSource {
 /// One writer schema's compiled plan for the reader schema (or why it cannot be read so).
 struct Known {
     plan: Result<decode::Node, String>,
+    max_out: usize,
 }
 
 /// One shard's decoder for one Avro source: writer schemas by id, fetched when first seen.
@@ -143,35 +168,40 @@ impl AvroDecoder {
             registry: Registry::new("http://127.0.0.1:9", None),
             reader: Some(parse(reader, "the reader schema")?),
             version: 0,
+            max_out: 1 << 20,
         });
         let mut d = AvroDecoder::new(shared.clone())?;
         for (id, text) in writers {
             let w = parse(text, &format!("schema id {id}"))?;
-            d.known.insert(*id, Known::new(&w, shared.reader.as_ref())?);
+            d.known
+                .insert(*id, Known::new(&w, shared.reader.as_ref(), shared.max_out)?);
         }
         Ok(d)
     }
 
-    /// Writes the record `raw` (Confluent wire format) as one JSON object into `out`.
-    pub fn to_json(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    /// Writes the record `raw` (Confluent wire format) as one JSON object into `out`. An error
+    /// is the record's (a dead letter), unless the registry could not be reached at all
+    /// ([`Undecodable::fatal`]): then no record can be read, and the run stops rather than
+    /// dead-lettering records by the timing of an outage.
+    pub fn to_json(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), Undecodable> {
         out.clear();
-        let (id, body) = split_wire(raw)?;
+        let (id, body) = split_wire(raw).map_err(Undecodable::record)?;
         self.learn(id)?;
         let known = self
             .known
             .get(&id)
-            .ok_or("a schema id without its schema")?;
+            .ok_or_else(|| Undecodable::record("a schema id without its schema".into()))?;
         known
             .read(body, out)
-            .map_err(|e| format!("schema id {id}: {e}"))
+            .map_err(|e| Undecodable::record(format!("schema id {id}: {e}")))
     }
 
     /// Makes sure the writer schema of `id` is known, asking the registry when it is not.
-    fn learn(&mut self, id: u32) -> Result<(), String> {
+    fn learn(&mut self, id: u32) -> Result<(), Undecodable> {
         if !self.known.contains_key(&id) {
             if let Some((at, why)) = self.failed.get(&id) {
                 if at.elapsed() < RETRY_AFTER {
-                    return Err(why.clone());
+                    return Err(Undecodable::record(why.clone()));
                 }
             }
             match self.fetch(id) {
@@ -179,35 +209,45 @@ impl AvroDecoder {
                     self.failed.remove(&id);
                     self.known.insert(id, k);
                 }
-                Err(why) => {
-                    self.failed.insert(id, (Instant::now(), why.clone()));
-                    return Err(why);
+                Err(e) if e.fatal => return Err(e),
+                Err(e) => {
+                    // Bounded: a record stream of made-up ids keeps at most this many.
+                    if self.failed.len() >= MAX_FAILED {
+                        self.failed.clear();
+                    }
+                    self.failed.insert(id, (Instant::now(), e.message.clone()));
+                    return Err(e);
                 }
             }
         }
         Ok(())
     }
 
-    fn fetch(&self, id: u32) -> Result<Known, String> {
+    fn fetch(&self, id: u32) -> Result<Known, Undecodable> {
         let text = self
             .shared
             .registry
             .schema_by_id(id)
-            .map_err(|e| format!("schema id {id}: {e}"))?;
-        let writer = parse(&text, &format!("schema id {id}"))?;
-        Known::new(&writer, self.shared.reader.as_ref()).map_err(|e| format!("schema id {id}: {e}"))
+            .map_err(|e| Undecodable {
+                fatal: !e.refused,
+                message: format!("schema id {id}: {e}"),
+            })?;
+        let writer = parse(&text, &format!("schema id {id}")).map_err(Undecodable::record)?;
+        Known::new(&writer, self.shared.reader.as_ref(), self.shared.max_out)
+            .map_err(|e| Undecodable::record(format!("schema id {id}: {e}")))
     }
 }
 
 impl Known {
     /// `reader`: `None` reads the writer schema as itself.
-    fn new(writer: &Schema, reader: Option<&Schema>) -> Result<Known, String> {
+    fn new(writer: &Schema, reader: Option<&Schema>, max_out: usize) -> Result<Known, String> {
         let reader = reader.unwrap_or(writer);
         let wn = ResolvedSchema::try_from(writer).map_err(|e| e.to_string())?;
         let rn = ResolvedSchema::try_from(reader).map_err(|e| e.to_string())?;
         Ok(Known {
             plan: decode::compile(writer, wn.get_names(), reader, rn.get_names())
                 .map_err(|e| format!("cannot be read as the reader schema: {e}")),
+            max_out,
         })
     }
 
@@ -215,7 +255,7 @@ impl Known {
     fn read(&self, body: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let plan = self.plan.as_ref().map_err(String::clone)?;
         let mut input = body;
-        decode::run(plan, &mut input, out)
+        decode::run(plan, &mut input, out, self.max_out)
             .map_err(|e| format!("not an Avro record of this schema: {e}"))
     }
 }

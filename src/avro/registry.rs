@@ -7,6 +7,32 @@ use std::time::Duration;
 
 /// How long one registry request may take before the caller gets an error.
 const TIMEOUT: Duration = Duration::from_secs(10);
+/// Waits before the retries of a request the registry could not answer (no connection, 5xx).
+const RETRIES: [Duration; 3] = [
+    Duration::from_millis(200),
+    Duration::from_secs(1),
+    Duration::from_secs(3),
+];
+
+/// Why a registry request failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryError {
+    /// The registry answered that it does not have it (4xx): asking again will not help.
+    pub refused: bool,
+    pub message: String,
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<RegistryError> for String {
+    fn from(e: RegistryError) -> String {
+        e.message
+    }
+}
 const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
 
 /// One subject version: its global schema id, its version number and its schema text.
@@ -53,12 +79,15 @@ impl Registry {
     }
 
     /// The schema text with global id `id`.
-    pub fn schema_by_id(&self, id: u32) -> Result<String, String> {
+    pub fn schema_by_id(&self, id: u32) -> Result<String, RegistryError> {
         let v = self.get(&format!("/schemas/ids/{id}"))?;
         v.get("schema")
             .and_then(|s| s.as_str())
             .map(str::to_string)
-            .ok_or_else(|| format!("the registry's answer for schema id {id} has no `schema`"))
+            .ok_or_else(|| RegistryError {
+                refused: true,
+                message: format!("the registry's answer for schema id {id} has no `schema`"),
+            })
     }
 
     /// Version `version` of `subject`, or its latest with `None`.
@@ -68,7 +97,9 @@ impl Registry {
         version: Option<u32>,
     ) -> Result<SubjectVersion, String> {
         let v = version.map_or("latest".to_string(), |n| n.to_string());
-        let body = self.get(&format!("/subjects/{}/versions/{v}", encode(subject)))?;
+        let body = self
+            .get(&format!("/subjects/{}/versions/{v}", encode(subject)))
+            .map_err(String::from)?;
         subject_version(&body).ok_or_else(|| {
             format!("the registry's answer for subject `{subject}` is not a version")
         })
@@ -88,23 +119,32 @@ impl Registry {
             req = req.header("Authorization", a);
         }
         let res = req.send(body.as_bytes());
-        let v = self.answer(&path, res)?;
+        let v = self.answer(&path, res).map_err(String::from)?;
         v.get("id")
             .and_then(|i| i.as_u64())
             .and_then(|i| u32::try_from(i).ok())
             .ok_or_else(|| format!("the registry's answer to registering `{subject}` has no `id`"))
     }
 
-    fn get(&self, path: &str) -> Result<serde_json::Value, String> {
-        let mut req = self
-            .agent
-            .get(format!("{}{path}", self.base))
-            .header("Accept", CONTENT_TYPE);
-        if let Some(a) = &self.auth {
-            req = req.header("Authorization", a);
+    /// A GET, retried while the registry cannot answer (no connection, 5xx).
+    fn get(&self, path: &str) -> Result<serde_json::Value, RegistryError> {
+        let mut waits = RETRIES.iter();
+        loop {
+            let mut req = self
+                .agent
+                .get(format!("{}{path}", self.base))
+                .header("Accept", CONTENT_TYPE);
+            if let Some(a) = &self.auth {
+                req = req.header("Authorization", a);
+            }
+            match self.answer(path, req.call()) {
+                Err(e) if !e.refused => match waits.next() {
+                    Some(w) => std::thread::sleep(*w),
+                    None => return Err(e),
+                },
+                res => return res,
+            }
         }
-        let res = req.call();
-        self.answer(path, res)
     }
 
     /// The JSON body of a 2xx answer, or the registry's own message (`error_code`, `message`).
@@ -112,13 +152,20 @@ impl Registry {
         &self,
         path: &str,
         res: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<serde_json::Value, String> {
-        let mut res = res.map_err(|e| format!("schema registry `{}`: {e}", self.base))?;
+    ) -> Result<serde_json::Value, RegistryError> {
+        let unavailable = |message: String| RegistryError {
+            refused: false,
+            message,
+        };
+        let mut res =
+            res.map_err(|e| unavailable(format!("schema registry `{}`: {e}", self.base)))?;
         let status = res.status().as_u16();
-        let text = res
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| format!("schema registry `{}`: reading {path}: {e}", self.base))?;
+        let text = res.body_mut().read_to_string().map_err(|e| {
+            unavailable(format!(
+                "schema registry `{}`: reading {path}: {e}",
+                self.base
+            ))
+        })?;
         let body: serde_json::Value =
             serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
         if (200..300).contains(&status) {
@@ -128,10 +175,13 @@ impl Registry {
             .get("message")
             .and_then(|m| m.as_str())
             .map_or_else(|| text.chars().take(200).collect(), str::to_string);
-        Err(format!(
-            "schema registry `{}` answered {status} to {path}: {message}",
-            self.base
-        ))
+        Err(RegistryError {
+            refused: (400..500).contains(&status),
+            message: format!(
+                "schema registry `{}` answered {status} to {path}: {message}",
+                self.base
+            ),
+        })
     }
 }
 
@@ -185,6 +235,6 @@ mod tests {
     fn an_unreachable_registry_is_an_error_not_a_panic() {
         let r = Registry::new("http://127.0.0.1:9", None);
         let e = r.schema_by_id(1).unwrap_err();
-        assert!(e.contains("127.0.0.1:9"), "{e}");
+        assert!(e.message.contains("127.0.0.1:9") && !e.refused, "{e}");
     }
 }

@@ -48,7 +48,7 @@ fn decode(writer: &str, reader: &str, datum: &[u8]) -> Result<String, String> {
     let w = Schema::parse_str(writer).unwrap();
     let r = Schema::parse_str(reader).unwrap();
     let mut out = Vec::new();
-    Known::new(&w, Some(&r))?.read(datum, &mut out)?;
+    Known::new(&w, Some(&r), 1 << 20)?.read(datum, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
 }
 
@@ -339,4 +339,64 @@ fn hostile_counts_and_recursive_schemas_are_errors() {
     let tree = r#"{"type":"record","name":"T","fields":[{"name":"l","type":["null","T"]},{"name":"r","type":["null","T"]}]}"#;
     let e = decode(tree, tree, &[0, 0]).unwrap_err();
     assert!(e.contains("unrolls to more than"), "{e}");
+}
+
+#[test]
+fn hostile_nesting_and_huge_scales_stay_bounded() {
+    // Arrays of empty arrays: each item costs no bytes; the datum's item budget ends it.
+    let nested = r#"{"type":"array","items":{"type":"array","items":"null"}}"#;
+    let mut b = Vec::new();
+    for _ in 0..2_000 {
+        zz(60_000, &mut b);
+        b.push(0);
+    }
+    let mut small = Vec::new();
+    zz(2_000, &mut small);
+    small.extend_from_slice(&b[..]);
+    let w = Schema::parse_str(nested).unwrap();
+    let mut out = Vec::new();
+    let e = Known::new(&w, None, 1 << 20)
+        .unwrap()
+        .read(&small, &mut out)
+        .unwrap_err();
+    assert!(
+        e.contains("more than the record can hold") || e.contains("passes"),
+        "{e}"
+    );
+    assert!(out.len() < 4 << 20, "{}", out.len());
+    // A scale no decimal needs is refused when the plan is made, not written out.
+    let huge = r#"{"type":"bytes","logicalType":"decimal","precision":100000000,"scale":99999999}"#;
+    if let Ok(s) = Schema::parse_str(huge) {
+        assert!(decode(huge, huge, &[2, 1])
+            .unwrap_err()
+            .contains("beyond 76 digits"));
+        let _ = s;
+    }
+    assert!(from_json::unscaled("1e9223372036854775807", 2, 10).is_err());
+    assert!(from_json::unscaled("1e-9223372036854775807", 2, 10).is_err());
+}
+
+#[test]
+fn sink_defaults_of_bytes_fixed_and_decimal_are_code_points() {
+    let schema = r#"{"type":"record","name":"D","fields":[
+      {"name":"b","type":"bytes","default":"\u00ffA"},
+      {"name":"f","type":{"type":"fixed","name":"F","size":2},"default":"\u0001\u0002"},
+      {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":6,"scale":2},"default":"\u0004\u00d2"}]}"#;
+    let enc = AvroEncoder::with_schema(9, schema).unwrap();
+    let mut out = Vec::new();
+    enc.encode(b"{}", &mut out).unwrap();
+    // 0x04d2 = 1234 at scale 2.
+    assert_eq!(
+        decode(schema, schema, &out[5..]).unwrap(),
+        r#"{"b":"/0E=","f":"AQI=","d":12.34}"#
+    );
+}
+
+#[test]
+fn a_writer_record_does_not_land_in_a_reader_record_of_another_name() {
+    let w = r#"{"type":"record","name":"Y","fields":[{"name":"a","type":"long"}]}"#;
+    let r = r#"["null",{"type":"record","name":"X","fields":[{"name":"a","type":"long"}]}]"#;
+    assert!(decode(w, r, &[2]).is_err());
+    let r_ok = r#"["null",{"type":"record","name":"Y","fields":[{"name":"a","type":"long"}]}]"#;
+    assert_eq!(decode(w, r_ok, &[2]).unwrap(), r#"{"a":1}"#);
 }

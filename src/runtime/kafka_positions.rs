@@ -88,7 +88,7 @@ pub fn avro_sources(plan: &Plan) -> Result<Vec<Avro>, RuntimeError> {
             let key = k
                 .avro_key
                 .as_ref()
-                .map(|r| Arc::new(crate::avro::AvroSource::keys(r)));
+                .map(|r| Arc::new(crate::avro::AvroSource::keys(r, plan.runtime.max_line_bytes)));
             let Some(a) = &k.avro else {
                 return Ok(Avro { value: None, key });
             };

@@ -307,7 +307,7 @@ fn outlets(plan: &Plan, topo: &Topology) -> Result<Outlets, RuntimeError> {
 /// Opens every sink (staged for exactly-once file and Kafka output under `[checkpoint]`).
 fn open_sinks(
     plan: &Plan,
-    ckpt: bool,
+    ckpt: Option<&super::checkpointing::Ckpt>,
     resumed: bool,
     n: usize,
 ) -> Result<(Vec<SharedSink>, Option<SharedSink>), RuntimeError> {
@@ -327,11 +327,21 @@ fn open_sinks(
             avro = crate::sinks::kafka::open_avro(k).map_err(setup)?;
         }
         shared.push(match &s.kind {
-            SinkKind::File { path } if ckpt => SharedSink::staged(&s.name, path, resumed)?,
+            SinkKind::File { path } if ckpt.is_some() => {
+                SharedSink::staged(&s.name, path, resumed)?
+            }
             SinkKind::File { path } => SharedSink::file(&s.name, path, resumed)?,
             SinkKind::Stdout => SharedSink::stdout(&s.name),
             SinkKind::Kafka(k) if k.exactly_once => match &plan.checkpoint {
-                Some(c) => SharedSink::staged_only(&s.name, &kafka_stage(&c.dir, &s.name), avro),
+                Some(c) => {
+                    // The committer sends the lines under the schema id they are checked with.
+                    if let (Some(enc), Some(ck)) = (&avro, ckpt) {
+                        for cm in ck.kafka.iter().filter(|cm| cm.name == s.name) {
+                            cm.use_avro(enc.clone());
+                        }
+                    }
+                    SharedSink::staged_only(&s.name, &kafka_stage(&c.dir, &s.name), avro)
+                }
                 None => {
                     return Err(RuntimeError::Setup {
                         what: format!("sink `{}`", s.name),
@@ -347,7 +357,7 @@ fn open_sinks(
                 // floats unless pinned.
                 let mut p = p.clone();
                 p.columns = window_types(plan, s, &p.columns, None, ColumnType::Double);
-                SharedSink::parquet(&s.name, &p, ckpt)?
+                SharedSink::parquet(&s.name, &p, ckpt.is_some())?
             }
             SinkKind::Postgres(p) => {
                 use crate::sinks::columns::{window_types, ColumnType::Decimal};
@@ -457,7 +467,7 @@ pub(super) fn run_shards(
     parsers(plan, &topo, memory)?;
     source_routes(plan, &topo, memory)?;
     outlets(plan, &topo)?;
-    let (shared, dead) = open_sinks(plan, ckpt.is_some(), resume.is_some(), n)?;
+    let (shared, dead) = open_sinks(plan, ckpt.as_deref(), resume.is_some(), n)?;
     let parts = Arc::new(parts);
     let op_names: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
     let (live, server) = endpoint(plan, &parts, n, &op_names, &shared)?;

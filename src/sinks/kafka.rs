@@ -272,17 +272,16 @@ impl KafkaOut {
     }
 }
 
-/// A transactional producer with the sink's Avro encoder (`format = "avro"`).
-type Transactional = (BaseProducer<Deliveries>, Option<Arc<AvroEncoder>>);
-
 /// The exactly-once sink's committer, run by the checkpoint writer thread.
 pub struct KafkaCommitter {
     pub name: String,
     plan: KafkaSinkPlan,
     /// Where the shards stage this sink's lines (the staging files of this path).
     pub stage: PathBuf,
-    /// The transactional producer, and the Avro encoder of `format = "avro"`.
-    producer: Mutex<Option<Transactional>>,
+    producer: Mutex<Option<BaseProducer<Deliveries>>>,
+    /// `format = "avro"`: the encoder the shards checked the staged lines with (see
+    /// [`KafkaCommitter::use_avro`]).
+    avro: std::sync::OnceLock<Arc<AvroEncoder>>,
 }
 
 impl KafkaCommitter {
@@ -292,7 +291,26 @@ impl KafkaCommitter {
             plan: plan.clone(),
             stage,
             producer: Mutex::new(None),
+            avro: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Writes with `enc`, the encoder the shards check lines with, so a commit sends them under
+    /// the schema id they were checked against.
+    pub fn use_avro(&self, enc: Arc<AvroEncoder>) {
+        let _ = self.avro.set(enc);
+    }
+
+    /// The encoder: the shards' one, or (recovering a previous run's staging before they start)
+    /// the subject's as it is now.
+    fn avro(&self) -> Result<Option<Arc<AvroEncoder>>, String> {
+        if let Some(a) = self.avro.get() {
+            return Ok(Some(a.clone()));
+        }
+        let Some(enc) = open_avro(&self.plan)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.avro.get_or_init(|| enc).clone()))
     }
 
     fn marker_group(&self) -> String {
@@ -358,11 +376,12 @@ impl KafkaCommitter {
             // Fences any earlier incarnation of this job and aborts its open transaction.
             p.init_transactions(TIMEOUT)
                 .map_err(|e| format!("initialising transactions: {e}"))?;
-            *guard = Some((p, open_avro(&self.plan)?));
+            *guard = Some(p);
         }
-        let Some((p, avro)) = guard.as_ref() else {
+        let Some(p) = guard.as_ref() else {
             return Err("no producer".into());
         };
+        let avro = self.avro()?;
         let res = self.send_in_transaction(p, id, &files, avro.as_deref());
         if res.is_err() {
             let _ = p.abort_transaction(TIMEOUT);

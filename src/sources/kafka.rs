@@ -146,38 +146,41 @@ struct Decoding {
 /// The engine's line for record `m` of partition `o`: a tombstone's deletion row, or the value
 /// (decoded from Avro first) with the record's metadata when asked; or the raw value and why it
 /// is not one.
-fn record_line<M: Message>(m: &M, o: &mut Decoding) -> RecordLine {
+/// An outer error: the registry cannot be reached, and the run stops.
+fn record_line<M: Message>(m: &M, o: &mut Decoding) -> Result<RecordLine, String> {
     let mut bytes = Vec::new();
     let payload = m.payload();
     let mut key_json = Vec::new();
     let key = match (&mut o.avro_key, m.key()) {
         (Some(dec), Some(k)) => match dec.to_json(k, &mut key_json) {
             Ok(()) => Some(&key_json[..]),
-            Err(why) => {
+            Err(e) if e.fatal => return Err(format!("the record key: {}", e.message)),
+            Err(e) => {
                 let raw = payload.unwrap_or_default().to_vec();
-                return Err((raw, format!("the record key: {why}")));
+                return Ok(Err((raw, format!("the record key: {}", e.message))));
             }
         },
         (_, k) => k,
     };
     if let (Some(ts), None) = (&o.upsert, payload) {
         super::kafka_meta::tombstone(m, key, o.metadata, ts.as_deref(), &mut bytes);
-        return Ok(bytes);
+        return Ok(Ok(bytes));
     }
     let mut decoded = Vec::new();
     let value = match (&mut o.avro, payload) {
         (Some(dec), Some(raw)) => match dec.to_json(raw, &mut decoded) {
             Ok(()) => &decoded[..],
-            Err(why) => return Err((raw.to_vec(), why)),
+            Err(e) if e.fatal => return Err(e.message),
+            Err(e) => return Ok(Err((raw.to_vec(), e.message))),
         },
         (_, p) => p.unwrap_or_default(),
     };
     match o.metadata {
         Some(f) => super::kafka_meta::line_with_metadata(m, key, value, f, &mut bytes),
         None if decoded.is_empty() => bytes.extend_from_slice(value),
-        None => return Ok(decoded),
+        None => return Ok(Ok(decoded)),
     }
-    Ok(bytes)
+    Ok(Ok(bytes))
 }
 
 /// One shard's consumers (one per Kafka source) of the partitions it owns.
@@ -341,7 +344,8 @@ impl KafkaReader {
                 Some(Ok(m)) => {
                     o.at_eof = false;
                     let ts = m.timestamp().to_millis();
-                    let line = record_line(&m, &mut o.decoding);
+                    let line = record_line(&m, &mut o.decoding)
+                        .map_err(|e| format!("reading {}/{}: {e}", o.topic, o.partition))?;
                     o.held = Some((m.offset(), ts, line));
                 }
             }
