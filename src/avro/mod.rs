@@ -7,6 +7,7 @@
 
 pub mod decode;
 pub mod from_json;
+mod read;
 pub mod registry;
 
 #[cfg(test)]

@@ -9,9 +9,10 @@ use super::produce::DeadAt;
 use super::steps;
 use super::{Shard, SourceParser};
 use crate::event::{CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET};
-use crate::runtime::kafka_align::Holds;
+use crate::runtime::kafka_align::{Decision, Holds};
 use crate::sources::kafka::{Fetch, KafkaPart};
 use crate::sources::kafka_records_per_chunk;
+use crate::sources::PartKind;
 use std::time::{Duration, Instant};
 
 /// How long an unbounded partition's chunk waits for its first record before it ends empty; it
@@ -42,6 +43,25 @@ pub(super) struct KafkaChunk {
     sat_out: bool,
 }
 
+/// What watermark alignment makes of a chunk slot of the order.
+pub(super) enum Slot {
+    /// The reports it depends on are not in yet.
+    Wait,
+    /// An aligned file or generator sits the round out (or is done): an empty slot.
+    Pad,
+    Chunk(SlotChunk),
+}
+
+pub(super) struct SlotChunk {
+    /// The partition's chunk index to read (an aligned file's next chunk, not the round).
+    pub k: u64,
+    pub last: bool,
+    /// A Kafka partition reads nothing this round.
+    pub sit_out: bool,
+    /// The round to report the chunk's end for (aligned files and the generator).
+    pub round: Option<u64>,
+}
+
 pub(super) enum Step {
     Record,
     Done,
@@ -49,6 +69,59 @@ pub(super) enum Step {
 }
 
 impl Shard {
+    /// Slot `(part, k)` of the order under watermark alignment (`last`: the order's last chunk
+    /// of the partition): a Kafka partition reads or sits out its chunk of round `k`; an aligned
+    /// file or generator reads its next chunk or leaves the slot empty.
+    pub(super) fn aligned_slot(&mut self, part: u16, k: u64, last: bool) -> Slot {
+        let plain = |sit_out| {
+            Slot::Chunk(SlotChunk {
+                k,
+                last,
+                sit_out,
+                round: None,
+            })
+        };
+        let Some(a) = self.setup.kafka_align.clone() else {
+            return plain(false);
+        };
+        let kafka = matches!(self.setup.parts[part as usize].kind, PartKind::Kafka(_));
+        let count = match a.count(part) {
+            Some(count) if !kafka => count,
+            _ => {
+                return match a.decide(part, k, last) {
+                    Decision::Read => plain(false),
+                    Decision::SitOut => plain(true),
+                    Decision::Wait => Slot::Wait,
+                }
+            }
+        };
+        let next = self.aligned_read[part as usize];
+        let done = count.is_some_and(|c| next >= c);
+        let last = count.is_some_and(|c| next + 1 == c);
+        let d = if done {
+            Decision::SitOut
+        } else {
+            a.decide(part, k, last)
+        };
+        match d {
+            Decision::Wait => Slot::Wait,
+            Decision::SitOut => {
+                let holds = if done { Holds::Done } else { Holds::Holding };
+                a.report(part, k, i64::MIN, holds);
+                Slot::Pad
+            }
+            Decision::Read => {
+                self.aligned_read[part as usize] += 1;
+                Slot::Chunk(SlotChunk {
+                    k: next,
+                    last,
+                    sit_out: false,
+                    round: Some(k),
+                })
+            }
+        }
+    }
+
     pub(super) fn start_kafka_chunk(
         &mut self,
         part: u16,

@@ -9,7 +9,7 @@ use super::{ProdChunk, Shard, SourceParser, STEP};
 use crate::event::{payload_slots, slot_of, Event, Tag, CHUNK_LAST, CHUNK_PAD, SLOT_BYTES};
 use crate::metrics::ShardStats;
 use crate::runtime::aligned::Next;
-use crate::runtime::kafka_align::{Decision, Holds};
+use crate::runtime::kafka_align::Holds;
 use crate::runtime::schedule::Schedule;
 use crate::sinks::SinkWriter;
 use crate::sources::PartKind;
@@ -117,40 +117,14 @@ impl Shard {
             Next::Wait | Next::End => return false,
         };
         let mut last = !pad && Schedule::is_last(&self.setup.chunk_counts, part, k);
-        let mut sit_out = false;
-        let mut round = None;
-        if let (Some(a), false) = (self.setup.kafka_align.clone(), pad) {
-            let kafka = matches!(self.setup.parts[part as usize].kind, PartKind::Kafka(_));
-            match a.count(part) {
-                // A file or generator aligned beside Kafka: reads its next chunk, or pads.
-                Some(count) if !kafka => {
-                    let next = self.aligned_read[part as usize];
-                    let done = count.is_some_and(|c| next >= c);
-                    last = count.is_some_and(|c| next + 1 == c);
-                    let d = if done {
-                        Decision::SitOut
-                    } else {
-                        a.decide(part, k, last)
-                    };
-                    match d {
-                        Decision::Wait => return false,
-                        Decision::SitOut => {
-                            let holds = if done { Holds::Done } else { Holds::Holding };
-                            a.report(part, k, i64::MIN, holds);
-                            (part, k, pad, last) = (0, 0, true, false);
-                        }
-                        Decision::Read => {
-                            self.aligned_read[part as usize] += 1;
-                            round = Some(k);
-                            k = next;
-                        }
-                    }
+        let (mut sit_out, mut round) = (false, None);
+        if !pad {
+            match self.aligned_slot(part, k, last) {
+                kafka::Slot::Wait => return false,
+                kafka::Slot::Pad => (part, k, pad, last) = (0, 0, true, false),
+                kafka::Slot::Chunk(s) => {
+                    (k, last, sit_out, round) = (s.k, s.last, s.sit_out, s.round);
                 }
-                _ => match a.decide(part, k, last) {
-                    Decision::Read => {}
-                    Decision::SitOut => sit_out = true,
-                    Decision::Wait => return false,
-                },
             }
         }
         self.maybe_issue_barrier();
