@@ -126,11 +126,10 @@ struct Owned {
     at_eof: bool,
     /// Chunks in a row that ended with no record.
     pub empty_streak: u32,
-    /// How its records become lines.
-    decoding: Decoding,
 }
 
-/// How a partition's records become the engine's lines.
+/// How a source's records become the engine's lines (one per consumer, so the partitions of a
+/// source on a shard share their schema caches).
 struct Decoding {
     /// Records carry their metadata as `_kafka`, the key decoded so.
     metadata: Option<crate::config::KafkaKeyFormat>,
@@ -187,6 +186,8 @@ fn record_line<M: Message>(m: &M, o: &mut Decoding) -> Result<RecordLine, String
 #[derive(Default)]
 pub struct KafkaReader {
     consumers: Vec<(Arc<BaseConsumer<LagContext>>, TopicPartitionList)>,
+    /// Per consumer (so per source): how its records become lines.
+    decodings: Vec<Decoding>,
     owned: Vec<Owned>,
     paused: bool,
 }
@@ -236,20 +237,6 @@ impl KafkaReader {
                 last_data: Instant::now(),
                 at_eof: false,
                 empty_streak: 0,
-                decoding: Decoding {
-                    metadata: plan.metadata,
-                    upsert: plan.upsert.clone(),
-                    avro: avro
-                        .value
-                        .as_ref()
-                        .map(|a| crate::avro::AvroDecoder::new(a.clone()))
-                        .transpose()?,
-                    avro_key: avro
-                        .key
-                        .as_ref()
-                        .map(|a| crate::avro::AvroDecoder::new(a.clone()))
-                        .transpose()?,
-                },
             });
         }
         consumer
@@ -260,6 +247,20 @@ impl KafkaReader {
             names.add_partition(&p.topic, p.partition);
         }
         self.consumers.push((consumer, names));
+        self.decodings.push(Decoding {
+            metadata: plan.metadata,
+            upsert: plan.upsert.clone(),
+            avro: avro
+                .value
+                .as_ref()
+                .map(|a| crate::avro::AvroDecoder::new(a.clone()))
+                .transpose()?,
+            avro_key: avro
+                .key
+                .as_ref()
+                .map(|a| crate::avro::AvroDecoder::new(a.clone()))
+                .transpose()?,
+        });
         self.owned.extend(owned);
         Ok(())
     }
@@ -328,7 +329,7 @@ impl KafkaReader {
     /// `limit` is kept for the next call with a higher limit, and reported as the range's end
     /// (`Eof`), like the end of the log.
     pub fn poll(&mut self, part: u16, limit: i64, buf: &mut Vec<u8>) -> Result<Fetch, String> {
-        let Some(o) = self.slot(part) else {
+        let Some(o) = self.owned.iter_mut().find(|o| o.part == part) else {
             return Err(format!("partition {part} is not this shard's"));
         };
         if o.held.is_none() {
@@ -344,7 +345,10 @@ impl KafkaReader {
                 Some(Ok(m)) => {
                     o.at_eof = false;
                     let ts = m.timestamp().to_millis();
-                    let line = record_line(&m, &mut o.decoding)
+                    let Some(decoding) = self.decodings.get_mut(o.consumer) else {
+                        return Err(format!("partition {part} has no decoding"));
+                    };
+                    let line = record_line(&m, decoding)
                         .map_err(|e| format!("reading {}/{}: {e}", o.topic, o.partition))?;
                     o.held = Some((m.offset(), ts, line));
                 }

@@ -343,7 +343,10 @@ impl Shard {
         };
         let next = reader.next_offset(part).unwrap_or(0);
         *offset = next as u64;
-        reader.chunk_ended(part, kc.records);
+        // A round sat out says nothing about how quiet the partition is.
+        if !kc.sat_out {
+            reader.chunk_ended(part, kc.records);
+        }
         let mut flags = CHUNK_OFFSET;
         if kc.end.is_some_and(|end| next >= end) {
             flags |= CHUNK_LAST;
