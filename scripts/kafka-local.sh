@@ -59,6 +59,8 @@ STOP_TIMEOUT=20
 
 die() { echo "kafka-local: $*" >&2; exit 1; }
 say() { echo "kafka-local: $*" >&2; }
+# shellcheck source-path=SCRIPTDIR source=lib/service.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
 
 # ---- jars -------------------------------------------------------------------------------------
 fetch_jars() {
@@ -109,16 +111,7 @@ kjava() {
 }
 
 # ---- process state ----------------------------------------------------------------------------
-broker_pid() {  # prints the pid and succeeds only if our broker process is alive
-    local pid
-    [ -f "$PIDFILE" ] || return 1
-    pid="$(cat "$PIDFILE")"
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q 'kafka\.Kafka' || return 1
-    echo "$pid"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+broker_pid() { service_pid "$PIDFILE" 'kafka.Kafka'; }  # succeeds only if our broker process is alive
 
 write_config() {  # $1 = 1: with the SASL_SSL listener
     local listeners="PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT"
@@ -413,24 +406,7 @@ cmd_start() {
 }
 
 cmd_stop() {
-    local pid i
-    if ! pid="$(broker_pid)"; then
-        rm -f "$PIDFILE"
-        say "not running"
-        return 0
-    fi
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        say "broker did not stop in ${STOP_TIMEOUT}s, killing it"
-        kill -KILL "$pid" 2>/dev/null || true
-        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-    fi
-    rm -f "$PIDFILE"
-    say "stopped"
+    service_stop "$PIDFILE" 'kafka.Kafka' broker "$STOP_TIMEOUT"
 }
 
 cmd_status() {

@@ -57,6 +57,8 @@ STOP_TIMEOUT=20
 
 die() { echo "registry-local: $*" >&2; exit 1; }
 say() { echo "registry-local: $*" >&2; }
+# shellcheck source-path=SCRIPTDIR source=lib/service.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
 
 case "$PORT" in '' | *[!0-9]*) die "SLUICE_REGISTRY_PORT must be a number" ;; esac
 case "$COMPATIBILITY" in
@@ -165,16 +167,7 @@ find_java() {
 }
 
 # ---- process state ----------------------------------------------------------------------------
-registry_pid() {  # prints the pid and succeeds only if our registry process is alive
-    local pid
-    [ -f "$PIDFILE" ] || return 1
-    pid="$(cat "$PIDFILE")"
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "$JAR" || return 1
-    echo "$pid"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+registry_pid() { service_pid "$PIDFILE" "$JAR"; }  # succeeds only if our registry process is alive
 
 # HTTP status of GET $1 (a path) on the registry, or nothing; plain bash, so no curl is needed.
 http_status() {
@@ -246,24 +239,7 @@ cmd_start() {
 }
 
 cmd_stop() {
-    local pid i
-    if ! pid="$(registry_pid)"; then
-        rm -f "$PIDFILE"
-        say "not running"
-        return 0
-    fi
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        say "registry did not stop in ${STOP_TIMEOUT}s, killing it"
-        kill -KILL "$pid" 2>/dev/null || true
-        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-    fi
-    rm -f "$PIDFILE"
-    say "stopped"
+    service_stop "$PIDFILE" "$JAR" registry "$STOP_TIMEOUT"
 }
 
 cmd_status() {
