@@ -118,17 +118,23 @@ fn pairs(path: &Path) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Runs and returns the output pairs and the join's peak of buffered clicks (right rows).
-fn run(d: &Path, name: &str, shards: usize, drift: Option<&str>) -> (Vec<(String, u64)>, u64) {
-    let cfg = config(d, name, shards, drift, "");
+/// Runs job `name` from `cfg` and returns its output pairs and its `--stats` summary.
+fn run_stats(d: &Path, name: &str, cfg: &str) -> (Vec<(String, u64)>, Value) {
     let stats = d.join(format!("{name}-stats.json"));
     let r = sluice(
         d,
-        &["run", "--config", &cfg, "--stats", &stats.to_string_lossy()],
+        &["run", "--config", cfg, "--stats", &stats.to_string_lossy()],
         MIN * 2,
     );
     assert!(r.success, "{}", r.stderr);
     let s: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    (pairs(&d.join(format!("{name}.ndjson"))), s)
+}
+
+/// Runs and returns the output pairs and the join's peak of buffered clicks (right rows).
+fn run(d: &Path, name: &str, shards: usize, drift: Option<&str>) -> (Vec<(String, u64)>, u64) {
+    let cfg = config(d, name, shards, drift, "");
+    let (got, s) = run_stats(d, name, &cfg);
     let peak = s["joins"][0]["peak"][1].as_u64().unwrap();
     // Partitions are in source-name order: clicks, impressions. Only the fast clicks file pauses.
     let paused = &s["alignment_paused_rounds"];
@@ -139,7 +145,7 @@ fn run(d: &Path, name: &str, shards: usize, drift: Option<&str>) -> (Vec<(String
             assert_eq!(paused[1], 0, "{paused}");
         }
     }
-    (pairs(&d.join(format!("{name}.ndjson"))), peak)
+    (got, peak)
 }
 
 #[test]
@@ -284,15 +290,7 @@ fn run_with_kafka(
         assert_ne!(before, text, "{source} moved to Kafka");
     }
     std::fs::write(&cfg, text).unwrap();
-    let stats = d.join(format!("{name}-stats.json"));
-    let r = sluice(
-        d,
-        &["run", "--config", &cfg, "--stats", &stats.to_string_lossy()],
-        MIN * 2,
-    );
-    assert!(r.success, "{}", r.stderr);
-    let s: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
-    let got = pairs(&d.join(format!("{name}.ndjson")));
+    let (got, s) = run_stats(d, name, &cfg);
     let set: BTreeSet<_> = got.iter().cloned().collect();
     assert_eq!(got.len(), set.len(), "no pair twice ({name})");
     assert_eq!(&set, want, "{name}");
