@@ -154,8 +154,16 @@ fn kill_9_at_random_points_then_restart_with_other_shard_counts_gives_exactly_th
     assert!(want.len() > 10_000);
 
     let mut resumed = 0;
-    // Kill after growing delays, rescaling between starts; then let the last start finish.
-    for (i, delay_ms) in [40u64, 70, 110, 160, 230].into_iter().enumerate() {
+    let state = d.join("crash-state");
+    let newest = || {
+        std::fs::read_dir(&state)
+            .ok()
+            .and_then(|_| checkpoint_ids(&state).last().copied())
+    };
+    // Kill at growing delays after each start's first new checkpoint (a fixed delay alone lets a
+    // fast machine finish the job before the kill), rescaling between starts; then let the last
+    // start finish.
+    for (i, delay_ms) in [0u64, 5, 15, 30, 60].into_iter().enumerate() {
         let with = config_on(d, "crash", events, Some(("10ms", 3)), [2, 1, 3, 2, 1][i]);
         let err = d.join(format!("crash-stderr-{i}.txt"));
         let mut child = Command::new(BIN)
@@ -165,6 +173,14 @@ fn kill_9_at_random_points_then_restart_with_other_shard_counts_gives_exactly_th
             .stderr(std::fs::File::create(&err).unwrap())
             .spawn()
             .unwrap();
+        let before = newest();
+        let started = std::time::Instant::now();
+        while newest() == before
+            && child.try_wait().ok().flatten().is_none()
+            && started.elapsed() < Duration::from_secs(60)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         std::thread::sleep(Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL: no flush, no final checkpoint
         let _ = child.wait();

@@ -10,6 +10,7 @@
 pub mod dedupe;
 pub mod detect;
 pub mod interval_join;
+pub mod keys;
 pub mod rows;
 pub mod steps;
 pub mod temporal_join;
@@ -100,6 +101,14 @@ pub trait Operator: Send {
     /// the watermark the snapshot was taken at. Called once per snapshot read: after a rescale a
     /// shard reads every old shard's snapshot and keeps its own key groups.
     fn restore(&mut self, state: &[u8], keep: &dyn Fn(u64) -> bool, wm: i64) -> Result<(), String>;
+
+    /// A hint: `ev` (a record with its row, as `on_event` will see it) arrives a few records from
+    /// now. An operator whose keyed state outgrows the cache starts fetching the lines it will
+    /// read for it: at `stage` 0 what the event alone locates (an index line), at stage 1 (about
+    /// half as far ahead, so the stage-0 line is cached) what that line points to. Must not
+    /// change anything the operator does.
+    #[inline]
+    fn prefetch(&self, _ev: &Event, _stage: u8) {}
 
     /// The watermark advanced to `wm` (strictly increasing between calls).
     fn on_watermark(&mut self, _wm: i64, _out: &mut dyn Emitter) {}

@@ -1,5 +1,5 @@
-//! Rows an operator holds by value, and keys interned without allocating per lookup. Shared by the
-//! join operators and dedupe.
+//! Rows an operator holds by value, and the slots that name them. Shared by the join operators and
+//! dedupe (their keys: `keys`).
 //!
 //! [`RowStore`] keeps row bytes in 64 KiB pages: a row is appended to the current page, so holding
 //! one costs no allocation once the pages exist; each page counts its live rows and is reused when
@@ -8,6 +8,7 @@
 //! one page per long-lived row. A row larger than a page gets a page of its own.
 
 use crate::checkpoint::codec::{Dec, Enc};
+use crate::state::prefetch::prefetch;
 
 /// Bytes per page of a [`RowStore`] by default.
 const PAGE: usize = 64 * 1024;
@@ -139,173 +140,9 @@ impl RowStore {
     }
 }
 
-/// Key bytes this short or shorter are kept in the key's slot, not in a page: one cache line
-/// less to read per lookup, which is most of what interning costs once the keys outgrow the cache.
-/// 11 makes `Stored` 16 bytes, as large as a paged key's `RowId` and its tag, and fits the
-/// usual ids (`"ad-123"`, a 10-digit number).
-const INLINE: usize = 11;
-
-/// A key's bytes: inline when short, else a row in [`Keys`]' pages.
-#[derive(Debug, Clone, Copy)]
-enum Stored {
-    Free,
-    Inline(u8, [u8; INLINE]),
-    Paged(RowId),
-}
-
-/// A key slot: its hash, bytes and the operator's state for the key, read together in one
-/// cache line (or two).
-#[derive(Debug, Clone, Copy)]
-struct Slot<V> {
-    hash: u64,
-    bytes: Stored,
-    value: V,
-}
-
-/// Keys by (hash, bytes) -> dense index and a value `V` per key (the operator's per-key state,
-/// kept in the key's slot), so timers can name a key by a small number. Short key bytes live in
-/// the slot, longer ones in a [`RowStore`], and
-/// the index in a table of indices, so interning a new key or forgetting one allocates nothing
-/// once the pages exist. A removed key's index is reused, so the index stays as small as the
-/// number of keys held, not the number ever seen. Keys may be of any length.
-pub struct Keys<V = ()> {
-    /// (the hash's high half, index): with the hash beside the index, growing the table reads
-    /// no slot (a slot per entry would be a cache miss each once the keys outgrow the cache), and
-    /// a probe that meets another key's entry rarely reads its slot.
-    table: hashbrown::HashTable<(u32, u32)>,
-    /// Slots by index; `Stored::Free` for a free index.
-    list: Vec<Slot<V>>,
-    free: Vec<u32>,
-    bytes: RowStore,
-}
-
-impl<V> Default for Keys<V> {
-    fn default() -> Self {
-        Keys {
-            table: hashbrown::HashTable::new(),
-            list: Vec::new(),
-            free: Vec::new(),
-            bytes: RowStore::default(),
-        }
-    }
-}
-
-/// The table's hash of a key hash: its high half, twice, so it can be rebuilt from an entry.
-/// hashbrown places by the low bits and tags by the top seven, both from the high half here.
-fn table_hash(high: u32) -> u64 {
-    (u64::from(high) << 32) | u64::from(high)
-}
-
-fn high(hash: u64) -> u32 {
-    (hash >> 32) as u32
-}
-
-impl<V: Copy + Default> Keys<V> {
-    fn bytes_of<'a>(list: &'a [Slot<V>], pages: &'a RowStore, i: u32) -> Option<(u64, &'a [u8])> {
-        let s = list.get(i as usize)?;
-        match &s.bytes {
-            Stored::Free => None,
-            Stored::Inline(n, b) => Some((s.hash, &b[..usize::from(*n)])),
-            Stored::Paged(r) => Some((s.hash, pages.get(*r))),
-        }
-    }
-
-    /// The index of a key, added if new (with `V::default()`); true when new.
-    pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
-        let (list, pages) = (&self.list, &self.bytes);
-        let same = |&(h, i): &(u32, u32)| {
-            h == high(hash)
-                && Keys::bytes_of(list, pages, i).is_some_and(|(full, b)| full == hash && b == key)
-        };
-        if let Some(&(_, i)) = self.table.find(table_hash(high(hash)), same) {
-            return (i, false);
-        }
-        let bytes = if key.len() <= INLINE {
-            let mut b = [0u8; INLINE];
-            b[..key.len()].copy_from_slice(key);
-            Stored::Inline(key.len() as u8, b)
-        } else {
-            Stored::Paged(self.bytes.put(key))
-        };
-        let slot = Slot {
-            hash,
-            bytes,
-            value: V::default(),
-        };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.list[i as usize] = slot;
-                i
-            }
-            None => {
-                self.list.push(slot);
-                (self.list.len() - 1) as u32
-            }
-        };
-        self.table
-            .insert_unique(table_hash(high(hash)), (high(hash), i), |&(h, _)| {
-                table_hash(h)
-            });
-        (i, true)
-    }
-
-    /// The (hash, bytes) of key `i`.
-    pub fn get(&self, i: u32) -> Option<(u64, &[u8])> {
-        Keys::bytes_of(&self.list, &self.bytes, i)
-    }
-
-    /// The state of key `i` (a free index's is the default, and unused).
-    pub fn value(&self, i: u32) -> V {
-        self.list
-            .get(i as usize)
-            .map_or_else(V::default, |s| s.value)
-    }
-
-    /// The state of key `i`, to change. Panics on an index [`Keys::intern`] never gave.
-    pub fn value_mut(&mut self, i: u32) -> &mut V {
-        &mut self.list[i as usize].value
-    }
-
-    /// Forgets key `i`; its index will be given to a new key.
-    pub fn remove(&mut self, i: u32) {
-        let Some(slot) = self.list.get_mut(i as usize) else {
-            return;
-        };
-        let (hash, bytes) = (slot.hash, std::mem::replace(&mut slot.bytes, Stored::Free));
-        match bytes {
-            Stored::Free => return,
-            Stored::Paged(r) => self.bytes.drop_row(r),
-            Stored::Inline(..) => {}
-        }
-        if let Ok(e) = self
-            .table
-            .find_entry(table_hash(high(hash)), |&(_, j)| j == i)
-        {
-            e.remove();
-        }
-        self.free.push(i);
-    }
-
-    /// Approximate bytes the index holds: the key bytes' pages, the slots and the table.
-    pub fn bytes(&self) -> u64 {
-        let slots = self.list.len() * std::mem::size_of::<Slot<V>>();
-        self.bytes.bytes().1 + (slots + self.table.capacity() * 9) as u64
-    }
-
-    /// Indices given so far: every held key's index is below it.
-    pub fn slots(&self) -> u32 {
-        self.list.len() as u32
-    }
-
-    /// Keys held now.
-    pub fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
-    }
-}
+/// How far ahead of a list of due timers an operator prefetches their rows and keys, and (half as
+/// far) the table lines of keys it may forget.
+pub const PREFETCH_AHEAD: usize = 8;
 
 /// Values by slot number, a freed slot reused first: what an operator holds per row (its place
 /// in a [`RowStore`], its links), named by timers by slot. One flat table, so holding a row
@@ -346,6 +183,12 @@ impl<T: Copy> Slab<T> {
 
     pub fn get(&self, slot: u32) -> Option<&T> {
         self.items.get(slot as usize)
+    }
+
+    /// Hints that `slot` is read soon.
+    #[inline(always)]
+    pub fn prefetch(&self, slot: u32) {
+        prefetch(self.items.as_ptr().wrapping_add(slot as usize));
     }
 
     /// Panics on a slot [`Slab::insert`] never gave: slots come only from it.
@@ -439,33 +282,5 @@ mod tests {
         let big = vec![7u8; 3 * PAGE];
         let id = s.put(&big);
         assert_eq!(s.get(id), &big[..], "a row larger than a page");
-    }
-
-    #[test]
-    fn keys_of_every_length_intern_to_one_index_and_are_forgotten() {
-        let mut keys: Keys = Keys::default();
-        // Lengths around the inline limit, and two keys with one hash (a collision).
-        let all: Vec<Vec<u8>> = (0..60u8).map(|n| (0..n).map(|j| j ^ n).collect()).collect();
-        let mut idx = Vec::new();
-        for k in &all {
-            let (i, new) = keys.intern(7, k);
-            assert!(new);
-            idx.push(i);
-        }
-        for (k, &i) in all.iter().zip(&idx) {
-            assert_eq!(keys.intern(7, k), (i, false));
-            assert_eq!(keys.get(i), Some((7, &k[..])));
-        }
-        assert_eq!(std::mem::size_of::<Slot<()>>(), 24);
-        assert_eq!(std::mem::size_of::<Slot<(i64, u32)>>(), 40);
-        for &i in &idx[..30] {
-            keys.remove(i);
-            keys.remove(i);
-        }
-        assert_eq!(keys.len(), 30);
-        assert_eq!(keys.get(idx[0]), None);
-        let (i, new) = keys.intern(7, &all[0]);
-        assert!(new && idx[..30].contains(&i), "a freed index is reused");
-        assert_eq!(keys.intern(7, &all[40]), (idx[40], false));
     }
 }

@@ -4,4 +4,5 @@
 //! nothing here is synchronised. See [`acc_table`] for why the pane table is hand-written.
 
 pub mod acc_table;
+pub mod index_table;
 pub mod prefetch;

@@ -12,11 +12,12 @@
 //! is never a duplicate of anything (SQL NULL): it passes, in its turn. Output is the record as it
 //! was read, with its own event time.
 
-use super::rows::{get, put, trim, Keys, RowId, RowStore, Slab};
+use super::keys::Keys;
+use super::rows::{get, put, trim, RowId, RowStore, Slab, PREFETCH_AHEAD};
 use super::timers::{Timer, Timers};
 use super::{Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Rec, NULL_KEY};
+use crate::event::{Event, Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::DedupePlan;
 use std::collections::VecDeque;
@@ -143,6 +144,13 @@ impl Dedupe {
             if end > t {
                 return;
             }
+            // The keys to forget are known ahead: overlap their cache misses.
+            if let Some(&(_, a)) = self.forget.get(PREFETCH_AHEAD) {
+                self.keys.prefetch_slot(a);
+            }
+            if let Some(&(_, a)) = self.forget.get(PREFETCH_AHEAD / 2) {
+                self.keys.prefetch_removal(a);
+            }
             self.forget.pop_front();
             // A key that passed again since has a later entry: this one is stale.
             if !self.is_current(end, k) {
@@ -186,12 +194,24 @@ impl Operator for Dedupe {
         self.wait(k, e.hash, e.ts, row);
     }
 
+    fn prefetch(&self, ev: &Event, stage: u8) {
+        if ev.flags & NULL_KEY == 0 {
+            self.keys.prefetch(ev.hash, stage);
+        }
+    }
+
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         self.waiting.take_due(wm, &mut due);
-        for timer in &due {
+        for (i, timer) in due.iter().enumerate() {
+            if let Some(a) = due.get(i + PREFETCH_AHEAD) {
+                self.pending.prefetch(a.tag);
+                if a.key != NULL {
+                    self.keys.prefetch_slot(a.key);
+                }
+            }
             // Forget horizons that ended before this record: it passes anyway. It still counts as
             // waiting, so forgetting its key's old horizon keeps the key.
             self.forget_until(timer.at);

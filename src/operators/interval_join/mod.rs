@@ -18,7 +18,8 @@
 //! `{"imp_id":"i-1","left":{...the impression...},"right":{...the click...}}`; an unmatched side is
 //! `null`.
 
-use super::rows::{get, put, trim, write_key_fields, Keys, RowId, RowStore, Slab};
+use super::keys::Keys;
+use super::rows::{get, put, trim, write_key_fields, RowId, RowStore, Slab, PREFETCH_AHEAD};
 use super::timers::{Timer, Timers};
 use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
@@ -294,12 +295,26 @@ impl Operator for IntervalJoin {
         self.hold(k, side, e.ts, row, matched);
     }
 
+    fn prefetch(&self, ev: &Event, stage: u8) {
+        if ev.flags & NULL_KEY == 0 {
+            self.keys.prefetch(ev.hash, stage);
+        }
+    }
+
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         self.cleanup.take_due(wm, &mut due);
-        for &Timer { key: k, tag, .. } in &due {
+        for (i, &Timer { key: k, tag, .. }) in due.iter().enumerate() {
+            // The rows and keys due are known ahead: overlap their cache misses.
+            if let Some(a) = due.get(i + PREFETCH_AHEAD) {
+                self.slab.prefetch(a.tag);
+                self.keys.prefetch_slot(a.key);
+            }
+            if let Some(a) = due.get(i + PREFETCH_AHEAD / 2) {
+                self.keys.prefetch_removal(a.key);
+            }
             let row = self.unlink(tag);
             let side = usize::from(row.side);
             if self.is_empty(k) {

@@ -21,7 +21,8 @@
 //! Output: the input record with the table record added under `"table"`:
 //! `{"order_id":1,"currency":"EUR","amount":19.99,"ts":..,"table":{"currency":"EUR","rate":1.08,..}}`.
 
-use super::rows::{get, put, trim, Keys, RowId, RowStore, Slab};
+use super::keys::Keys;
+use super::rows::{get, put, trim, RowId, RowStore, Slab};
 use super::timers::{Timer, Timers};
 use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
@@ -247,6 +248,12 @@ impl Operator for TemporalJoin {
             self.counters.late_dropped += 1;
             self.join.late[0] += 1;
             out.late(r);
+        }
+    }
+
+    fn prefetch(&self, ev: &Event, stage: u8) {
+        if ev.flags & NULL_KEY == 0 {
+            self.index.prefetch(ev.hash, stage);
         }
     }
 

@@ -10,6 +10,7 @@
 //! the merge waits rather than guess. Records for operators deeper still are kept again.
 
 use super::exchange;
+use super::lookahead::{Cursor, AHEAD_SLOTS};
 use super::Shard;
 use crate::event::{payload_slots, slot_bytes, slot_of, Event, Rec, Tag, FIRED, SLOT_BYTES};
 
@@ -19,6 +20,7 @@ struct Run {
     from: usize,
     slots: Vec<Event>,
     at: usize,
+    look: Cursor,
 }
 
 pub(super) struct Merge {
@@ -62,6 +64,7 @@ impl Merge {
             let r = &mut runs[*used];
             r.from = at;
             r.at = 0;
+            r.look = Cursor::default();
             r.slots.clear();
             *used += 1;
         }
@@ -136,6 +139,7 @@ impl Shard {
                     return None;
                 }
                 c.advance();
+                self.look[d][s].consumed(1);
                 self.merge.ended[s] = true;
                 continue;
             }
@@ -160,6 +164,8 @@ impl Shard {
         let Some(mut c) = self.xin[d - 1][s].take() else {
             return;
         };
+        let mut look = self.look[d][s];
+        look.fill(c.readable(AHEAD_SLOTS), |h, st| self.hint(d, h, st));
         let mut scratch = std::mem::take(&mut self.merge.scratch);
         let head = match exchange::peek_message(&mut c, &mut scratch) {
             Some((head, payload)) => {
@@ -170,7 +176,11 @@ impl Shard {
         };
         self.merge.scratch = scratch;
         match head {
-            Some(head) => exchange::consume(&mut c, &head),
+            Some(head) => {
+                exchange::consume(&mut c, &head);
+                look.consumed(1 + payload_slots(head.extra));
+                self.look[d][s] = look;
+            }
             None => {
                 self.failure = Some(format!("depth {d}: a message from shard {s} is cut short"))
             }
@@ -181,9 +191,12 @@ impl Shard {
     fn take_from_run(&mut self, d: usize, r: usize) {
         let mut run = std::mem::take(&mut self.merge.stash[d][r]);
         if let Some(head) = run.slots.get(run.at).copied() {
+            run.look
+                .fill(&run.slots[run.at..], |h, st| self.hint(d, h, st));
             let n = payload_slots(head.extra);
             let end = (run.at + 1 + n).min(run.slots.len());
             self.merged(d, &head, slot_bytes(&run.slots[run.at + 1..end]));
+            run.look.consumed(end - run.at);
             run.at = end;
         }
         self.merge.stash[d][r] = run;

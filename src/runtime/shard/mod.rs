@@ -24,6 +24,7 @@ pub mod exchange;
 mod fire;
 pub mod hot;
 mod kafka;
+mod lookahead;
 mod merge;
 mod owners;
 mod produce;
@@ -134,6 +135,8 @@ pub struct Shard {
     /// Per depth `d` >= 1 (at `d - 1`): the rings from every shard carrying what their operators of
     /// depth `d - 1` emitted for operators here.
     xin: Vec<Vec<Option<Consumer<Event>>>>,
+    /// Per depth (0: `inbound`, `d`: `xin[d - 1]`) and sender: how far records were hinted.
+    look: Vec<Vec<lookahead::Cursor>>,
     // producing
     cur: Option<ProdChunk>,
     next_prod: u64,
@@ -255,6 +258,7 @@ impl Shard {
             out: p.out,
             inbound: p.inbound,
             merge: merge::Merge::new(p.xin.len() + 1, n),
+            look: vec![vec![lookahead::Cursor::default(); n]; p.xin.len() + 1],
             xin: p.xin,
             cur: None,
             next_prod: id as u64,

@@ -4,6 +4,7 @@
 //! reads a source and never blocks.
 
 use super::exchange;
+use super::lookahead::AHEAD_SLOTS;
 use super::{Shard, RUN, STEP};
 use crate::event::{
     payload_slots, Event, Rec, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD,
@@ -63,6 +64,8 @@ impl Shard {
             let Some(first) = run.first() else { break };
             self.chunk.started = true;
             if first.has_payload() && first.tag != Tag::CHUNK_END {
+                let mut look = self.look[0][ch];
+                look.fill(c.readable(AHEAD_SLOTS), |h, st| self.hint(0, h, st));
                 // A message with payload slots: read it whole, wherever the ring wraps.
                 let mut scratch = std::mem::take(&mut self.merge.scratch);
                 let head = match exchange::peek_message(&mut c, &mut scratch) {
@@ -78,11 +81,14 @@ impl Shard {
                     break;
                 };
                 exchange::consume(&mut c, &head);
+                look.consumed(1 + payload_slots(head.extra));
+                self.look[0][ch] = look;
                 done += 1 + payload_slots(head.extra);
                 continue;
             }
             let n = self.receive_run(run);
             c.advance_by(n);
+            self.look[0][ch].consumed(n);
             done += n;
         }
         self.inbound[ch] = Some(c);
