@@ -37,6 +37,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// Attempts at reading the marker group's committed offset when they time out.
+const COMMITTED_TRIES: u32 = 3;
+
+/// A timeout, not a refusal: worth asking again.
+fn is_timeout(e: &KafkaError) -> bool {
+    matches!(
+        e.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::RequestTimedOut)
+    )
+}
+
 /// How long the start-up check waits for the brokers.
 const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -345,9 +356,20 @@ impl KafkaCommitter {
     /// The newest checkpoint whose lines are committed to Kafka (0: none).
     pub fn committed_id(&self) -> Result<u64, String> {
         let c = self.marker_consumer()?;
-        let got = c
-            .committed_offsets(self.marker_tpl(None)?, TIMEOUT)
-            .map_err(|e| format!("reading group `{}`: {e}", self.marker_group()))?;
+        // A broker busy right after a crash (its group coordinator still loading, transactions of
+        // the killed run timing out) can let one metadata request time out: ask again, a few
+        // times, before giving up on recovery.
+        let mut tries = 0;
+        let got = loop {
+            tries += 1;
+            match c.committed_offsets(self.marker_tpl(None)?, TIMEOUT) {
+                Err(e) if tries < COMMITTED_TRIES && is_timeout(&e) => {
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                r => break r,
+            }
+        }
+        .map_err(|e| format!("reading group `{}`: {e}", self.marker_group()))?;
         Ok(
             match got.find_partition(&self.plan.topic, 0).map(|e| e.offset()) {
                 Some(Offset::Offset(o)) if o > 0 => o as u64,
