@@ -7,14 +7,14 @@
 
 mod common;
 
+use common::flow_job::kill_after_checkpoint;
 use common::{
     assert_rows_match, group_actual, late_clicks_toml, model, read_lines, sluice, Agg, AggVal, Job,
-    Row, Win, BIN,
+    Row, Win,
 };
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn config(dir: &Path, name: &str, events: u64, checkpoint: Option<(&str, u32)>) -> String {
@@ -155,41 +155,14 @@ fn kill_9_at_random_points_then_restart_with_other_shard_counts_gives_exactly_th
 
     let mut resumed = 0;
     let state = d.join("crash-state");
-    let newest = || {
-        std::fs::read_dir(&state)
-            .ok()
-            .and_then(|_| checkpoint_ids(&state).last().copied())
-    };
     // Kill at growing delays after each start's first new checkpoint (a fixed delay alone lets a
     // fast machine finish the job before the kill), rescaling between starts; then let the last
     // start finish.
     for (i, delay_ms) in [0u64, 5, 15, 30, 60].into_iter().enumerate() {
         let with = config_on(d, "crash", events, Some(("10ms", 3)), [2, 1, 3, 2, 1][i]);
         let err = d.join(format!("crash-stderr-{i}.txt"));
-        let mut child = Command::new(BIN)
-            .args(["run", "--config", &with])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        let before = newest();
-        let started = std::time::Instant::now();
-        while newest() == before
-            && child.try_wait().ok().flatten().is_none()
-            && started.elapsed() < Duration::from_secs(60)
-        {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        let _ = child.kill(); // SIGKILL: no flush, no final checkpoint
-        let _ = child.wait();
-        if std::fs::read_to_string(&err)
-            .unwrap()
-            .contains("resuming from checkpoint")
-        {
-            resumed += 1;
-        }
+        let killed = kill_after_checkpoint(&with, &state, Duration::from_millis(delay_ms), &err);
+        resumed += usize::from(killed.resumed);
     }
     let with = config_on(d, "crash", events, Some(("10ms", 3)), 3);
     let last = sluice(d, &["run", "--config", &with], Duration::from_secs(120));

@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::flow_job::kill_after_checkpoint;
 use common::kafka::{broker, client_toml, read_committed, topic};
 
 use common::{assert_rows_match, model, Job, Win};
@@ -206,7 +207,6 @@ fn config_aligned(
 }
 
 fn crash_and_restore(aligned: bool) {
-    use std::process::Stdio;
     // Also the transactional id prefix: the two tests run at once and must not fence each other.
     let name = if aligned { "crash-aligned" } else { "crash" };
     let dir = tempfile::tempdir().unwrap();
@@ -221,38 +221,10 @@ fn crash_and_restore(aligned: bool) {
     for (i, shards) in [2usize, 1, 3].into_iter().enumerate() {
         let cfg = config_aligned(d, name, &input, &output, shards, aligned);
         let err = d.join(format!("crash-{i}.txt"));
-        let mut child = Command::new(common::BIN)
-            .args(["run", "--config", &cfg])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        // Kill soon after this run's first checkpoint completes: mid-stream. (Only checkpoint
-        // folders count: the staging folder appears with the first result.)
-        let checkpoints = || {
-            std::fs::read_dir(&state).map_or(0, |r| {
-                r.filter(|e| {
-                    e.as_ref()
-                        .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("chk-"))
-                })
-                .count()
-            })
-        };
-        let start = Instant::now();
-        let before = checkpoints();
-        while start.elapsed() < MIN {
-            let now = checkpoints();
-            if now > before || child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        std::thread::sleep(Duration::from_millis(30 + 40 * i as u64));
-        killed += usize::from(child.try_wait().unwrap().is_none());
-        let _ = child.kill();
-        let _ = child.wait();
-        let log = std::fs::read_to_string(&err).unwrap();
-        resumed += usize::from(log.contains("resuming from"));
+        let delay = Duration::from_millis(30 + 40 * i as u64);
+        let k = kill_after_checkpoint(&cfg, &state, delay, &err);
+        killed += usize::from(k.live);
+        resumed += usize::from(k.resumed);
     }
     assert!(resumed >= 1, "later runs resumed from a checkpoint");
     assert!(killed >= 2, "runs were killed mid-stream ({killed} of 3)");
