@@ -39,8 +39,14 @@ impl Default for IndexTable {
 
 /// The hash's high half: what an entry keeps of it.
 #[inline(always)]
-pub fn high(hash: u64) -> u32 {
+fn high(hash: u64) -> u32 {
     (hash >> 32) as u32
+}
+
+/// The index an entry holds.
+#[inline(always)]
+fn index_of(entry: u64) -> u32 {
+    (entry as u32).wrapping_sub(1)
 }
 
 impl IndexTable {
@@ -60,9 +66,9 @@ impl IndexTable {
         prefetch(self.slots.as_ptr().wrapping_add(self.home(high(hash))));
     }
 
-    /// The first index with hash `hash` that `is(index)` confirms.
+    /// Where the first entry under `hash` whose index `is(index)` confirms is.
     #[inline]
-    pub fn find(&self, hash: u64, mut is: impl FnMut(u32) -> bool) -> Option<u32> {
+    fn position(&self, hash: u64, mut is: impl FnMut(u32) -> bool) -> Option<usize> {
         let h = high(hash);
         let mut at = self.home(h);
         loop {
@@ -70,11 +76,17 @@ impl IndexTable {
             if e == 0 {
                 return None;
             }
-            if (e >> 32) as u32 == h && is((e as u32).wrapping_sub(1)) {
-                return Some((e as u32).wrapping_sub(1));
+            if (e >> 32) as u32 == h && is(index_of(e)) {
+                return Some(at);
             }
             at = (at + 1) & self.mask();
         }
+    }
+
+    /// The first index with hash `hash` that `is(index)` confirms.
+    #[inline]
+    pub fn find(&self, hash: u64, is: impl FnMut(u32) -> bool) -> Option<u32> {
+        self.position(hash, is).map(|at| index_of(self.slots[at]))
     }
 
     /// The first index with `hash`'s high half (unconfirmed: for a prefetch).
@@ -112,15 +124,9 @@ impl IndexTable {
 
     /// Removes `index`, which was inserted under `hash`; false when it is not there.
     pub fn remove(&mut self, hash: u64, index: u32) -> bool {
-        let want = u64::from(high(hash)) << 32 | u64::from(index.wrapping_add(1));
-        let mut hole = self.home(high(hash));
-        loop {
-            match self.slots[hole] {
-                0 => return false,
-                e if e == want => break,
-                _ => hole = (hole + 1) & self.mask(),
-            }
-        }
+        let Some(mut hole) = self.position(hash, |i| i == index) else {
+            return false;
+        };
         // Shift back every following entry of the cluster whose home is not between the hole and
         // it, so that each entry stays reachable from its home without passing an empty slot.
         let mut at = hole;

@@ -12,6 +12,17 @@ use crate::event::{payload_slots, Event, Tag};
 use crate::runtime::ring::{Consumer, Producer};
 use std::collections::VecDeque;
 
+/// The payload slots that follow a message's header in a ring (a chunk end's `extra` is not a
+/// payload length).
+#[inline]
+pub fn payload_of(head: &Event) -> usize {
+    if head.tag == Tag::CHUNK_END {
+        0
+    } else {
+        payload_slots(head.extra)
+    }
+}
+
 /// Pushes `head` and its `payload` slots into `p` if all fit; false (nothing pushed) otherwise.
 #[inline]
 pub fn push_message(p: &mut Producer<Event>, head: &Event, payload: &[Event]) -> bool {
@@ -68,11 +79,7 @@ impl Outbound {
         let mut empty = true;
         for (q, ring) in self.queued.iter_mut().zip(&mut self.rings) {
             while let Some(head) = q.front() {
-                let n = if head.tag == Tag::CHUNK_END {
-                    0
-                } else {
-                    payload_slots(head.extra)
-                };
+                let n = payload_of(head);
                 if ring.free() < 1 + n && ring.free_fresh() < 1 + n {
                     break;
                 }
@@ -106,11 +113,7 @@ pub fn peek_message<'a>(
     scratch: &'a mut Vec<u8>,
 ) -> Option<(Event, &'a [u8])> {
     let head = *c.peek()?;
-    let n = if head.tag == Tag::CHUNK_END {
-        0
-    } else {
-        payload_slots(head.extra)
-    };
+    let n = payload_of(&head);
     if n == 0 {
         return Some((head, &[]));
     }
@@ -131,12 +134,9 @@ pub fn peek_message<'a>(
     Some((head, &scratch[..]))
 }
 
-/// Consumes the message [`peek_message`] returned last.
-pub fn consume(c: &mut Consumer<Event>, head: &Event) {
-    let n = if head.tag == Tag::CHUNK_END {
-        0
-    } else {
-        payload_slots(head.extra)
-    };
-    c.advance_by(1 + n);
+/// Consumes the message [`peek_message`] returned last; returns the slots it took.
+pub fn consume(c: &mut Consumer<Event>, head: &Event) -> usize {
+    let n = 1 + payload_of(head);
+    c.advance_by(n);
+    n
 }

@@ -7,8 +7,9 @@
 //! from (a ring, a kept run) has a [`Cursor`]: how far past the read position hints have been
 //! given. Hints never change what an operator does, only when its memory arrives.
 
+use super::exchange::payload_of;
 use super::Shard;
-use crate::event::{payload_slots, Event, Tag};
+use crate::event::{Event, Tag};
 
 /// Slots (headers and payloads) ahead of the read position that get hints: at 2-3 slots per
 /// record with a row, about 8-12 records, far enough to cover a miss and near enough that the
@@ -56,12 +57,7 @@ fn walk(at: &mut usize, upto: usize, ahead: &[Event], mut hint: impl FnMut(&Even
         if h.tag == Tag::DATA {
             hint(h);
         }
-        let payload = if h.tag == Tag::CHUNK_END {
-            0
-        } else {
-            payload_slots(h.extra)
-        };
-        *at += 1 + payload;
+        *at += 1 + payload_of(h);
     }
 }
 

@@ -177,8 +177,7 @@ impl Shard {
         self.merge.scratch = scratch;
         match head {
             Some(head) => {
-                exchange::consume(&mut c, &head);
-                look.consumed(1 + payload_slots(head.extra));
+                look.consumed(exchange::consume(&mut c, &head));
                 self.look[d][s] = look;
             }
             None => {

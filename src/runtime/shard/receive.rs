@@ -6,9 +6,7 @@
 use super::exchange;
 use super::lookahead::AHEAD_SLOTS;
 use super::{Shard, RUN, STEP};
-use crate::event::{
-    payload_slots, Event, Rec, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD,
-};
+use crate::event::{Event, Rec, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD};
 
 impl Shard {
     pub(super) fn receive_step(&mut self) -> usize {
@@ -80,10 +78,10 @@ impl Shard {
                     self.failure = Some("a message's payload is missing from its ring".into());
                     break;
                 };
-                exchange::consume(&mut c, &head);
-                look.consumed(1 + payload_slots(head.extra));
+                let n = exchange::consume(&mut c, &head);
+                look.consumed(n);
                 self.look[0][ch] = look;
-                done += 1 + payload_slots(head.extra);
+                done += n;
                 continue;
             }
             let n = self.receive_run(run);
