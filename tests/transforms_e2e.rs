@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::flow_job::newest_checkpoint;
 use common::{read_lines, sluice, toml_str, BASE, BIN};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
@@ -361,19 +362,6 @@ fn crash_config(dir: &Path, name: &str, checkpointed: bool) -> String {
         sink("out", "doubled", &dir.join(format!("{name}.ndjson"))),
     );
     write_config(dir, name, &toml)
-}
-
-/// The id of the newest complete checkpoint in `state` (0: none yet).
-fn newest_checkpoint(state: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(state) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().join("manifest.json").exists())
-        .filter_map(|e| e.file_name().to_str()?.strip_prefix("chk-")?.parse().ok())
-        .max()
-        .unwrap_or(0)
 }
 
 #[test]

@@ -68,10 +68,14 @@ pub struct Killed {
     pub resumed: bool,
 }
 
-/// The newest checkpoint id in `state` (retention deletes old folders, so not their count).
+/// The id of the newest *complete* checkpoint in `state` (0: none yet). A `chk-N` folder exists
+/// from the moment its shards start writing; only its manifest, written last by an atomic rename,
+/// makes it usable, so a kill timed from the folder alone can land mid-write and leave the next
+/// start nothing to resume from. Retention deletes old folders, so this is not their count.
 pub fn newest_checkpoint(state: &Path) -> u64 {
     std::fs::read_dir(state).map_or(0, |r| {
         r.flatten()
+            .filter(|e| e.path().join("manifest.json").exists())
             .filter_map(|e| {
                 e.file_name()
                     .to_string_lossy()
@@ -84,7 +88,7 @@ pub fn newest_checkpoint(state: &Path) -> u64 {
     })
 }
 
-/// Runs `cfg` and kills it (`kill -9`) `delay` after its first new checkpoint in `state` (or once
+/// Runs `cfg` and kills it (`kill -9`) `delay` after its first new complete checkpoint in `state` (or once
 /// it has ended by itself); its stderr goes to `err`.
 pub fn kill_after_checkpoint(cfg: &str, state: &Path, delay: Duration, err: &Path) -> Killed {
     use std::process::{Command, Stdio};
