@@ -12,7 +12,7 @@
 
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
 use crate::plan::{StepKind, StepPlan};
-use crate::sources::bind::MAX_FIELDS;
+use crate::sources::bind::{FEW_FIELDS, MAX_FIELDS};
 use crate::sources::json::{self, FieldSet, Token};
 
 enum Kind {
@@ -210,8 +210,16 @@ impl RecordChain {
                 Some(0) => (a.as_slice(), b),
                 Some(_) => (b.as_slice(), a),
             };
-            let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
-            let toks = &mut toks[..step.names.len()];
+            // Cleared per record: a small array for the usual few fields (see `bind::FEW_FIELDS`).
+            let n = step.names.len();
+            let mut few: [Option<Token<'_>>; FEW_FIELDS] = [None; FEW_FIELDS];
+            let mut many: [Option<Token<'_>>; MAX_FIELDS];
+            let toks = if n <= FEW_FIELDS {
+                &mut few[..n]
+            } else {
+                many = [None; MAX_FIELDS];
+                &mut many[..n]
+            };
             if !step.names.is_empty() {
                 json::extract(input, &step.fields, toks)
                     .map_err(|e| format!("`{name}`: the record is not valid JSON: {e}"))?;
