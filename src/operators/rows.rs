@@ -142,7 +142,7 @@ impl RowStore {
 
 /// How far ahead of a list of due timers an operator prefetches their rows and keys, and (half as
 /// far) the table lines of keys it may forget.
-pub const PREFETCH_AHEAD: usize = 8;
+pub const PREFETCH_AHEAD: usize = 16;
 
 /// Values by slot number, a freed slot reused first: what an operator holds per row (its place
 /// in a [`RowStore`], its links), named by timers by slot. One flat table, so holding a row
