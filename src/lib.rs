@@ -25,6 +25,7 @@ pub mod plan;
 pub mod runtime;
 pub mod sinks;
 pub mod sources;
+pub mod sql;
 pub mod state;
 pub mod text;
 pub mod time;

@@ -44,6 +44,16 @@ pub struct Config {
     pub dead_letter: Option<DeadLetterConfig>,
     pub checkpoint: Option<CheckpointConfig>,
     pub api: Option<ApiConfig>,
+    pub pipeline: Option<PipelineConfig>,
+}
+
+/// `[pipeline]`: the job's sources, transforms and sinks written as Flink SQL instead.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// A `.sql` file (one line ending in `.sql`, relative to the working directory) or the SQL
+    /// text itself.
+    pub sql: String,
 }
 
 /// `[api]`: the live metrics and health endpoint.

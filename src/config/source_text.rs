@@ -181,6 +181,11 @@ impl SourceText {
         }
     }
 
+    /// The text written at `span` (empty where it is not in the text).
+    pub fn text_at(&self, span: Range<usize>) -> &str {
+        self.text.get(span).unwrap_or("")
+    }
+
     pub fn location_unknown(&self) -> Location {
         Location {
             file: self.origin.clone(),

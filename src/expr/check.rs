@@ -317,7 +317,7 @@ impl Checker<'_> {
                 }
                 null_or(Type::Int)
             }
-            Func::FormatTime => {
+            Func::FormatTime | Func::SqlTimestamp => {
                 want(0, Num, "an int (epoch milliseconds)")?;
                 self.not_decimal(name, &args[0], types[0])?;
                 null_or(Type::String)

@@ -1,7 +1,7 @@
 //! The built-in functions: their names and arities, and their run-time semantics.
 //!
 //! Strings: `lower upper len starts_with ends_with contains concat`; math: `abs round floor ceil
-//! min max`; time: `truncate_time format_time`; and `coalesce`. All except `coalesce` give null
+//! min max`; time: `truncate_time format_time sql_timestamp`; and `coalesce`. All except `coalesce` give null
 //! when an argument is null (after checking the types of the others). `concat` accepts numbers and
 //! booleans too and writes them as JSON would; `min`/`max` return the first smallest/largest
 //! argument unchanged (`max(1, 1.0)` is the int `1`).
@@ -33,6 +33,7 @@ pub(super) enum Func {
     Max,
     TruncateTime,
     FormatTime,
+    SqlTimestamp,
 }
 
 /// A function's name and how many arguments it takes (`max: None` for any number).
@@ -69,6 +70,7 @@ pub(super) const FUNCTIONS: &[Signature] = &[
     sig(Func::Max, "max", 1, None),
     sig(Func::TruncateTime, "truncate_time", 2, Some(2)),
     sig(Func::FormatTime, "format_time", 1, Some(1)),
+    sig(Func::SqlTimestamp, "sql_timestamp", 1, Some(1)),
 ];
 
 /// Names people reach for from other languages, and ours.
@@ -160,7 +162,13 @@ pub(super) fn call1(func: Func, x: Value<'_>) -> OpResult<'_> {
                 blame: Blame::Arg(0),
                 reason,
             }),
-        (Func::FormatTime, other) => {
+        (Func::SqlTimestamp, Value::Int(ts)) => time::format_sql(ts)
+            .map(|text| Value::Str(Cow::Owned(text)))
+            .map_err(|reason| OpError {
+                blame: Blame::Arg(0),
+                reason,
+            }),
+        (Func::FormatTime | Func::SqlTimestamp, other) => {
             Err(type_error(name, 0, "an int (epoch milliseconds)", &other))
         }
         (_, other) => Err(type_error(name, 0, "a number", &other)),

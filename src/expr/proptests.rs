@@ -111,7 +111,11 @@ impl Choices<'_> {
                 self.str(depth),
                 self.str(depth)
             ),
-            8 => format!("format_time({})", self.num(depth)),
+            8 => format!(
+                "{}({})",
+                self.one(&["format_time", "sql_timestamp"]),
+                self.num(depth)
+            ),
             _ => self.one(LEAVES).to_owned(),
         }
     }

@@ -71,7 +71,7 @@ pub(super) fn call(name: &str, args: Vec<V>) -> R {
             })
         }
         "abs" | "floor" | "ceil" | "round" => math(name, args, any_null),
-        "truncate_time" | "format_time" => time(name, args, any_null),
+        "truncate_time" | "format_time" | "sql_timestamp" => time(name, args, any_null),
         _ => Err(format!("unknown function {name}")),
     }
 }
@@ -131,7 +131,14 @@ fn time(name: &str, args: Vec<V>, any_null: bool) -> R {
         };
         return int(i128::from(ts).div_euclid(unit) * unit);
     }
-    Ok(V::from(naive_format(ts)?))
+    let rfc = naive_format(ts)?;
+    if name == "sql_timestamp" {
+        // Flink's SQL timestamp: a space for the `T`, no zone, the fraction trimmed.
+        let body = rfc.trim_end_matches('Z').replacen('T', " ", 1);
+        let body = body.trim_end_matches('0').trim_end_matches('.');
+        return Ok(V::from(body.to_string()));
+    }
+    Ok(V::from(rfc))
 }
 
 /// RFC 3339 by walking years and months one at a time from 1970.

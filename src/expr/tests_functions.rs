@@ -286,3 +286,27 @@ fn calendar_matches_the_naive_reference_across_the_range() {
         }
     }
 }
+
+#[test]
+fn sql_timestamp_writes_flink_json_sql_timestamps() {
+    let cases = [
+        ("0", "1970-01-01 00:00:00"),
+        ("-1", "1969-12-31 23:59:59.999"),
+        ("1500", "1970-01-01 00:00:01.5"),
+        ("1020", "1970-01-01 00:00:01.02"),
+        ("951782400007", "2000-02-29 00:00:00.007"),
+        ("253402300799999", "9999-12-31 23:59:59.999"),
+    ];
+    for (ts, expected) in cases {
+        assert_eq!(
+            v(&format!("sql_timestamp({ts})")),
+            format!("\"{expected}\""),
+            "{ts}"
+        );
+    }
+    assert_eq!(v("sql_timestamp(none)"), "null");
+    assert_eq!(
+        *eval_err("sql_timestamp(big)").reason(),
+        EvalReason::TimeRange(i64::MAX)
+    );
+}

@@ -55,6 +55,23 @@ pub(super) fn format(ts: i64) -> Result<String, EvalReason> {
     Ok(out)
 }
 
+/// `ts` as Flink's JSON format writes a SQL `TIMESTAMP(3)`: `2026-11-29 12:00:00.5`, the
+/// fraction without trailing zeros and left out when the milliseconds are 0 (Flink's
+/// `SQL_TIMESTAMP_FORMAT`, `appendFraction(NANO_OF_SECOND, 0, 9, true)`).
+pub(super) fn format_sql(ts: i64) -> Result<String, EvalReason> {
+    let rfc = format(ts)?;
+    // `yyyy-mm-ddThh:mm:ss.mmmZ`: fixed positions, ASCII only.
+    let (date, rest) = rfc.split_at(10);
+    let clock = &rest[1..9];
+    let fraction = rest[10..13].trim_end_matches('0');
+    let mut out = format!("{date} {clock}");
+    if !fraction.is_empty() {
+        out.push('.');
+        out.push_str(fraction);
+    }
+    Ok(out)
+}
+
 /// Year, month (1-12) and day (1-31) of the day `days` after 1970-01-01.
 ///
 /// Howard Hinnant's `civil_from_days`: shift to eras of 400 years (146,097 days) starting on

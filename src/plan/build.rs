@@ -63,12 +63,36 @@ pub enum LoadError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Plan(#[from] PlanErrors),
+    #[error(transparent)]
+    Sql(#[from] crate::sql::job::JobSqlError),
 }
 
 /// Reads, parses and validates the config at `path`: the one call the CLI needs.
 pub fn load(path: &Path) -> Result<Plan, LoadError> {
-    let (config, src) = config::load(path)?;
+    let (config, src) = load_config(path)?;
     Ok(build(&config, &src)?)
+}
+
+/// Reads and parses the config at `path`; a job whose `[pipeline] sql` holds its graph gets the
+/// sources, transforms and sinks the SQL compiles to, appended to its own text (so messages about
+/// them point past the file's end, into what `sluice explain` prints).
+pub fn load_config(path: &Path) -> Result<(Config, SourceText), LoadError> {
+    let (config, src) = config::load(path)?;
+    let Some(pipeline) = &config.pipeline else {
+        return Ok((config, src));
+    };
+    let counts = [
+        ("sources", config.sources.len()),
+        ("transforms", config.transforms.len()),
+        ("sinks", config.sinks.len()),
+    ];
+    let compiled = crate::sql::job::compile_job(&pipeline.sql, &src, counts)?;
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let combined = format!("{text}\n\n# compiled from [pipeline] sql\n{compiled}");
+    Ok(config::parse(&combined, &path.display().to_string())?)
 }
 
 /// Validates `config` (parsed from `src`, which locates keys for messages) into a plan.

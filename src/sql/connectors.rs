@@ -1,0 +1,356 @@
+//! A table's `WITH` options as a sluice source or sink: Flink's option names (`connector`,
+//! `path`, `topic`, `properties.*`, `scan.startup.mode`, `sink.delivery-guarantee`, ...) to the
+//! TOML keys of `[sources.NAME]` and `[sinks.NAME]`. Every option is either mapped or refused:
+//! none is ignored silently.
+
+use sqlparser::ast::Spanned;
+use sqlparser::ast::{DateTimeField, Expr, Value};
+
+use super::ddl::{Column, Table};
+use super::error::SqlError;
+use super::expr::{plain_args, quote};
+use super::types::SqlType;
+
+/// Where a source table's event time comes from.
+pub struct EventTime {
+    /// The time attribute column (`rt` of `WATERMARK FOR rt`).
+    pub column: String,
+    /// The record field holding it, and its unit (`ms` or `s`).
+    pub field: String,
+    pub unit: &'static str,
+    pub out_of_orderness_ms: i64,
+}
+
+fn option_error(t: &Table, key: &str, message: String) -> SqlError {
+    let span = t.options.get(key).map_or(t.span, |(_, s)| *s);
+    SqlError::span(span, format!("table `{}`: '{key}': {message}", t.name))
+}
+
+fn required<'t>(t: &'t Table, key: &str) -> Result<&'t str, SqlError> {
+    t.option(key).ok_or_else(|| {
+        SqlError::span(
+            t.span,
+            format!("table `{}` needs the option '{key}'", t.name),
+        )
+    })
+}
+
+/// Options every connector takes: `connector` and `format`.
+fn check_format(t: &Table) -> Result<(), SqlError> {
+    match t.option("format") {
+        Some("json") => Ok(()),
+        Some(other) => Err(option_error(
+            t,
+            "format",
+            format!("format '{other}' is not supported yet (supported: 'json')"),
+        )),
+        None => Err(SqlError::span(
+            t.span,
+            format!("table `{}` needs the option 'format' (= 'json')", t.name),
+        )),
+    }
+}
+
+fn refuse_unknown(t: &Table, known: &[&str], prefix: Option<&str>) -> Result<(), SqlError> {
+    for key in t.options.keys() {
+        let ok = known.contains(&key.as_str()) || prefix.is_some_and(|p| key.starts_with(p));
+        if !ok {
+            return Err(option_error(
+                t,
+                key,
+                format!(
+                    "not supported for connector '{}' (supported: {})",
+                    t.option("connector").unwrap_or(""),
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `[sources.NAME]` table for a table read by a query.
+pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
+    let mut out = format!("[sources.{}]\n", quote(&t.name));
+    let connector = required(t, "connector")?;
+    check_format(t)?;
+    match connector {
+        "filesystem" => {
+            refuse_unknown(t, &["connector", "format", "path"], None)?;
+            out += "type = \"file\"\n";
+            out += &format!("path = {}\n", quote(required(t, "path")?));
+        }
+        "kafka" => out += &kafka_source(t)?,
+        other => {
+            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka')")));
+        }
+    }
+    out += "format = \"json\"\n";
+    out += &format!(
+        "event_time = {{ field = {}, unit = \"{}\" }}\n",
+        quote(&time.field),
+        time.unit
+    );
+    out += &format!(
+        "watermark = {{ max_out_of_orderness = \"{}ms\" }}\n\n",
+        time.out_of_orderness_ms
+    );
+    Ok(out)
+}
+
+fn kafka_source(t: &Table) -> Result<String, SqlError> {
+    let known = [
+        "connector",
+        "format",
+        "topic",
+        "scan.startup.mode",
+        "scan.bounded.mode",
+    ];
+    refuse_unknown(t, &known, Some("properties."))?;
+    let mut out = String::from("type = \"kafka\"\n");
+    out += &format!(
+        "brokers = {}\n",
+        quote(required(t, "properties.bootstrap.servers")?)
+    );
+    let topic = required(t, "topic")?;
+    if topic.contains(';') {
+        let topics: Vec<String> = topic.split(';').map(quote).collect();
+        out += &format!("topics = [{}]\n", topics.join(", "));
+    } else {
+        out += &format!("topic = {}\n", quote(topic));
+    }
+    if let Some(group) = t.option("properties.group.id") {
+        out += &format!("group_id = {}\n", quote(group));
+    }
+    let start = match t.option("scan.startup.mode") {
+        None | Some("group-offsets") => "committed",
+        Some("earliest-offset") => "earliest",
+        Some("latest-offset") => "latest",
+        Some(other) => {
+            return Err(option_error(t, "scan.startup.mode", format!("'{other}' is not supported yet (supported: 'earliest-offset', 'latest-offset', 'group-offsets')")));
+        }
+    };
+    out += &format!("start = \"{start}\"\n");
+    match t.option("scan.bounded.mode") {
+        None | Some("unbounded") => {}
+        Some("latest-offset") => out += "stop_at = \"end\"\n",
+        Some(other) => {
+            return Err(option_error(
+                t,
+                "scan.bounded.mode",
+                format!("'{other}' is not supported yet (supported: 'latest-offset', 'unbounded')"),
+            ));
+        }
+    }
+    let props: Vec<String> = t
+        .options
+        .iter()
+        .filter(|(k, _)| {
+            k.starts_with("properties.")
+                && !matches!(
+                    k.as_str(),
+                    "properties.bootstrap.servers" | "properties.group.id"
+                )
+        })
+        .map(|(k, (v, _))| format!("{} = {}", quote(&k["properties.".len()..]), quote(v)))
+        .collect();
+    if !props.is_empty() {
+        out += &format!("options = {{ {} }}\n", props.join(", "));
+    }
+    Ok(out)
+}
+
+/// The `[sinks.NAME]` table for a table written by `INSERT INTO`, reading `inputs`.
+pub fn sink_toml(t: &Table, inputs: &[String]) -> Result<String, SqlError> {
+    let mut out = format!("[sinks.{}]\n", quote(&t.name));
+    let list: Vec<String> = inputs.iter().map(|i| quote(i)).collect();
+    let connector = required(t, "connector")?;
+    match connector {
+        "filesystem" => {
+            check_format(t)?;
+            refuse_unknown(t, &["connector", "format", "path"], None)?;
+            let dir = required(t, "path")?.trim_end_matches('/');
+            out += "type = \"file\"\n";
+            out += &format!("path = {}\n", quote(&format!("{dir}/part-0.json")));
+        }
+        "print" => {
+            refuse_unknown(t, &["connector"], None)?;
+            out += "type = \"stdout\"\n";
+        }
+        "kafka" => {
+            check_format(t)?;
+            let known = [
+                "connector",
+                "format",
+                "topic",
+                "sink.delivery-guarantee",
+                "sink.transactional-id-prefix",
+            ];
+            refuse_unknown(t, &known, Some("properties."))?;
+            out += "type = \"kafka\"\n";
+            out += &format!(
+                "brokers = {}\n",
+                quote(required(t, "properties.bootstrap.servers")?)
+            );
+            out += &format!("topic = {}\n", quote(required(t, "topic")?));
+            match t.option("sink.delivery-guarantee") {
+                None | Some("at-least-once") | Some("none") => {}
+                Some("exactly-once") => out += "delivery = \"exactly_once\"\n",
+                Some(other) => {
+                    return Err(option_error(t, "sink.delivery-guarantee", format!("'{other}' is not a delivery guarantee (expected 'exactly-once', 'at-least-once' or 'none')")));
+                }
+            }
+            if let Some(prefix) = t.option("sink.transactional-id-prefix") {
+                out += &format!("transactional_id_prefix = {}\n", quote(prefix));
+            }
+            let props: Vec<String> = t
+                .options
+                .iter()
+                .filter(|(k, _)| {
+                    k.starts_with("properties.") && k.as_str() != "properties.bootstrap.servers"
+                })
+                .map(|(k, (v, _))| format!("{} = {}", quote(&k["properties.".len()..]), quote(v)))
+                .collect();
+            if !props.is_empty() {
+                out += &format!("options = {{ {} }}\n", props.join(", "));
+            }
+        }
+        other => {
+            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a sink yet (supported: 'filesystem', 'kafka', 'print')")));
+        }
+    }
+    out += &format!("inputs = [{}]\n\n", list.join(", "));
+    Ok(out)
+}
+
+/// The event time of a source table: `WATERMARK FOR rt AS rt - INTERVAL 'n' UNIT` over a computed
+/// column `rt AS TO_TIMESTAMP_LTZ(field, 3)` (milliseconds) or `(field, 0)` (seconds).
+pub fn event_time(t: &Table) -> Result<EventTime, SqlError> {
+    let Some(wm) = &t.watermark else {
+        return Err(SqlError::span(t.span, format!("table `{}` is read by a query but has no WATERMARK: sluice works in event time; declare e.g. `rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt - INTERVAL '5' SECOND`", t.name)));
+    };
+    let Some(col) = t.columns.iter().find(|c| c.name == wm.column) else {
+        return Err(SqlError::span(
+            wm.span,
+            format!(
+                "WATERMARK FOR `{}`: the table has no such column",
+                wm.column
+            ),
+        ));
+    };
+    let (field, unit) = time_source(t, col)?;
+    let out_of_orderness_ms = watermark_delay(&wm.expr, &wm.column)?;
+    Ok(EventTime {
+        column: wm.column.clone(),
+        field,
+        unit,
+        out_of_orderness_ms,
+    })
+}
+
+fn time_source(t: &Table, col: &Column) -> Result<(String, &'static str), SqlError> {
+    let refuse = || {
+        SqlError::span(col.span, format!("time attribute `{}`: sluice reads event time from a number of epoch milliseconds or seconds; declare it as `{} AS TO_TIMESTAMP_LTZ(field, 3)` (or `, 0)` for seconds) over a BIGINT column", col.name, col.name))
+    };
+    let Some(Expr::Function(f)) = &col.computed else {
+        return Err(refuse());
+    };
+    let e = col.computed.as_ref().ok_or_else(refuse)?;
+    if !f.name.to_string().eq_ignore_ascii_case("TO_TIMESTAMP_LTZ") {
+        return Err(refuse());
+    }
+    let args = plain_args(f, e)?;
+    let (Some(Expr::Identifier(field)), precision) = (args.first().copied(), args.get(1).copied())
+    else {
+        return Err(refuse());
+    };
+    let unit = match precision {
+        Some(Expr::Value(v)) if matches!(&v.value, Value::Number(n, _) if n == "3") => "ms",
+        Some(Expr::Value(v)) if matches!(&v.value, Value::Number(n, _) if n == "0") => "s",
+        None => "s",
+        Some(other) => {
+            return Err(SqlError::span(
+                other.span(),
+                "TO_TIMESTAMP_LTZ's precision must be 3 (milliseconds) or 0 (seconds)",
+            ))
+        }
+    };
+    match t.columns.iter().find(|c| c.name == field.value) {
+        Some(c) if matches!(c.ty, SqlType::Integer) => Ok((field.value.clone(), unit)),
+        Some(c) => Err(SqlError::span(
+            c.span,
+            format!("`{}` holds the event time, so it must be a BIGINT", c.name),
+        )),
+        None => Err(SqlError::span(
+            field.span,
+            format!("table `{}` has no column `{}`", t.name, field.value),
+        )),
+    }
+}
+
+/// `rt` -> 0, `rt - INTERVAL '5' SECOND` -> 5000.
+fn watermark_delay(e: &Expr, column: &str) -> Result<i64, SqlError> {
+    let refuse = || {
+        SqlError::span(
+            e.span(),
+            format!("the watermark must be `{column}` or `{column} - INTERVAL '...' UNIT`"),
+        )
+    };
+    match e {
+        Expr::Identifier(id) if id.value == column => Ok(0),
+        Expr::BinaryOp {
+            left,
+            op: sqlparser::ast::BinaryOperator::Minus,
+            right,
+        } => match left.as_ref() {
+            Expr::Identifier(id) if id.value == column => interval_ms(right),
+            _ => Err(refuse()),
+        },
+        _ => Err(refuse()),
+    }
+}
+
+/// `INTERVAL '5' SECOND` in milliseconds (whole milliseconds, not negative).
+pub fn interval_ms(e: &Expr) -> Result<i64, SqlError> {
+    let refuse = |why: &str| {
+        SqlError::span(
+            e.span(),
+            format!("expected an interval such as INTERVAL '5' SECOND: {why}"),
+        )
+    };
+    let Expr::Interval(i) = e else {
+        return Err(refuse("not an interval"));
+    };
+    let text = match i.value.as_ref() {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) | Value::Number(s, _) => s.trim().to_string(),
+            _ => return Err(refuse("the amount must be a number in quotes")),
+        },
+        _ => return Err(refuse("the amount must be a number in quotes")),
+    };
+    if i.last_field.is_some() {
+        return Err(refuse("ranges such as DAY TO SECOND are not supported yet"));
+    }
+    let unit_ms: i64 = match i.leading_field {
+        Some(DateTimeField::Millisecond | DateTimeField::Milliseconds) => 1,
+        Some(DateTimeField::Second | DateTimeField::Seconds) => 1_000,
+        Some(DateTimeField::Minute | DateTimeField::Minutes) => 60_000,
+        Some(DateTimeField::Hour | DateTimeField::Hours) => 3_600_000,
+        Some(DateTimeField::Day | DateTimeField::Days) => 86_400_000,
+        _ => {
+            return Err(refuse(
+                "the unit must be MILLISECOND, SECOND, MINUTE, HOUR or DAY",
+            ))
+        }
+    };
+    let amount: rust_decimal::Decimal = text
+        .parse()
+        .map_err(|_| refuse("the amount is not a number"))?;
+    let ms = amount * rust_decimal::Decimal::from(unit_ms);
+    if ms.is_sign_negative() || ms.fract() != rust_decimal::Decimal::ZERO {
+        return Err(refuse(
+            "it must be a whole, non-negative number of milliseconds",
+        ));
+    }
+    i64::try_from(ms).map_err(|_| refuse("it is too long"))
+}

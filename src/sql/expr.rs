@@ -1,0 +1,277 @@
+//! SQL expressions to sluice's expression language (`src/expr`): Flink's operators and function
+//! names to ours, SQL's three-valued logic kept (`=` with a NULL is NULL in both). A column
+//! reference is resolved by the query's [`Scope`]; in a grouped query an aggregate call becomes the
+//! name of the window's output field that holds it.
+
+use sqlparser::ast::{
+    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident,
+    InTarget, Spanned, UnaryOperator, Value,
+};
+
+use super::error::SqlError;
+use super::types::SqlType;
+
+/// What names mean where an expression is written.
+pub trait Scope {
+    /// `parts`: `col`, `alias.col` or `col.nested.field`. Returns the expression text for it.
+    fn column(&mut self, parts: &[Ident], e: &Expr) -> Result<(String, SqlType), SqlError>;
+    /// An aggregate call: `Ok(None)` where aggregates are not allowed.
+    fn aggregate(&mut self, f: &Function, e: &Expr) -> Result<Option<(String, SqlType)>, SqlError>;
+}
+
+pub const AGGREGATES: [&str; 5] = ["COUNT", "SUM", "MIN", "MAX", "AVG"];
+
+/// A string literal of the expression language.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether `name` can be written bare as a field name in the expression language.
+pub fn is_plain_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    let head_ok = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_');
+    head_ok
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+        && !matches!(name, "true" | "false" | "null" | "in")
+}
+
+pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), SqlError> {
+    let other = || SqlType::Other(String::new());
+    Ok(match e {
+        Expr::Identifier(id) => scope.column(std::slice::from_ref(id), e)?,
+        Expr::CompoundIdentifier(parts) => scope.column(parts, e)?,
+        Expr::Value(v) => literal(&v.value, e)?,
+        Expr::Nested(inner) => {
+            let (text, ty) = translate(inner, scope)?;
+            (format!("({text})"), ty)
+        }
+        Expr::UnaryOp { op, expr } => {
+            let (text, ty) = translate(expr, scope)?;
+            match op {
+                UnaryOperator::Not => (format!("!({text})"), SqlType::Boolean),
+                UnaryOperator::Minus => (format!("-({text})"), ty),
+                UnaryOperator::Plus => (text, ty),
+                _ => return Err(unsupported(e, "this operator is")),
+            }
+        }
+        Expr::BinaryOp { left, op, right } => binary(e, left, op, right, scope)?,
+        Expr::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => {
+            let (x, _) = translate(expr, scope)?;
+            let (lo, _) = translate(low, scope)?;
+            let (hi, _) = translate(high, scope)?;
+            let test = format!("(({x}) >= ({lo}) && ({x}) <= ({hi}))");
+            (
+                if *negated { format!("!{test}") } else { test },
+                SqlType::Boolean,
+            )
+        }
+        Expr::In {
+            expr,
+            target: InTarget::List(list),
+            negated,
+            ..
+        } => {
+            let (x, _) = translate(expr, scope)?;
+            let items = list
+                .iter()
+                .map(|i| translate(i, scope).map(|(t, _)| t))
+                .collect::<Result<Vec<_>, _>>()?;
+            let test = format!("(({x}) in [{}])", items.join(", "));
+            (
+                if *negated { format!("!{test}") } else { test },
+                SqlType::Boolean,
+            )
+        }
+        Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            let mut text = match else_result {
+                Some(r) => translate(r, scope)?.0,
+                None => "null".to_string(),
+            };
+            for when in conditions.iter().rev() {
+                let (c, _) = translate(&when.condition, scope)?;
+                let (r, _) = translate(&when.result, scope)?;
+                // SQL: a NULL condition is not true.
+                let test = match operand {
+                    Some(op) => format!("coalesce(({}) == ({c}), false)", translate(op, scope)?.0),
+                    None => format!("coalesce({c}, false)"),
+                };
+                text = format!("({test} ? ({r}) : ({text}))");
+            }
+            (text, other())
+        }
+        Expr::Function(f) => function(f, e, scope)?,
+        _ => return Err(unsupported(e, "this expression is")),
+    })
+}
+
+fn literal(v: &Value, e: &Expr) -> Result<(String, SqlType), SqlError> {
+    Ok(match v {
+        Value::Number(n, _) if n.contains(['e', 'E']) => {
+            return Err(unsupported(e, "a number with an exponent is"))
+        }
+        Value::Number(n, _) if n.contains('.') => {
+            let scale = n.split('.').nth(1).map_or(0, |f| f.len() as u32);
+            (
+                n.clone(),
+                SqlType::Decimal {
+                    precision: n.len() as u32,
+                    scale,
+                },
+            )
+        }
+        Value::Number(n, _) => (n.clone(), SqlType::Integer),
+        Value::SingleQuotedString(s) => (quote(s), SqlType::String),
+        Value::Boolean(b) => (b.to_string(), SqlType::Boolean),
+        Value::Null => ("null".into(), SqlType::Other(String::new())),
+        _ => return Err(unsupported(e, "this literal is")),
+    })
+}
+
+fn binary(
+    e: &Expr,
+    left: &Expr,
+    op: &BinaryOperator,
+    right: &Expr,
+    scope: &mut dyn Scope,
+) -> Result<(String, SqlType), SqlError> {
+    let (l, lt) = translate(left, scope)?;
+    let (r, rt) = translate(right, scope)?;
+    let symbol = match op {
+        BinaryOperator::Plus => "+",
+        BinaryOperator::Minus => "-",
+        BinaryOperator::Multiply => "*",
+        BinaryOperator::Divide => "/",
+        BinaryOperator::Modulo => "%",
+        BinaryOperator::Eq => "==",
+        BinaryOperator::NotEq => "!=",
+        BinaryOperator::Lt => "<",
+        BinaryOperator::LtEq => "<=",
+        BinaryOperator::Gt => ">",
+        BinaryOperator::GtEq => ">=",
+        BinaryOperator::And => "&&",
+        BinaryOperator::Or => "||",
+        BinaryOperator::StringConcat => {
+            return Ok((format!("concat({l}, {r})"), SqlType::String));
+        }
+        _ => return Err(unsupported(e, &format!("the operator `{op}` is"))),
+    };
+    let ty = match op {
+        BinaryOperator::Plus
+        | BinaryOperator::Minus
+        | BinaryOperator::Multiply
+        | BinaryOperator::Modulo
+            if lt == SqlType::Integer && rt == SqlType::Integer =>
+        {
+            SqlType::Integer
+        }
+        BinaryOperator::Plus
+        | BinaryOperator::Minus
+        | BinaryOperator::Multiply
+        | BinaryOperator::Divide
+        | BinaryOperator::Modulo => SqlType::Other(String::new()),
+        _ => SqlType::Boolean,
+    };
+    Ok((format!("({l} {symbol} {r})"), ty))
+}
+
+/// Flink's scalar functions that sluice has, by their Flink name.
+const SCALARS: &[(&str, &str)] = &[
+    ("LOWER", "lower"),
+    ("UPPER", "upper"),
+    ("CHAR_LENGTH", "len"),
+    ("CHARACTER_LENGTH", "len"),
+    ("COALESCE", "coalesce"),
+    ("IFNULL", "coalesce"),
+    ("ABS", "abs"),
+    ("ROUND", "round"),
+    ("FLOOR", "floor"),
+    ("CEIL", "ceil"),
+    ("CEILING", "ceil"),
+    ("CONCAT", "concat"),
+    ("LEAST", "min"),
+    ("GREATEST", "max"),
+];
+
+fn function(f: &Function, e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), SqlError> {
+    let name = f.name.to_string().to_ascii_uppercase();
+    if AGGREGATES.contains(&name.as_str()) {
+        return match scope.aggregate(f, e)? {
+            Some(found) => Ok(found),
+            None => Err(SqlError::span(
+                e.span(),
+                format!("{name} needs a GROUP BY over a window table function (TUMBLE, HOP, CUMULATE): an aggregate over a whole stream is an updating result, which sluice does not produce"),
+            )),
+        };
+    }
+    let Some((_, ours)) = SCALARS.iter().find(|(flink, _)| *flink == name) else {
+        return Err(SqlError::span(
+            e.span(),
+            format!(
+                "function {name} is not supported yet (supported: {})",
+                SCALARS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    };
+    let args = plain_args(f, e)?;
+    let mut texts = Vec::with_capacity(args.len());
+    let mut first_ty = SqlType::Other(String::new());
+    for (i, a) in args.iter().enumerate() {
+        let (t, ty) = translate(a, scope)?;
+        if i == 0 {
+            first_ty = ty;
+        }
+        texts.push(t);
+    }
+    let ty = match *ours {
+        "lower" | "upper" | "concat" => SqlType::String,
+        "len" => SqlType::Integer,
+        _ => first_ty,
+    };
+    Ok((format!("{ours}({})", texts.join(", ")), ty))
+}
+
+/// A call's arguments, each a plain expression (no `*`, named arguments or clauses).
+pub fn plain_args<'f>(f: &'f Function, e: &Expr) -> Result<Vec<&'f Expr>, SqlError> {
+    let list = match &f.args {
+        FunctionArguments::List(list) if list.clauses.is_empty() => list,
+        FunctionArguments::None => return Ok(Vec::new()),
+        _ => return Err(unsupported(e, "these arguments is")),
+    };
+    list.args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => Ok(x),
+            _ => Err(unsupported(e, "this argument is")),
+        })
+        .collect()
+}
+
+/// A refusal at `e`: `what` names the construct with its verb ("joins are", "this literal is").
+pub fn unsupported(e: &impl Spanned, what: &str) -> SqlError {
+    SqlError::span(e.span(), format!("{what} not supported yet"))
+}

@@ -1,0 +1,120 @@
+//! A job whose pipeline is SQL: `[pipeline] sql = "jobs/clicks.sql"` (a file) or the SQL text
+//! itself, next to the usual `[runtime]`, `[checkpoint]` and `[api]`. The SQL compiles to the
+//! TOML of its sources, transforms and sinks, which is appended to the job's own text and then
+//! parsed and validated as one config, so nothing downstream knows the job was SQL.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{KeyPath, Location, SourceText};
+
+use super::SqlError;
+
+/// Where a job's SQL came from, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqlOrigin {
+    /// A `.sql` file: errors name it with the SQL's own line and column.
+    File(PathBuf),
+    /// Inline text in the job file, whose first SQL line is at this place of the file.
+    Inline(Location),
+}
+
+/// A job's SQL failed to read or compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobSqlError {
+    #[error("{at}: pipeline.sql: cannot read the SQL file {path}: {reason}")]
+    Read {
+        at: Location,
+        path: String,
+        reason: String,
+    },
+    #[error("{}", describe(.origin, .error))]
+    Compile { origin: SqlOrigin, error: SqlError },
+    #[error("{at}: {key}: a job with [pipeline] sql takes its sources, transforms and sinks from the SQL; remove [{key}] (or the SQL)")]
+    Mixed { at: Location, key: String },
+}
+
+fn describe(origin: &SqlOrigin, e: &SqlError) -> String {
+    match origin {
+        SqlOrigin::File(path) => {
+            format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)
+        }
+        SqlOrigin::Inline(at) => {
+            let (line, col) = at.line_col.unwrap_or((1, 1));
+            let file_line = line as u64 + e.line - 1;
+            let file_col = if e.line == 1 {
+                col as u64 + e.column - 1
+            } else {
+                e.column
+            };
+            format!(
+                "{}:{file_line}:{file_col}: pipeline.sql: {}",
+                at.file, e.message
+            )
+        }
+    }
+}
+
+/// The SQL a `pipeline.sql` value names: a path when it is one line ending in `.sql`, else the
+/// text itself.
+pub fn is_path(value: &str) -> bool {
+    let v = value.trim();
+    !v.contains('\n') && v.to_ascii_lowercase().ends_with(".sql")
+}
+
+/// Compiles the job's SQL into the TOML text of its sources, transforms and sinks, after
+/// checking the job declares none of its own.
+pub fn compile_job(
+    sql: &str,
+    src: &SourceText,
+    counts: [(&str, usize); 3],
+) -> Result<String, JobSqlError> {
+    for (key, n) in counts {
+        if n > 0 {
+            return Err(JobSqlError::Mixed {
+                at: src.locate(&KeyPath::new([key])),
+                key: key.to_string(),
+            });
+        }
+    }
+    let key = KeyPath::new(["pipeline", "sql"]);
+    let (text, origin) = if is_path(sql) {
+        let path = Path::new(sql.trim());
+        let text = std::fs::read_to_string(path).map_err(|e| JobSqlError::Read {
+            at: src.locate(&key),
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        (text, SqlOrigin::File(path.to_path_buf()))
+    } else {
+        (
+            sql.to_string(),
+            SqlOrigin::Inline(first_sql_line(src, &key)),
+        )
+    };
+    super::compile(&text).map_err(|error| JobSqlError::Compile { origin, error })
+}
+
+/// Where line 1, column 1 of an inline SQL string is in the job file: after its opening quote,
+/// or on the next line for a multi-line string that starts with a newline (TOML drops it).
+fn first_sql_line(src: &SourceText, key: &KeyPath) -> Location {
+    let Some(span) = src.entry(key).and_then(|e| e.value_span.clone()) else {
+        return src.locate(key);
+    };
+    let mut at = src.location_of_offset(span.start);
+    let Some((line, col)) = at.line_col else {
+        return at;
+    };
+    let text = src.text_at(span);
+    let quote = if text.starts_with("\"\"\"") || text.starts_with("'''") {
+        3
+    } else {
+        1
+    };
+    let rest = &text[quote.min(text.len())..];
+    at.line_col = if quote == 3 && (rest.starts_with('\n') || rest.starts_with("\r\n")) {
+        Some((line + 1, 1))
+    } else {
+        Some((line, col + quote))
+    };
+    at
+}

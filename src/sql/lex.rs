@@ -1,0 +1,103 @@
+//! Statements as token lists: the SQL text cut at top-level `;`, without whitespace and comments,
+//! and with the one Flink spelling the SQL parser lacks rewritten (`TUMBLE(TABLE t, ...)`: a window
+//! table function's `TABLE t` argument becomes `t`).
+
+use sqlparser::dialect::Dialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+
+use super::error::SqlError;
+
+/// The window table functions whose first argument is `TABLE name`.
+pub const WINDOW_TVFS: [&str; 4] = ["TUMBLE", "HOP", "CUMULATE", "SESSION"];
+
+/// The dialect the statements are read in: generic SQL with `FOR SYSTEM_TIME AS OF` (Flink's
+/// temporal join syntax) allowed after a table name.
+#[derive(Debug, Default)]
+pub struct FlinkDialect;
+
+impl Dialect for FlinkDialect {
+    fn is_identifier_start(&self, ch: char) -> bool {
+        ch.is_alphabetic() || ch == '_'
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        ch.is_alphanumeric() || ch == '_' || ch == '$'
+    }
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        ch == '`' || ch == '"'
+    }
+    fn supports_table_versioning(&self) -> bool {
+        true
+    }
+}
+
+/// The statements of `sql`, each a non-empty token list.
+pub fn statements(sql: &str) -> Result<Vec<Vec<TokenWithSpan>>, SqlError> {
+    let tokens = Tokenizer::new(&FlinkDialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::at(e.location, e.message))?;
+    let mut out = Vec::new();
+    let mut current = Vec::new();
+    let mut depth = 0i64;
+    for t in tokens {
+        match &t.token {
+            Token::Whitespace(Whitespace::MultiLineComment(c)) if c.starts_with('+') => {
+                return Err(SqlError::span(
+                    t.span,
+                    "SQL hints (`/*+ ... */`) are not supported yet; set sluice's options in the job's TOML",
+                ));
+            }
+            Token::Whitespace(_) => continue,
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::SemiColon if depth <= 0 => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+                depth = 0;
+                continue;
+            }
+            _ => {}
+        }
+        current.push(t);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    Ok(out.into_iter().map(unwrap_table_args).collect())
+}
+
+/// `TUMBLE ( TABLE t` -> `TUMBLE ( t`.
+fn unwrap_table_args(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    for t in tokens {
+        let is_table = matches!(&t.token, Token::Word(w) if w.keyword == Keyword::TABLE);
+        let n = out.len();
+        let after_tvf = n >= 2
+            && out[n - 1].token == Token::LParen
+            && matches!(&out[n - 2].token, Token::Word(w)
+                if WINDOW_TVFS.iter().any(|f| w.value.eq_ignore_ascii_case(f)));
+        if is_table && after_tvf {
+            continue;
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// Whether `t` is the word `word` (any case, quoted or not).
+pub fn is_word(t: Option<&TokenWithSpan>, word: &str) -> bool {
+    matches!(t.map(|t| &t.token), Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+/// The statement's first tokens, upper-cased, for telling statements apart.
+pub fn leading(tokens: &[TokenWithSpan], n: usize) -> Vec<String> {
+    tokens
+        .iter()
+        .take(n)
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            other => other.to_string(),
+        })
+        .collect()
+}

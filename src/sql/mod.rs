@@ -1,0 +1,257 @@
+//! The Flink SQL front end: `CREATE TABLE`, `CREATE VIEW` and `INSERT INTO ... SELECT` statements
+//! compiled into the same dataflow graph a TOML job describes (`[sources]`, `[transforms]`,
+//! `[sinks]`), as TOML text that `plan::build` then validates like a hand-written config. So a SQL
+//! job and its TOML twin are one job: same operators, same state, same checkpoints, and
+//! `sluice explain` shows the graph a statement became.
+//!
+//! Tables become sources only when a query reads them and sinks only when one is written. Each
+//! query becomes a chain of transforms named after its view, or `insert_N_<sink>` for an INSERT:
+//! `_where` (a filter), `_window` (a window table function's GROUP BY), `_having`, and the final
+//! select, which names the output columns as the view or the sink table declares them.
+
+mod connectors;
+mod ddl;
+mod error;
+mod expr;
+pub mod job;
+mod lex;
+mod query;
+#[cfg(test)]
+mod tests;
+mod types;
+
+use std::collections::BTreeMap;
+
+use sqlparser::ast::{ObjectName, Statement};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Location, Span, TokenWithSpan};
+
+pub use error::SqlError;
+use lex::{leading, FlinkDialect};
+use types::SqlType;
+
+/// One column of a stream: its name, its type, and how the expression language reads it.
+#[derive(Debug, Clone)]
+pub struct Col {
+    pub name: String,
+    pub ty: SqlType,
+    pub expr: String,
+}
+
+/// A stream of the graph as SQL sees it: a table read as a source, or a view.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    /// Its name in the graph (a source or a transform).
+    pub name: String,
+    pub columns: Vec<Col>,
+    /// The time attribute column (`rt` of `WATERMARK FOR rt`), if the stream still has it.
+    pub time: Option<String>,
+}
+
+/// Compiles a whole SQL script into the TOML text of its sources, transforms and sinks.
+pub fn compile(sql: &str) -> Result<String, SqlError> {
+    let mut c = Compiler::default();
+    for tokens in lex::statements(sql)? {
+        c.statement(&tokens)?;
+    }
+    c.finish()
+}
+
+#[derive(Default)]
+struct Compiler {
+    tables: BTreeMap<String, ddl::Table>,
+    views: BTreeMap<String, Stream>,
+    /// Sources already written, by table name.
+    sources: BTreeMap<String, (String, Stream)>,
+    transforms: Vec<String>,
+    /// Sink table name -> the streams inserted into it.
+    sinks: BTreeMap<String, Vec<String>>,
+    inserts: usize,
+}
+
+impl Compiler {
+    fn statement(&mut self, tokens: &[TokenWithSpan]) -> Result<(), SqlError> {
+        let head = leading(tokens, 4);
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        let at = tokens[0].span;
+        match head.as_slice() {
+            ["EXECUTE", "STATEMENT", "SET", "BEGIN", ..] => self.statement_or_end(&tokens[4..], at),
+            ["BEGIN", "STATEMENT", "SET", ..] => self.statement_or_end(&tokens[3..], at),
+            ["END", ..] if tokens.len() == 1 => Ok(()),
+            ["CREATE", "TABLE", ..] | ["CREATE", "TEMPORARY", "TABLE", ..] => {
+                let table = ddl::create_table(tokens)?;
+                if self.tables.contains_key(&table.name) || self.views.contains_key(&table.name) {
+                    return Err(SqlError::span(table.span, format!("`{}` is already defined", table.name)));
+                }
+                self.tables.insert(table.name.clone(), table);
+                Ok(())
+            }
+            ["CREATE", "VIEW", ..] | ["CREATE", "TEMPORARY", "VIEW", ..] => self.view(tokens),
+            ["INSERT", ..] => self.insert(tokens),
+            _ => Err(SqlError::span(at, format!("`{}` statements are not supported (supported: CREATE TABLE, CREATE VIEW, INSERT INTO ... SELECT, EXECUTE STATEMENT SET)", head.first().copied().unwrap_or("")))),
+        }
+    }
+
+    fn statement_or_end(&mut self, tokens: &[TokenWithSpan], at: Span) -> Result<(), SqlError> {
+        if tokens.is_empty() {
+            return Err(SqlError::span(at, "expected INSERT statements after BEGIN"));
+        }
+        self.statement(tokens)
+    }
+
+    fn parse(tokens: &[TokenWithSpan]) -> Result<Statement, SqlError> {
+        let start = tokens.first().map_or(Location::new(1, 1), |t| t.span.start);
+        let mut p = Parser::new(&FlinkDialect).with_tokens_with_locations(tokens.to_vec());
+        p.parse_statement().map_err(|e| SqlError::parser(e, start))
+    }
+
+    fn view(&mut self, tokens: &[TokenWithSpan]) -> Result<(), SqlError> {
+        let at = tokens[0].span;
+        let Statement::CreateView(v) = Self::parse(tokens)? else {
+            return Err(SqlError::span(
+                at,
+                "expected CREATE VIEW name AS SELECT ...",
+            ));
+        };
+        let name = last_name(&v.name);
+        if self.tables.contains_key(&name) || self.views.contains_key(&name) {
+            return Err(SqlError::span(at, format!("`{name}` is already defined")));
+        }
+        let stream = self.query(&v.query, &name, None)?;
+        self.views.insert(name, stream);
+        Ok(())
+    }
+
+    fn insert(&mut self, tokens: &[TokenWithSpan]) -> Result<(), SqlError> {
+        let at = tokens[0].span;
+        let Statement::Insert(ins) = Self::parse(tokens)? else {
+            return Err(SqlError::span(at, "expected INSERT INTO table SELECT ..."));
+        };
+        let sqlparser::ast::TableObject::TableName(target) = &ins.table else {
+            return Err(SqlError::span(at, "INSERT INTO needs a table name"));
+        };
+        let sink = last_name(target);
+        let Some(table) = self.tables.get(&sink) else {
+            return Err(SqlError::span(
+                at,
+                format!("INSERT INTO `{sink}`: no such table (declare it with CREATE TABLE)"),
+            ));
+        };
+        if ins.overwrite {
+            return Err(SqlError::span(
+                at,
+                "INSERT OVERWRITE is not supported: a stream only appends",
+            ));
+        }
+        let mut columns: Vec<Col> = table
+            .columns
+            .iter()
+            .filter(|c| c.computed.is_none())
+            .map(|c| Col {
+                name: c.name.clone(),
+                ty: c.ty.clone(),
+                expr: c.name.clone(),
+            })
+            .collect();
+        if !ins.columns.is_empty() {
+            let listed: Vec<String> = ins.columns.iter().map(last_name).collect();
+            for name in &listed {
+                if !columns.iter().any(|c| &c.name == name) {
+                    return Err(SqlError::span(
+                        at,
+                        format!("table `{sink}` has no column `{name}`"),
+                    ));
+                }
+            }
+            columns.retain(|c| listed.contains(&c.name));
+            columns.sort_by_key(|c| listed.iter().position(|n| n == &c.name));
+        }
+        let Some(source) = &ins.source else {
+            return Err(SqlError::span(at, "INSERT needs a SELECT"));
+        };
+        self.inserts += 1;
+        let base = format!("insert_{}_{sink}", self.inserts);
+        let stream = self.query(source, &base, Some(&columns))?;
+        self.sinks.entry(sink).or_default().push(stream.name);
+        Ok(())
+    }
+
+    /// The stream a table or view name reads, writing the table's source the first time.
+    fn stream_of(&mut self, name: &str, span: Span) -> Result<Stream, SqlError> {
+        if let Some(v) = self.views.get(name) {
+            return Ok(v.clone());
+        }
+        if let Some((_, s)) = self.sources.get(name) {
+            return Ok(s.clone());
+        }
+        let Some(table) = self.tables.get(name) else {
+            return Err(SqlError::span(span, format!("no table or view `{name}`")));
+        };
+        let time = connectors::event_time(table)?;
+        let toml = connectors::source_toml(table, &time)?;
+        let mut columns = Vec::new();
+        for c in &table.columns {
+            if c.name == time.column {
+                let expr = if time.unit == "s" {
+                    format!("({} * 1000)", time.field)
+                } else {
+                    time.field.clone()
+                };
+                columns.push(Col {
+                    name: c.name.clone(),
+                    ty: SqlType::TimestampLtz,
+                    expr,
+                });
+            } else if c.computed.is_some() {
+                return Err(SqlError::span(c.span, "computed columns other than the time attribute are not supported yet; compute the value in a view"));
+            } else {
+                columns.push(Col {
+                    name: c.name.clone(),
+                    ty: c.ty.clone(),
+                    expr: c.name.clone(),
+                });
+            }
+        }
+        let stream = Stream {
+            name: table.name.clone(),
+            columns,
+            time: Some(time.column),
+        };
+        self.sources
+            .insert(name.to_string(), (toml, stream.clone()));
+        Ok(stream)
+    }
+
+    fn finish(self) -> Result<String, SqlError> {
+        let mut out = String::new();
+        for (name, (toml, _)) in &self.sources {
+            if self.sinks.contains_key(name) {
+                return Err(SqlError::span(
+                    self.tables[name].span,
+                    format!("table `{name}` is both read and written by this job"),
+                ));
+            }
+            out += toml;
+        }
+        for t in &self.transforms {
+            out += t;
+        }
+        if self.sinks.is_empty() {
+            return Err(SqlError::at(
+                Location::new(1, 1),
+                "the SQL has no INSERT INTO: nothing would be written",
+            ));
+        }
+        for (name, inputs) in &self.sinks {
+            out += &connectors::sink_toml(&self.tables[name], inputs)?;
+        }
+        Ok(out)
+    }
+}
+
+fn last_name(name: &ObjectName) -> String {
+    name.0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map_or_else(|| name.to_string(), |i| i.value.clone())
+}

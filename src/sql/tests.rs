@@ -1,0 +1,229 @@
+//! The SQL front end against hand-written expectations: what each statement compiles to (read
+//! back as a typed config and validated as a plan, as a job would be), and where each refusal
+//! points.
+
+use super::compile;
+use crate::config::{self, SinkConfig, SourceConfig, TransformConfig};
+
+const CLICKS: &str = "CREATE TABLE clicks (
+  ad_id STRING, user_id BIGINT, bid BIGINT, ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3),
+  WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.ndjson', 'format' = 'json');
+";
+
+const CPM: &str = "CREATE TABLE cpm (ad_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3),
+  clicks BIGINT, spend BIGINT) WITH ('connector' = 'filesystem', 'path' = 'out/cpm', 'format' = 'json');
+";
+
+/// Compiles `sql`, then parses and validates the TOML it gave as a job would.
+fn job(sql: &str) -> config::Config {
+    let toml = compile(sql).unwrap_or_else(|e| panic!("{e}\n{sql}"));
+    let text = format!("[runtime]\nshards = 2\n\n[checkpoint]\ndir = \"state/sql_test\"\ninterval = \"1s\"\n\n{toml}");
+    let (cfg, src) =
+        config::parse(&text, "compiled.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    crate::plan::build(&cfg, &src).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    cfg
+}
+
+fn refusal(sql: &str) -> (u64, u64, String) {
+    match compile(sql) {
+        Ok(toml) => panic!("compiled, but should not have:\n{toml}"),
+        Err(e) => (e.line, e.column, e.message),
+    }
+}
+
+fn window<'c>(cfg: &'c config::Config, name: &str) -> &'c crate::config::WindowTransformConfig {
+    match &cfg.transforms[name] {
+        TransformConfig::Window(w) => w,
+        other => panic!("{name} is {other:?}"),
+    }
+}
+
+#[test]
+fn the_issue_example_compiles_to_a_tumbling_window_job() {
+    let sql = format!(
+        "{CLICKS}{CPM}INSERT INTO cpm
+SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)
+FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+GROUP BY ad_id, window_start, window_end;"
+    );
+    let cfg = job(&sql);
+    let SourceConfig::File(src) = &cfg.sources["clicks"] else {
+        panic!("{:?}", cfg.sources["clicks"]);
+    };
+    assert_eq!(src.path.as_str(), "data/clicks.ndjson");
+    let toml = compile(&sql).unwrap();
+    assert!(
+        toml.contains("event_time = { field = \"ts\", unit = \"ms\" }"),
+        "{toml}"
+    );
+    assert!(toml.contains("max_out_of_orderness = \"5000ms\""), "{toml}");
+    let w = window(&cfg, "insert_1_cpm_window");
+    assert_eq!(w.group_by, vec!["ad_id".to_string()]);
+    assert!(
+        toml.contains("window = { type = \"tumbling\", size = \"60000ms\" }"),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("_a0 = \"count()\", _a1 = \"sum(bid)\""),
+        "{toml}"
+    );
+    // The sink table's column names, in its order; timestamps as Flink's JSON writes them.
+    assert!(toml.contains("\"clicks\" = \"_a0\""), "{toml}");
+    assert!(
+        toml.contains("\"window_start\" = \"sql_timestamp(window_start)\""),
+        "{toml}"
+    );
+    let SinkConfig::File(sink) = &cfg.sinks["cpm"] else {
+        panic!("{:?}", cfg.sinks["cpm"]);
+    };
+    assert_eq!(sink.path.to_str(), Some("out/cpm/part-0.json"));
+}
+
+#[test]
+fn hop_and_cumulate_map_to_sliding_and_cumulative_windows() {
+    let hop = format!(
+        "{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), MAX(bid)
+FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(rt), INTERVAL '10' SECOND, INTERVAL '1' MINUTE))
+GROUP BY window_start, window_end, ad_id"
+    );
+    let toml = compile(&hop).unwrap();
+    assert!(
+        toml.contains("{ type = \"sliding\", size = \"60000ms\", slide = \"10000ms\" }"),
+        "{toml}"
+    );
+    job(&hop);
+    let cumulate = hop.replace("HOP(", "CUMULATE(");
+    let toml = compile(&cumulate).unwrap();
+    assert!(
+        toml.contains("{ type = \"cumulative\", step = \"10000ms\", max_size = \"60000ms\" }"),
+        "{toml}"
+    );
+    job(&cumulate);
+}
+
+#[test]
+fn where_case_and_functions_become_a_filter_and_a_select() {
+    let sql = format!(
+        "{CLICKS}CREATE TABLE out (ad STRING, tier STRING, bid BIGINT, t TIMESTAMP_LTZ(3))
+  WITH ('connector' = 'print');
+INSERT INTO out
+SELECT UPPER(ad_id) AS ad,
+       CASE WHEN bid >= 100 THEN 'high' WHEN bid > 10 THEN 'mid' ELSE 'low' END,
+       bid * 2, rt
+FROM clicks WHERE bid BETWEEN 1 AND 1000 AND ad_id <> 'x' AND user_id IN (1, 2, 3)"
+    );
+    let cfg = job(&sql);
+    let toml = compile(&sql).unwrap();
+    assert!(toml.contains("where = \"((((bid) >= (1) && (bid) <= (1000)) && (ad_id != \\\"x\\\")) && ((user_id) in [1, 2, 3]))\""), "{toml}");
+    assert!(toml.contains("(coalesce((bid >= 100), false) ? (\\\"high\\\") : ((coalesce((bid > 10), false) ? (\\\"mid\\\") : (\\\"low\\\"))))"), "{toml}");
+    // The time attribute is the record's epoch milliseconds; a TIMESTAMP_LTZ column writes it
+    // with Flink's `Z`.
+    assert!(
+        toml.contains("\"t\" = \"concat(sql_timestamp(ts), \\\"Z\\\")\""),
+        "{toml}"
+    );
+    assert!(matches!(cfg.sinks["out"], SinkConfig::Stdout(_)));
+}
+
+#[test]
+fn views_and_statement_sets_chain_transforms() {
+    let sql = format!(
+        "{CLICKS}{CPM}
+CREATE VIEW big AS SELECT ad_id, bid, rt FROM clicks WHERE bid > 5;
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)
+  FROM TABLE(TUMBLE(TABLE big, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end;
+INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(DISTINCT bid), MIN(bid)
+  FROM TABLE(TUMBLE(TABLE big, DESCRIPTOR(rt), INTERVAL '1' HOUR)) GROUP BY ad_id, window_start, window_end
+  HAVING COUNT(*) > 1;
+END;"
+    );
+    let cfg = job(&sql);
+    assert_eq!(
+        window(&cfg, "insert_1_cpm_window").inputs,
+        vec!["big".to_string()]
+    );
+    assert!(cfg.transforms.contains_key("insert_2_cpm_having"));
+    let SinkConfig::File(sink) = &cfg.sinks["cpm"] else {
+        panic!();
+    };
+    assert_eq!(
+        sink.inputs,
+        vec!["insert_1_cpm".to_string(), "insert_2_cpm".to_string()]
+    );
+}
+
+#[test]
+fn kafka_tables_map_flink_option_names() {
+    let sql = "CREATE TABLE k (ad_id STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 0),
+  WATERMARK FOR rt AS rt) WITH ('connector' = 'kafka', 'topic' = 'a;b',
+  'properties.bootstrap.servers' = '127.0.0.1:9092', 'properties.group.id' = 'g',
+  'properties.fetch.min.bytes' = '1', 'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE o (ad_id STRING) WITH ('connector' = 'kafka', 'topic' = 'out',
+  'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'p');
+INSERT INTO o SELECT ad_id FROM k;";
+    let toml = compile(sql).unwrap();
+    for want in [
+        "topics = [\"a\", \"b\"]",
+        "group_id = \"g\"",
+        "start = \"earliest\"",
+        "stop_at = \"end\"",
+        "options = { \"fetch.min.bytes\" = \"1\" }",
+        "unit = \"s\"",
+        "max_out_of_orderness = \"0ms\"",
+        "delivery = \"exactly_once\"",
+        "transactional_id_prefix = \"p\"",
+    ] {
+        assert!(toml.contains(want), "{want} not in\n{toml}");
+    }
+    job(sql);
+}
+
+#[test]
+fn refusals_point_at_line_and_column() {
+    let cases: Vec<(String, (u64, u64), &str)> = vec![
+        ("SELECT 1".into(), (1, 1), "`SELECT` statements are not supported"),
+        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT nope FROM clicks"), (7, 22), "no column `nope`"),
+        (format!("{CLICKS}CREATE TABLE o (a BIGINT) WITH ('connector' = 'print');\nINSERT INTO o SELECT COUNT(*) FROM clicks"), (7, 22), "needs a GROUP BY over a window"),
+        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a.ad_id FROM clicks a JOIN clicks b ON a.ad_id = b.ad_id"), (7, 49), "joins are not supported yet"),
+        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o /*+ OPTIONS('x'='y') */ SELECT ad_id FROM clicks"), (7, 15), "SQL hints"),
+        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id, bid FROM clicks"), (7, 15), "gives 2 columns but the sink table has 1"),
+        ("CREATE TABLE t (a STRING) WITH ('connector' = 'filesystem', 'path' = 'p', 'format' = 'json', 'bogus' = '1');\nCREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a FROM t".into(), (1, 1), "no WATERMARK"),
+        (format!("{}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id FROM clicks", CLICKS.replace("'format' = 'json'", "'format' = 'json', 'bogus' = '1'")), (5, 87), "'bogus': not supported for connector 'filesystem'"),
+        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 44), "`ts` is not the time attribute of `clicks`"),
+        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id"), (8, 17), "must GROUP BY window_start, window_end"),
+        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(SESSION(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 12), "the window function SESSION is not supported yet"),
+        ("INSERT INTO nowhere SELECT 1".into(), (1, 1), "no such table"),
+        ("CREATE TABLE t (a STRING,) WITH ()".into(), (1, 26), "expected"),
+    ];
+    let mut wrong = Vec::new();
+    for (sql, (line, column), message) in cases {
+        let (l, c, m) = refusal(&sql);
+        if !m.contains(message) || (l, c) != (line, column) {
+            let at = sql
+                .lines()
+                .nth(l.saturating_sub(1) as usize)
+                .unwrap_or("")
+                .get(c.saturating_sub(1) as usize..)
+                .unwrap_or("");
+            wrong.push(format!(
+                "want {line}:{column} {message:?}, got {l}:{c} {m:?} at {at:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_table_both_read_and_written_and_a_job_without_insert_are_refused() {
+    let (_, _, m) = refusal(&format!(
+        "{CLICKS}INSERT INTO clicks SELECT ad_id, user_id, bid, ts FROM clicks"
+    ));
+    assert!(m.contains("both read and written"), "{m}");
+    let (_, _, m) = refusal(CLICKS);
+    assert!(m.contains("no INSERT INTO"), "{m}");
+}
