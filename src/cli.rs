@@ -54,6 +54,13 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// Print the operator graph a config runs: sources with their event time and watermark,
+    /// operators with the keys they are routed on, sinks; for a `[pipeline] sql` job, first the
+    /// sources, transforms and sinks its SQL compiled to. Runs nothing.
+    Explain {
+        #[arg(long)]
+        config: PathBuf,
+    },
     /// Write synthetic test data (the generator source's model, or the ad-spend flow's three
     /// inputs) to NDJSON files.
     Loadgen(LoadgenArgs),
@@ -123,6 +130,20 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
                 plan.runtime.shards,
                 plan.depths()
             );
+            Ok(())
+        }
+        Command::Explain { config } => {
+            let (cfg, src, compiled) = crate::plan::load_config_and_sql(&config)?;
+            let plan = crate::plan::build(&cfg, &src)?;
+            if let Some(compiled) = compiled {
+                println!(
+                    "# {}: [pipeline] sql compiles to\n{}",
+                    config.display(),
+                    compiled.trim_end()
+                );
+                println!();
+            }
+            print!("{}", crate::plan::explain(&plan));
             Ok(())
         }
         Command::Run {

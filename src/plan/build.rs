@@ -77,9 +77,15 @@ pub fn load(path: &Path) -> Result<Plan, LoadError> {
 /// sources, transforms and sinks the SQL compiles to, appended to its own text (so messages about
 /// them point past the file's end, into what `sluice explain` prints).
 pub fn load_config(path: &Path) -> Result<(Config, SourceText), LoadError> {
+    let (config, src, _) = load_config_and_sql(path)?;
+    Ok((config, src))
+}
+
+/// [`load_config`], and the TOML the job's SQL compiled to (`None`: the job has no SQL).
+pub fn load_config_and_sql(path: &Path) -> Result<(Config, SourceText, Option<String>), LoadError> {
     let (config, src) = config::load(path)?;
     let Some(pipeline) = &config.pipeline else {
-        return Ok((config, src));
+        return Ok((config, src, None));
     };
     let counts = [
         ("sources", config.sources.len()),
@@ -92,7 +98,8 @@ pub fn load_config(path: &Path) -> Result<(Config, SourceText), LoadError> {
         source,
     })?;
     let combined = format!("{text}\n\n# compiled from [pipeline] sql\n{compiled}");
-    Ok(config::parse(&combined, &path.display().to_string())?)
+    let (config, src) = config::parse(&combined, &path.display().to_string())?;
+    Ok((config, src, Some(compiled)))
 }
 
 /// Validates `config` (parsed from `src`, which locates keys for messages) into a plan.

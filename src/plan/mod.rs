@@ -13,7 +13,9 @@
 //! and selects): an [`Edge`]. Sinks read edges too.
 
 mod build;
-pub use build::{build, load, LoadError, PlanError, PlanErrors};
+mod explain;
+pub use build::{build, load, load_config, load_config_and_sql, LoadError, PlanError, PlanErrors};
+pub use explain::explain;
 
 use crate::expr::FieldPath;
 use std::path::PathBuf;

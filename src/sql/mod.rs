@@ -19,6 +19,7 @@ mod query;
 #[cfg(test)]
 mod tests;
 mod types;
+mod window;
 
 use std::collections::BTreeMap;
 

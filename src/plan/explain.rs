@@ -1,0 +1,158 @@
+//! `sluice explain`: the operator graph a plan runs, as text a person reads — every source with
+//! its event time and watermark, every stateful operator with the keys its inputs are routed on
+//! and the chains of filters and selects they read through, every sink with what it writes.
+
+use super::{
+    Edge, NodeKind, Plan, SinkKind, SourceKind, StepKind, StreamRef, TimeUnit, WindowKind,
+};
+use std::fmt::Write;
+
+/// The whole graph, sources first, then operators in the order they run, then sinks.
+pub fn explain(plan: &Plan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "sources");
+    for s in &plan.sources {
+        let unit = match s.event_time.unit {
+            TimeUnit::Millis => "ms",
+            TimeUnit::Seconds => "s",
+            TimeUnit::Micros => "us",
+            TimeUnit::Rfc3339 => "RFC 3339",
+        };
+        let _ = writeln!(
+            out,
+            "  {}: {}; event time `{}` ({unit}); watermark = max event time - {} ms, idle after {} ms",
+            s.name,
+            source_kind(&s.kind),
+            s.event_time.field,
+            s.watermark.max_out_of_orderness_ms,
+            s.watermark.idle_timeout_ms
+        );
+    }
+    let _ = writeln!(
+        out,
+        "operators (watermark of each: the minimum over its inputs)"
+    );
+    for n in &plan.nodes {
+        let _ = writeln!(
+            out,
+            "  {}: {} (depth {})",
+            n.name,
+            node_kind(&n.kind),
+            n.depth
+        );
+        for p in &plan.ports[n.ports.clone()] {
+            let key: Vec<&str> = p.key.iter().map(|k| k.as_str()).collect();
+            let key = if key.is_empty() {
+                "(none: one global group)".to_string()
+            } else {
+                key.join(", ")
+            };
+            let inputs: Vec<String> = p.inputs.iter().map(|e| edge(plan, e)).collect();
+            let _ = writeln!(
+                out,
+                "    {} keyed on {key} <- {}",
+                p.name,
+                inputs.join(" + ")
+            );
+        }
+        if let Some(late) = &n.late_events {
+            let _ = writeln!(out, "    late events -> {late}");
+        }
+    }
+    let _ = writeln!(out, "sinks");
+    for s in &plan.sinks {
+        let inputs: Vec<String> = s.inputs.iter().map(|e| edge(plan, e)).collect();
+        let _ = writeln!(
+            out,
+            "  {}: {} <- {}",
+            s.name,
+            sink_kind(&s.kind),
+            inputs.join(" + ")
+        );
+    }
+    out
+}
+
+fn source_kind(kind: &SourceKind) -> String {
+    match kind {
+        SourceKind::File { path } => format!("file {path}"),
+        SourceKind::Generator(g) => format!("generator ({} keys, seed {})", g.keys, g.seed),
+        SourceKind::Kafka(k) => format!("kafka {} at {}", k.topics.join(", "), k.brokers),
+    }
+}
+
+fn node_kind(kind: &NodeKind) -> String {
+    match kind {
+        NodeKind::Window(w) => {
+            let window = match w.window {
+                WindowKind::Tumbling { size_ms } => format!("tumbling {size_ms} ms"),
+                WindowKind::Sliding { size_ms, slide_ms } => {
+                    format!("sliding {size_ms} ms every {slide_ms} ms")
+                }
+                WindowKind::Session { gap_ms } => format!("session, gap {gap_ms} ms"),
+                WindowKind::Cumulative {
+                    step_ms,
+                    max_size_ms,
+                } => {
+                    format!("cumulative to {max_size_ms} ms in steps of {step_ms} ms")
+                }
+            };
+            let aggs: Vec<String> = w
+                .aggregates
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{} = {:?}({})",
+                        a.name,
+                        a.func,
+                        a.field.as_ref().map_or("", |f| f.as_str())
+                    )
+                })
+                .collect();
+            format!(
+                "window, {window}, allowed lateness {} ms; {}",
+                w.allowed_lateness_ms,
+                aggs.join(", ")
+            )
+        }
+        other => other.what().to_string(),
+    }
+}
+
+fn sink_kind(kind: &SinkKind) -> String {
+    match kind {
+        SinkKind::File { path } => format!("file {}", path.display()),
+        SinkKind::Stdout => "stdout".to_string(),
+        SinkKind::Kafka(k) => format!(
+            "kafka {} at {} ({})",
+            k.topic,
+            k.brokers,
+            if k.exactly_once {
+                "exactly-once"
+            } else {
+                "at-least-once"
+            }
+        ),
+        SinkKind::Parquet(p) => format!("parquet {}", p.path.display()),
+        // Not the URL: it may hold a password.
+        SinkKind::Postgres(p) => format!("postgres table {}", p.table),
+    }
+}
+
+/// `stream -> step -> step`, each step with what it is.
+fn edge(plan: &Plan, e: &Edge) -> String {
+    let mut s = match e.from {
+        StreamRef::Source(i) => plan.sources[i].name.clone(),
+        StreamRef::Node(i) => plan.nodes[i].name.clone(),
+        StreamRef::Late(i) => format!("{} (late events)", plan.nodes[i].name),
+    };
+    for &step in &e.steps {
+        let st = &plan.steps[step];
+        let what = match &st.kind {
+            StepKind::Filter { .. } => "filter",
+            StepKind::Select { .. } => "select",
+        };
+        let _ = write!(s, " -> {} ({what})", st.name);
+    }
+    s
+}

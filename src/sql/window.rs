@@ -1,0 +1,288 @@
+//! A window table function's aggregation: `FROM TABLE(TUMBLE|HOP|CUMULATE(TABLE t,
+//! DESCRIPTOR(rt), ...)) GROUP BY window_start, window_end, keys` becomes a filter for `WHERE`, a
+//! window transform whose aggregates are named `_a0`, `_a1`, ..., and a filter for `HAVING`.
+
+use sqlparser::ast::{Expr, Function, GroupByExpr, Ident, Select, Spanned};
+
+use super::connectors::interval_ms;
+use super::expr::{is_plain_name, plain_args, quote, translate, unsupported, Scope};
+use super::query::{items, resolve, Item};
+use super::{Col, Compiler, SqlError, SqlType, Stream};
+
+impl Compiler {
+    /// `SELECT ... FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(rt), size)) GROUP BY window_start, window_end, ...`.
+    pub(super) fn windowed(
+        &mut self,
+        sel: &Select,
+        tvf: &Function,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let call = Expr::Function(tvf.clone());
+        let kind = tvf.name.to_string().to_ascii_uppercase();
+        let args = plain_args(tvf, &call)?;
+        let (Some(Expr::Identifier(table)), Some(Expr::Function(desc))) =
+            (args.first().copied(), args.get(1).copied())
+        else {
+            return Err(SqlError::span(
+                call.span(),
+                format!("expected {kind}(TABLE name, DESCRIPTOR(time_column), ...)"),
+            ));
+        };
+        let input = self.stream_of(&table.value, table.span)?;
+        let desc_expr = Expr::Function(desc.clone());
+        let time_col = match plain_args(desc, &desc_expr)?.as_slice() {
+            [Expr::Identifier(c)] if desc.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") => {
+                c.clone()
+            }
+            _ => {
+                return Err(SqlError::span(
+                    desc_expr.span(),
+                    "expected DESCRIPTOR(time_column)",
+                ))
+            }
+        };
+        if input.time.as_deref() != Some(time_col.value.as_str()) {
+            return Err(SqlError::span(
+                time_col.span,
+                format!(
+                    "`{}` is not the time attribute of `{}` (its WATERMARK column{})",
+                    time_col.value,
+                    table.value,
+                    input
+                        .time
+                        .as_ref()
+                        .map_or(String::new(), |t| format!(" is `{t}`"))
+                ),
+            ));
+        }
+        let sizes = args[2..]
+            .iter()
+            .map(|a| interval_ms(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let window = match (kind.as_str(), sizes.as_slice()) {
+            ("TUMBLE", [size]) => format!("{{ type = \"tumbling\", size = \"{size}ms\" }}"),
+            ("HOP", [slide, size]) => {
+                format!("{{ type = \"sliding\", size = \"{size}ms\", slide = \"{slide}ms\" }}")
+            }
+            ("CUMULATE", [step, max]) => {
+                format!("{{ type = \"cumulative\", step = \"{step}ms\", max_size = \"{max}ms\" }}")
+            }
+            ("TUMBLE" | "HOP" | "CUMULATE", _) => {
+                return Err(SqlError::span(
+                    call.span(),
+                    format!(
+                        "{kind} takes TABLE, DESCRIPTOR and {} interval(s)",
+                        if kind == "TUMBLE" { 1 } else { 2 }
+                    ),
+                ))
+            }
+            _ => {
+                return Err(unsupported(
+                    &call,
+                    &format!("the window function {kind} is"),
+                ))
+            }
+        };
+        let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
+        let keys = group_keys(sel, &input)?;
+        let mut scope = WindowScope {
+            input: &input,
+            keys: &keys,
+            aggregates: Vec::new(),
+        };
+        let items = items(sel, &input, &mut scope)?;
+        let having = match &sel.having {
+            Some(h) => Some(translate(h, &mut scope)?.0),
+            None => None,
+        };
+        let aggregates = scope.aggregates;
+        let window_name = format!("{base}_window");
+        let aggs: Vec<String> = aggregates
+            .iter()
+            .map(|(n, a, _)| format!("{n} = {}", quote(a)))
+            .collect();
+        let group_by: Vec<String> = keys.iter().map(|k| quote(&k.expr)).collect();
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"window\"\ninputs = [{}]\ngroup_by = [{}]\nwindow = {window}\nallowed_lateness = \"0s\"\naggregates = {{ {} }}\n\n",
+            quote(&window_name),
+            quote(&input.name),
+            group_by.join(", "),
+            aggs.join(", ")
+        ));
+        let mut columns: Vec<Col> = keys
+            .iter()
+            .map(|k| Col {
+                expr: k.expr.clone(),
+                ..k.clone()
+            })
+            .collect();
+        columns.push(Col {
+            name: "window_start".into(),
+            ty: SqlType::Timestamp,
+            expr: "window_start".into(),
+        });
+        columns.push(Col {
+            name: "window_end".into(),
+            ty: SqlType::Timestamp,
+            expr: "window_end".into(),
+        });
+        let mut out = Stream {
+            name: window_name,
+            columns,
+            time: None,
+        };
+        if let Some(h) = having {
+            let name = format!("{base}_having");
+            self.transforms.push(format!(
+                "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
+                quote(&name),
+                quote(&out.name),
+                quote(&h)
+            ));
+            out.name = name;
+        }
+        Ok((out, items))
+    }
+}
+
+/// The GROUP BY of a windowed query: `window_start`, `window_end` and key columns.
+fn group_keys(sel: &Select, input: &Stream) -> Result<Vec<Col>, SqlError> {
+    let GroupByExpr::Expressions(exprs, modifiers) = &sel.group_by else {
+        return Err(SqlError::span(
+            sel.select_token.0.span,
+            "GROUP BY ALL is not supported",
+        ));
+    };
+    if !modifiers.is_empty() {
+        return Err(SqlError::span(
+            sel.select_token.0.span,
+            "GROUP BY modifiers (ROLLUP, CUBE, ...) are not supported",
+        ));
+    }
+    let mut keys = Vec::new();
+    let (mut start, mut end) = (false, false);
+    for e in exprs {
+        let name = match e {
+            Expr::Identifier(id) => id,
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => &parts[1],
+            _ => {
+                return Err(SqlError::span(
+                    e.span(),
+                    "grouping by an expression is not supported yet (group by a column)",
+                ))
+            }
+        };
+        match name.value.as_str() {
+            "window_start" => start = true,
+            "window_end" => end = true,
+            key => {
+                let Some(col) = input.columns.iter().find(|c| c.name == key) else {
+                    return Err(SqlError::span(
+                        name.span,
+                        format!("no column `{key}` to group by"),
+                    ));
+                };
+                if !is_plain_name(&col.expr) || col.ty.is_time() {
+                    return Err(SqlError::span(
+                        name.span,
+                        format!(
+                            "grouping by `{key}` is not supported yet (group by a plain column)"
+                        ),
+                    ));
+                }
+                keys.push(col.clone());
+            }
+        }
+    }
+    if !(start && end) {
+        return Err(SqlError::span(
+            sel.select_token.0.span,
+            "a window aggregation must GROUP BY window_start, window_end (and any key columns)",
+        ));
+    }
+    Ok(keys)
+}
+
+/// Names after a window's GROUP BY: the keys, the window's bounds, and aggregates, each of which
+/// becomes one of the window's output fields (`_a0`, `_a1`, ...).
+struct WindowScope<'s> {
+    input: &'s Stream,
+    keys: &'s [Col],
+    /// (output field, sluice aggregate, its type).
+    aggregates: Vec<(String, String, SqlType)>,
+}
+
+impl Scope for WindowScope<'_> {
+    fn column(&mut self, parts: &[Ident], e: &Expr) -> Result<(String, SqlType), SqlError> {
+        let name = parts.last().map_or("", |p| p.value.as_str());
+        match name {
+            "window_start" | "window_end" if parts.len() <= 2 => {
+                return Ok((name.to_string(), SqlType::Timestamp))
+            }
+            "window_time" if parts.len() <= 2 => {
+                return Ok(("(window_end - 1)".to_string(), SqlType::TimestampLtz))
+            }
+            _ => {}
+        }
+        if let Some(k) = self.keys.iter().find(|k| k.name == name) {
+            return Ok((k.expr.clone(), k.ty.clone()));
+        }
+        // A name the input does not have at all gets that message, not the grouping one.
+        resolve(self.input, parts, e)?;
+        Err(SqlError::span(
+            e.span(),
+            format!("`{name}` is neither in the GROUP BY nor inside an aggregate"),
+        ))
+    }
+
+    fn aggregate(&mut self, f: &Function, e: &Expr) -> Result<Option<(String, SqlType)>, SqlError> {
+        let name = f.name.to_string().to_ascii_uppercase();
+        let distinct = matches!(&f.args, sqlparser::ast::FunctionArguments::List(l)
+            if l.duplicate_treatment == Some(sqlparser::ast::DuplicateTreatment::Distinct));
+        let star = matches!(&f.args, sqlparser::ast::FunctionArguments::List(l)
+            if matches!(l.args.as_slice(), [sqlparser::ast::FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Wildcard)]));
+        let (ours, ty) = if star && name == "COUNT" {
+            ("count()".to_string(), SqlType::Integer)
+        } else {
+            let args = plain_args(f, e)?;
+            let [arg] = args.as_slice() else {
+                return Err(SqlError::span(
+                    e.span(),
+                    format!("{name} takes one argument"),
+                ));
+            };
+            if name == "COUNT"
+                && !distinct
+                && matches!(arg, Expr::Value(v) if matches!(&v.value, sqlparser::ast::Value::Number(n, _) if n == "1"))
+            {
+                ("count()".to_string(), SqlType::Integer)
+            } else {
+                let parts = match arg {
+                    Expr::Identifier(id) => vec![id.clone()],
+                    Expr::CompoundIdentifier(p) => p.clone(),
+                    _ => return Err(SqlError::span(arg.span(), format!("{name} over an expression is not supported yet (aggregate a column; compute the value in a view)"))),
+                };
+                let (field, col_ty) = resolve(self.input, &parts, arg)?;
+                if !field.split('.').all(is_plain_name) {
+                    return Err(unsupported(
+                        *arg,
+                        &format!("{name} over a computed value is"),
+                    ));
+                }
+                match (name.as_str(), distinct) {
+                    ("COUNT", true) => (format!("count_distinct({field})"), SqlType::Integer),
+                    ("COUNT", false) => return Err(SqlError::span(e.span(), "COUNT(column) (counting non-null values) is not supported yet; use COUNT(*)")),
+                    (_, true) => return Err(unsupported(e, &format!("{name}(DISTINCT ...) is"))),
+                    ("AVG", _) => (format!("avg({field})"), SqlType::Other(String::new())),
+                    (other, _) => (format!("{}({field})", other.to_ascii_lowercase()), col_ty),
+                }
+            }
+        };
+        if let Some((n, _, t)) = self.aggregates.iter().find(|(_, a, _)| *a == ours) {
+            return Ok(Some((n.clone(), t.clone())));
+        }
+        let n = format!("_a{}", self.aggregates.len());
+        self.aggregates.push((n.clone(), ours, ty.clone()));
+        Ok(Some((n, ty)))
+    }
+}

@@ -1,0 +1,331 @@
+//! Flink SQL jobs through the real binary (`[pipeline] sql`): a hand-worked clicks file (out of
+//! order, late, duplicate, null and malformed lines) gives exactly the window and projection rows
+//! worked out below, written as Flink's JSON format writes them; a TOML window job and its SQL
+//! twin give identical lines on generated data, both equal to a per-event watermark model written
+//! here; `explain` shows the compiled graph; bad SQL is refused by `validate` with the file, line
+//! and column.
+
+mod common;
+
+use common::{read_lines, sluice, toml_str};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+const MIN: Duration = Duration::from_secs(60);
+/// 2023-11-14 22:13:20 UTC.
+const B: i64 = 1_700_000_000_000;
+
+fn path(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// `CREATE TABLE clicks` over `file`, watermark `rt - bound_s`.
+fn clicks_table(file: &Path, bound_s: u32) -> String {
+    format!(
+        "CREATE TABLE clicks (
+  ad_id STRING, user_id STRING, bid BIGINT, ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3),
+  WATERMARK FOR rt AS rt - INTERVAL '{bound_s}' SECOND
+) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+",
+        path(file)
+    )
+}
+
+/// Writes `job.toml` (and the SQL beside it) in `dir`; returns the config path.
+fn sql_job(dir: &Path, sql: &str) -> String {
+    std::fs::write(dir.join("job.sql"), sql).unwrap();
+    let toml = format!(
+        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
+        toml_str(&path(&dir.join("job.sql"))),
+        toml_str(&path(&dir.join("dead.ndjson")))
+    );
+    let cfg = dir.join("job.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    path(&cfg)
+}
+
+fn parsed_sorted(p: &Path) -> Vec<Value> {
+    let mut rows: Vec<Value> = read_lines(p)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    rows.sort_by_key(|r| r.to_string());
+    rows
+}
+
+fn sorted(mut rows: Vec<Value>) -> Vec<Value> {
+    rows.sort_by_key(|r| r.to_string());
+    rows
+}
+
+fn line(ts: i64, ad: &str, bid: &str) -> String {
+    format!(
+        "{{\"ad_id\":\"{ad}\",\"user_id\":\"u\",\"bid\":{bid},\"ts\":{}}}",
+        B + ts
+    )
+}
+
+#[test]
+fn hand_worked_clicks_give_flinks_window_and_projection_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Watermark = max event time - 2 s; the comment is the watermark (offset from B) after the line.
+    let lines = [
+        line(1_000, "a", "3"),                   // -1000
+        line(4_000, "b", "7"),                   // 2000
+        line(2_000, "a", "2"),                   // out of order, same window; 2000
+        line(13_000, "a", "10"),                 // 11000: [0 s, 10 s) fires
+        line(5_000, "b", "100"),                 // late for [0 s, 10 s): dropped and counted
+        line(11_000, "b", "1"),                  // 11000
+        line(11_000, "b", "1"),                  // a duplicate: SQL counts it again
+        "{\"ad_id\":\"a\",\"bid\":".to_string(), // malformed: a dead letter
+        line(25_000, "a", "4"),                  // 23000: [10 s, 20 s) fires
+        line(26_000, "c", "50"),                 // filtered out of the projection by ad_id <> 'c'
+        line(27_000, "a", "null"), // COUNT(*) counts it, SUM skips it, WHERE bid > 2 drops it
+    ];
+    let input = d.join("clicks.ndjson");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (cpm, tiers) = (d.join("cpm"), d.join("tiers"));
+    let sql = format!(
+        "{}CREATE TABLE cpm (ad_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3),
+  clicks BIGINT, spend BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TEMPORARY TABLE tiers (ad STRING, tier STRING, double_bid BIGINT, at TIMESTAMP_LTZ(3))
+  WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO cpm
+SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)
+FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '10' SECOND))
+GROUP BY ad_id, window_start, window_end;
+INSERT INTO tiers
+SELECT UPPER(ad_id), CASE WHEN bid >= 100 THEN 'high' WHEN bid > 5 THEN 'mid' ELSE 'low' END, bid * 2, rt
+FROM clicks WHERE bid > 2 AND ad_id <> 'c';
+END;
+",
+        clicks_table(&input, 2),
+        path(&cpm),
+        path(&tiers)
+    );
+    let cfg = sql_job(d, &sql);
+    let exit = sluice(d, &["run", "--config", &cfg], MIN * 2);
+    assert!(exit.success, "{}", exit.stderr);
+    assert!(
+        exit.stderr.contains("1 late dropped, 1 dead letters"),
+        "{}",
+        exit.stderr
+    );
+
+    let w = |ad: &str, start: &str, end: &str, clicks: i64, spend: i64| {
+        json!({"ad_id": ad, "window_start": format!("2023-11-14 22:13:{start}"),
+               "window_end": format!("2023-11-14 22:13:{end}"), "clicks": clicks, "spend": spend})
+    };
+    let want = vec![
+        w("a", "20", "30", 2, 5),
+        w("b", "20", "30", 1, 7),
+        w("a", "30", "40", 1, 10),
+        w("b", "30", "40", 2, 2),
+        w("a", "40", "50", 2, 4),
+        w("c", "40", "50", 1, 50),
+    ];
+    assert_eq!(parsed_sorted(&cpm.join("part-0.json")), sorted(want));
+
+    let t = |ad: &str, tier: &str, double_bid: i64, sec: u32| json!({"ad": ad, "tier": tier, "double_bid": double_bid, "at": format!("2023-11-14 22:13:{sec}Z")});
+    let want = vec![
+        t("A", "low", 6, 21),
+        t("B", "mid", 14, 24),
+        t("A", "mid", 20, 33),
+        t("B", "high", 200, 25),
+        t("A", "low", 8, 45),
+    ];
+    assert_eq!(parsed_sorted(&tiers.join("part-0.json")), sorted(want));
+
+    let dead = read_lines(&d.join("dead.ndjson"));
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert!(
+        dead[0].contains("\\\"bid\\\":"),
+        "the raw line is kept: {}",
+        dead[0]
+    );
+}
+
+/// (ad_id, window start) -> (count, sum).
+type Windows = BTreeMap<(String, i64), (i64, i64)>;
+
+/// Counts and sums per (ad_id, minute) with the watermark advanced per event (max - 5 s), an
+/// event dropped when its window's last millisecond is at or below the watermark on arrival.
+fn model(lines: &[String]) -> (Windows, usize) {
+    let (mut wm, mut late, mut out) = (i64::MIN, 0, BTreeMap::new());
+    for l in lines {
+        let v: Value = serde_json::from_str(l).unwrap();
+        let ts = v["ts"].as_i64().unwrap();
+        let start = ts.div_euclid(60_000) * 60_000;
+        if start + 60_000 - 1 <= wm {
+            late += 1;
+        } else {
+            let e = out
+                .entry((v["ad_id"].as_str().unwrap().to_string(), start))
+                .or_insert((0, 0));
+            e.0 += 1;
+            e.1 += v["bid"].as_i64().unwrap();
+        }
+        wm = wm.max(ts - 5_000);
+    }
+    (out, late)
+}
+
+#[test]
+fn a_toml_window_job_and_its_sql_twin_write_identical_lines_equal_to_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("clicks.ndjson");
+    let gen = sluice(
+        d,
+        &[
+            "loadgen",
+            "clicks",
+            "--events",
+            "60000",
+            "--keys",
+            "300",
+            "--rate",
+            "200",
+            "--late-fraction",
+            "0.02",
+            "--late-by-ms",
+            "70000",
+            "--out",
+            &path(&input),
+        ],
+        MIN,
+    );
+    assert!(gen.success, "{}", gen.stderr);
+
+    let toml_out = d.join("toml.ndjson");
+    let toml = format!(
+        "[runtime]\nshards = 2\n\n[sources.clicks]\ntype = \"file\"\npath = {}\nformat = \"json\"\n\
+         event_time = {{ field = \"ts\", unit = \"ms\" }}\nwatermark = {{ max_out_of_orderness = \"5s\" }}\n\n\
+         [transforms.cpm]\ntype = \"window\"\ninputs = [\"clicks\"]\ngroup_by = [\"ad_id\"]\n\
+         window = {{ type = \"tumbling\", size = \"1m\" }}\naggregates = {{ clicks = \"count()\", spend = \"sum(bid)\" }}\n\n\
+         [transforms.cpm_out]\ntype = \"select\"\ninputs = [\"cpm\"]\n\
+         fields = {{ ad_id = \"ad_id\", window_start = \"sql_timestamp(window_start)\", window_end = \"sql_timestamp(window_end)\", clicks = \"clicks\", spend = \"spend\" }}\n\n\
+         [sinks.out]\ntype = \"file\"\ninputs = [\"cpm_out\"]\npath = {}\n",
+        toml_str(&path(&input)),
+        toml_str(&path(&toml_out))
+    );
+    std::fs::write(d.join("window.toml"), toml).unwrap();
+    let exit = sluice(
+        d,
+        &["run", "--config", &path(&d.join("window.toml"))],
+        MIN * 2,
+    );
+    assert!(exit.success, "{}", exit.stderr);
+
+    let sql_out = d.join("sql");
+    let sql = format!(
+        "{}CREATE TABLE cpm (ad_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3),
+  clicks BIGINT, spend BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*) AS clicks, SUM(bid) AS spend
+FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+GROUP BY ad_id, window_start, window_end;",
+        clicks_table(&input, 5),
+        path(&sql_out)
+    );
+    let cfg = sql_job(d, &sql);
+    let exit_sql = sluice(d, &["run", "--config", &cfg], MIN * 2);
+    assert!(exit_sql.success, "{}", exit_sql.stderr);
+
+    let mut toml_lines = read_lines(&toml_out);
+    let mut sql_lines = read_lines(&sql_out.join("part-0.json"));
+    toml_lines.sort();
+    sql_lines.sort();
+    assert!(toml_lines.len() > 1000, "{} results", toml_lines.len());
+    assert_eq!(toml_lines, sql_lines);
+
+    let (want, late) = model(&read_lines(&input));
+    assert!(late > 100, "the input should hold late events: {late}");
+    assert!(
+        exit_sql.stderr.contains(&format!(" {late} late dropped")),
+        "model: {late} late\n{}",
+        exit_sql.stderr
+    );
+    let fmt = |ms: i64| {
+        let t = std::time::UNIX_EPOCH + Duration::from_millis(ms as u64);
+        let secs = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        // Civil time from epoch seconds (UTC), independent of the engine's formatter.
+        let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        let (y, m, dd) = civil(days);
+        format!(
+            "{y:04}-{m:02}-{dd:02} {:02}:{:02}:{:02}",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        )
+    };
+    let want: Vec<Value> = want
+        .into_iter()
+        .map(|((ad, start), (clicks, spend))| {
+            json!({"ad_id": ad, "window_start": fmt(start), "window_end": fmt(start + 60_000), "clicks": clicks, "spend": spend})
+        })
+        .collect();
+    assert_eq!(parsed_sorted(&sql_out.join("part-0.json")), sorted(want));
+}
+
+/// Howard Hinnant's days-from-civil inverse: (year, month, day) of a day count since 1970-01-01.
+fn civil(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[test]
+fn explain_prints_the_compiled_graph_and_validate_points_bad_sql_at_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("clicks.ndjson");
+    std::fs::write(&input, line(0, "a", "1") + "\n").unwrap();
+    let good = format!(
+        "{}CREATE TABLE o (ad_id STRING, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id, COUNT(*) FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(rt), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+GROUP BY window_start, window_end, ad_id;",
+        clicks_table(&input, 5)
+    );
+    let cfg = sql_job(d, &good);
+    let exit = sluice(d, &["explain", "--config", &cfg], MIN);
+    assert!(exit.success, "{}", exit.stderr);
+    for want in [
+        "type = \"sliding\", size = \"10000ms\", slide = \"5000ms\"",
+        "clicks: file ",
+        "watermark = max event time - 5000 ms",
+        "window, sliding 10000 ms every 5000 ms",
+        "inputs keyed on ad_id <- clicks",
+        "o: stdout <- insert_1_o_window -> insert_1_o (select)",
+    ] {
+        assert!(
+            exit.stdout.contains(want),
+            "{want:?} not in\n{}",
+            exit.stdout
+        );
+    }
+
+    // The bad column is on line 7 of job.sql, column 40.
+    let bad = good.replace("SELECT ad_id, COUNT(*)", "SELECT ad_id, COUNT(*) + nope");
+    let cfg = sql_job(d, &bad);
+    let exit = sluice(d, &["validate", "--config", &cfg], MIN);
+    assert!(!exit.success);
+    let sql_file = path(&d.join("job.sql"));
+    assert!(
+        exit.stderr
+            .contains(&format!("{sql_file}:7:40: no column `nope`")),
+        "{}",
+        exit.stderr
+    );
+    assert!(exit.stderr.contains("no column `nope`"), "{}", exit.stderr);
+}
