@@ -329,3 +329,41 @@ GROUP BY window_start, window_end, ad_id;",
     );
     assert!(exit.stderr.contains("no column `nope`"), "{}", exit.stderr);
 }
+
+#[test]
+fn session_windows_per_partition_key_close_a_gap_after_their_last_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("clicks.ndjson");
+    let lines = [
+        line(1_000, "a", "1"),
+        line(2_000, "b", "10"),
+        line(3_000, "a", "2"),  // extends a's session to 8 s
+        line(7_500, "a", "4"),  // within the gap again: a's session now ends at 12.5 s
+        line(13_000, "a", "8"), // 500 ms past the end: a new session
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out = d.join("sessions");
+    let sql = format!(
+        "{}CREATE TABLE s (ad_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT, spend BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO s SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)
+FROM TABLE(SESSION(TABLE clicks PARTITION BY ad_id, DESCRIPTOR(rt), INTERVAL '5' SECOND))
+GROUP BY ad_id, window_start, window_end;",
+        clicks_table(&input, 0),
+        path(&out)
+    );
+    let cfg = sql_job(d, &sql);
+    let exit = sluice(d, &["run", "--config", &cfg], MIN * 2);
+    assert!(exit.success, "{}", exit.stderr);
+    let s = |ad: &str, start: &str, end: &str, n: i64, spend: i64| {
+        json!({"ad_id": ad, "window_start": format!("2023-11-14 22:13:{start}"),
+               "window_end": format!("2023-11-14 22:13:{end}"), "n": n, "spend": spend})
+    };
+    let want = vec![
+        s("a", "21", "32.5", 3, 7),
+        s("b", "22", "27", 1, 10),
+        s("a", "33", "38", 1, 8),
+    ];
+    assert_eq!(parsed_sorted(&out.join("part-0.json")), sorted(want));
+}

@@ -1,6 +1,7 @@
 //! Statements as token lists: the SQL text cut at top-level `;`, without whitespace and comments,
-//! and with the one Flink spelling the SQL parser lacks rewritten (`TUMBLE(TABLE t, ...)`: a window
-//! table function's `TABLE t` argument becomes `t`).
+//! and with the two Flink spellings the SQL parser lacks rewritten: a window table function's
+//! `TABLE t` argument becomes `t`, and its `TABLE t PARTITION BY k` (or `(k1, k2)`) becomes
+//! `t, PARTITION_BY(k)`.
 
 use sqlparser::dialect::Dialect;
 use sqlparser::keywords::Keyword;
@@ -64,7 +65,50 @@ pub fn statements(sql: &str) -> Result<Vec<Vec<TokenWithSpan>>, SqlError> {
     if !current.is_empty() {
         out.push(current);
     }
-    Ok(out.into_iter().map(unwrap_table_args).collect())
+    Ok(out
+        .into_iter()
+        .map(unwrap_table_args)
+        .map(partition_args)
+        .collect())
+}
+
+/// The name the rewritten `PARTITION BY` argument of a window table function is called by.
+pub const PARTITION_BY: &str = "PARTITION_BY";
+
+/// `TVF ( t PARTITION BY k` -> `TVF ( t , PARTITION_BY ( k )`; `PARTITION BY (a, b)` keeps its
+/// parentheses.
+fn partition_args(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 4);
+    let mut i = 0;
+    while i < tokens.len() {
+        let n = out.len();
+        let at_partition = n >= 3
+            && is_word(tokens.get(i), "PARTITION")
+            && is_word(tokens.get(i + 1), "BY")
+            && out[n - 2].token == Token::LParen
+            && matches!(&out[n - 3].token, Token::Word(w)
+                if WINDOW_TVFS.iter().any(|f| w.value.eq_ignore_ascii_case(f)));
+        if !at_partition {
+            out.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
+        let span = tokens[i].span;
+        let made = |token: Token| TokenWithSpan { token, span };
+        out.push(made(Token::Comma));
+        out.push(made(Token::make_word(PARTITION_BY, None)));
+        i += 2;
+        if tokens.get(i).map(|t| &t.token) == Some(&Token::LParen) {
+            continue;
+        }
+        out.push(made(Token::LParen));
+        if let Some(key) = tokens.get(i) {
+            out.push(key.clone());
+            i += 1;
+        }
+        out.push(made(Token::RParen));
+    }
+    out
 }
 
 /// `TUMBLE ( TABLE t` -> `TUMBLE ( t`.

@@ -104,6 +104,31 @@ GROUP BY window_start, window_end, ad_id"
 }
 
 #[test]
+fn session_partition_by_maps_to_a_session_window_per_key() {
+    let one = format!(
+        "{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)
+FROM TABLE(SESSION(TABLE clicks PARTITION BY ad_id, DESCRIPTOR(rt), INTERVAL '30' SECOND))
+GROUP BY ad_id, window_start, window_end"
+    );
+    let toml = compile(&one).unwrap();
+    assert!(
+        toml.contains("window = { type = \"session\", gap = \"30000ms\" }"),
+        "{toml}"
+    );
+    assert_eq!(
+        window(&job(&one), "insert_1_cpm_window").group_by,
+        vec!["ad_id".to_string()]
+    );
+    let two = one
+        .replace("PARTITION BY ad_id", "PARTITION BY (user_id, ad_id)")
+        .replace("GROUP BY ad_id,", "GROUP BY ad_id, user_id,");
+    let cfg = job(&two);
+    let mut keys = window(&cfg, "insert_1_cpm_window").group_by.clone();
+    keys.sort();
+    assert_eq!(keys, vec!["ad_id".to_string(), "user_id".to_string()]);
+}
+
+#[test]
 fn where_case_and_functions_become_a_filter_and_a_select() {
     let sql = format!(
         "{CLICKS}CREATE TABLE out (ad STRING, tier STRING, bid BIGINT, t TIMESTAMP_LTZ(3))
@@ -196,7 +221,9 @@ fn refusals_point_at_line_and_column() {
         (format!("{}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id FROM clicks", CLICKS.replace("'format' = 'json'", "'format' = 'json', 'bogus' = '1'")), (5, 87), "'bogus': not supported for connector 'filesystem'"),
         (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 44), "`ts` is not the time attribute of `clicks`"),
         (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id"), (8, 17), "must GROUP BY window_start, window_end"),
-        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(SESSION(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 12), "the window function SESSION is not supported yet"),
+        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(SESSION(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 12), "SESSION without PARTITION BY"),
+        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(SESSION(TABLE clicks PARTITION BY user_id, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 33), "must be the GROUP BY keys (ad_id)"),
+        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks PARTITION BY ad_id, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 32), "TUMBLE takes no PARTITION BY"),
         ("INSERT INTO nowhere SELECT 1".into(), (1, 1), "no such table"),
         ("CREATE TABLE t (a STRING,) WITH ()".into(), (1, 26), "expected"),
     ];

@@ -6,6 +6,7 @@ use sqlparser::ast::{Expr, Function, GroupByExpr, Ident, Select, Spanned};
 
 use super::connectors::interval_ms;
 use super::expr::{is_plain_name, plain_args, quote, translate, unsupported, Scope};
+use super::lex::PARTITION_BY;
 use super::query::{items, resolve, Item};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 
@@ -20,6 +21,15 @@ impl Compiler {
         let call = Expr::Function(tvf.clone());
         let kind = tvf.name.to_string().to_ascii_uppercase();
         let args = plain_args(tvf, &call)?;
+        let partition = match args.get(1).copied() {
+            Some(Expr::Function(f)) if f.name.to_string() == PARTITION_BY => Some(f),
+            _ => None,
+        };
+        let args = if partition.is_some() {
+            [&args[..1], &args[2..]].concat()
+        } else {
+            args
+        };
         let (Some(Expr::Identifier(table)), Some(Expr::Function(desc))) =
             (args.first().copied(), args.get(1).copied())
         else {
@@ -67,12 +77,17 @@ impl Compiler {
             ("CUMULATE", [step, max]) => {
                 format!("{{ type = \"cumulative\", step = \"{step}ms\", max_size = \"{max}ms\" }}")
             }
-            ("TUMBLE" | "HOP" | "CUMULATE", _) => {
+            ("SESSION", [gap]) => format!("{{ type = \"session\", gap = \"{gap}ms\" }}"),
+            ("TUMBLE" | "HOP" | "CUMULATE" | "SESSION", _) => {
                 return Err(SqlError::span(
                     call.span(),
                     format!(
                         "{kind} takes TABLE, DESCRIPTOR and {} interval(s)",
-                        if kind == "TUMBLE" { 1 } else { 2 }
+                        if kind == "TUMBLE" || kind == "SESSION" {
+                            1
+                        } else {
+                            2
+                        }
                     ),
                 ))
             }
@@ -85,6 +100,7 @@ impl Compiler {
         };
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
         let keys = group_keys(sel, &input)?;
+        check_partition(&kind, partition, &keys, &call)?;
         let mut scope = WindowScope {
             input: &input,
             keys: &keys,
@@ -143,6 +159,49 @@ impl Compiler {
         }
         Ok((out, items))
     }
+}
+
+/// Sessions are per key in sluice, as Flink's are per `PARTITION BY` key: the two must name the
+/// same columns (no PARTITION BY: sessions over all rows, so no GROUP BY keys either). Only
+/// SESSION takes a PARTITION BY.
+fn check_partition(
+    kind: &str,
+    partition: Option<&Function>,
+    keys: &[Col],
+    call: &Expr,
+) -> Result<(), SqlError> {
+    let Some(p) = partition else {
+        if kind == "SESSION" && !keys.is_empty() {
+            return Err(SqlError::span(call.span(), "SESSION without PARTITION BY makes sessions over all rows, which sluice does not run per group: write SESSION(TABLE t PARTITION BY <the GROUP BY keys>, ...)"));
+        }
+        return Ok(());
+    };
+    let pexpr = Expr::Function(p.clone());
+    if kind != "SESSION" {
+        return Err(SqlError::span(
+            pexpr.span(),
+            format!("{kind} takes no PARTITION BY (only SESSION does)"),
+        ));
+    }
+    let mut names = Vec::new();
+    for a in plain_args(p, &pexpr)? {
+        match a {
+            Expr::Identifier(id) => names.push(id.value.clone()),
+            other => {
+                return Err(SqlError::span(
+                    other.span(),
+                    "PARTITION BY takes column names",
+                ))
+            }
+        }
+    }
+    let mut want: Vec<String> = keys.iter().map(|k| k.name.clone()).collect();
+    names.sort();
+    want.sort();
+    if names != want {
+        return Err(SqlError::span(pexpr.span(), format!("the PARTITION BY columns ({}) must be the GROUP BY keys ({}): sluice keeps sessions per group", names.join(", "), want.join(", "))));
+    }
+    Ok(())
 }
 
 /// The GROUP BY of a windowed query: `window_start`, `window_end` and key columns.
