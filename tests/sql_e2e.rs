@@ -367,3 +367,39 @@ GROUP BY ad_id, window_start, window_end;",
     ];
     assert_eq!(parsed_sorted(&out.join("part-0.json")), sorted(want));
 }
+
+#[test]
+fn is_null_and_is_not_null_test_missing_and_null_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("clicks.ndjson");
+    let lines = [
+        line(1_000, "a", "1"),
+        line(2_000, "b", "null"),
+        format!("{{\"ad_id\":\"c\",\"ts\":{}}}", B + 3_000), // no bid at all: null too
+        line(4_000, "d", "0"),
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (nulls, set) = (d.join("nulls"), d.join("set"));
+    let sql = format!(
+        "{}CREATE TABLE nulls (ad_id STRING) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE set_ (ad_id STRING) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO nulls SELECT ad_id FROM clicks WHERE bid IS NULL;
+INSERT INTO set_ SELECT ad_id FROM clicks WHERE bid IS NOT NULL;",
+        clicks_table(&input, 0),
+        path(&nulls),
+        path(&set)
+    );
+    let cfg = sql_job(d, &sql);
+    let exit = sluice(d, &["run", "--config", &cfg], MIN * 2);
+    assert!(exit.success, "{}", exit.stderr);
+    let ads = |p: &Path| parsed_sorted(&p.join("part-0.json"));
+    assert_eq!(
+        ads(&nulls),
+        vec![json!({"ad_id": "b"}), json!({"ad_id": "c"})]
+    );
+    assert_eq!(
+        ads(&set),
+        vec![json!({"ad_id": "a"}), json!({"ad_id": "d"})]
+    );
+}

@@ -66,6 +66,15 @@ pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), S
             }
         }
         Expr::BinaryOp { left, op, right } => binary(e, left, op, right, scope)?,
+        // `x == x` is null exactly when `x` is null (three-valued comparison), and true otherwise.
+        Expr::IsNotNull(x) => (
+            format!("coalesce(({0}) == ({0}), false)", translate(x, scope)?.0),
+            SqlType::Boolean,
+        ),
+        Expr::IsNull(x) => (
+            format!("!coalesce(({0}) == ({0}), false)", translate(x, scope)?.0),
+            SqlType::Boolean,
+        ),
         Expr::Between {
             expr,
             negated,
