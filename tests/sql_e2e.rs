@@ -47,6 +47,20 @@ fn sql_job(dir: &Path, sql: &str) -> String {
     path(&cfg)
 }
 
+/// Runs `sluice run --config cfg` in `dir`; it must succeed.
+fn run_ok(dir: &Path, cfg: &str) -> common::Exit {
+    let exit = sluice(dir, &["run", "--config", cfg], MIN * 2);
+    assert!(exit.success, "{}", exit.stderr);
+    exit
+}
+
+/// A window result row as Flink's JSON writes it, within minute 22:13 of 2023-11-14; `count` names
+/// the COUNT(*) column.
+fn window_row(ad: &str, start: &str, end: &str, count: (&str, i64), spend: i64) -> Value {
+    json!({"ad_id": ad, "window_start": format!("2023-11-14 22:13:{start}"),
+           "window_end": format!("2023-11-14 22:13:{end}"), count.0: count.1, "spend": spend})
+}
+
 fn parsed_sorted(p: &Path) -> Vec<Value> {
     let mut rows: Vec<Value> = read_lines(p)
         .iter()
@@ -109,18 +123,14 @@ END;
         path(&tiers)
     );
     let cfg = sql_job(d, &sql);
-    let exit = sluice(d, &["run", "--config", &cfg], MIN * 2);
-    assert!(exit.success, "{}", exit.stderr);
+    let exit = run_ok(d, &cfg);
     assert!(
         exit.stderr.contains("1 late dropped, 1 dead letters"),
         "{}",
         exit.stderr
     );
 
-    let w = |ad: &str, start: &str, end: &str, clicks: i64, spend: i64| {
-        json!({"ad_id": ad, "window_start": format!("2023-11-14 22:13:{start}"),
-               "window_end": format!("2023-11-14 22:13:{end}"), "clicks": clicks, "spend": spend})
-    };
+    let w = |ad, start, end, clicks, spend| window_row(ad, start, end, ("clicks", clicks), spend);
     let want = vec![
         w("a", "20", "30", 2, 5),
         w("b", "20", "30", 1, 7),
@@ -215,12 +225,7 @@ fn a_toml_window_job_and_its_sql_twin_write_identical_lines_equal_to_a_model() {
         toml_str(&path(&toml_out))
     );
     std::fs::write(d.join("window.toml"), toml).unwrap();
-    let exit = sluice(
-        d,
-        &["run", "--config", &path(&d.join("window.toml"))],
-        MIN * 2,
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    run_ok(d, &path(&d.join("window.toml")));
 
     let sql_out = d.join("sql");
     let sql = format!(
@@ -233,8 +238,7 @@ GROUP BY ad_id, window_start, window_end;",
         path(&sql_out)
     );
     let cfg = sql_job(d, &sql);
-    let exit_sql = sluice(d, &["run", "--config", &cfg], MIN * 2);
-    assert!(exit_sql.success, "{}", exit_sql.stderr);
+    let exit_sql = run_ok(d, &cfg);
 
     let mut toml_lines = read_lines(&toml_out);
     let mut sql_lines = read_lines(&sql_out.join("part-0.json"));
@@ -251,8 +255,7 @@ GROUP BY ad_id, window_start, window_end;",
         exit_sql.stderr
     );
     let fmt = |ms: i64| {
-        let t = std::time::UNIX_EPOCH + Duration::from_millis(ms as u64);
-        let secs = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let secs = ms.div_euclid(1000);
         // Civil time from epoch seconds (UTC), independent of the engine's formatter.
         let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
         let (y, m, dd) = civil(days);
@@ -354,12 +357,8 @@ GROUP BY ad_id, window_start, window_end;",
         path(&out)
     );
     let cfg = sql_job(d, &sql);
-    let exit = sluice(d, &["run", "--config", &cfg], MIN * 2);
-    assert!(exit.success, "{}", exit.stderr);
-    let s = |ad: &str, start: &str, end: &str, n: i64, spend: i64| {
-        json!({"ad_id": ad, "window_start": format!("2023-11-14 22:13:{start}"),
-               "window_end": format!("2023-11-14 22:13:{end}"), "n": n, "spend": spend})
-    };
+    run_ok(d, &cfg);
+    let s = |ad, start, end, n, spend| window_row(ad, start, end, ("n", n), spend);
     let want = vec![
         s("a", "21", "32.5", 3, 7),
         s("b", "22", "27", 1, 10),
@@ -391,8 +390,7 @@ INSERT INTO set_ SELECT ad_id FROM clicks WHERE bid IS NOT NULL;",
         path(&set)
     );
     let cfg = sql_job(d, &sql);
-    let exit = sluice(d, &["run", "--config", &cfg], MIN * 2);
-    assert!(exit.success, "{}", exit.stderr);
+    run_ok(d, &cfg);
     let ads = |p: &Path| parsed_sorted(&p.join("part-0.json"));
     assert_eq!(
         ads(&nulls),
