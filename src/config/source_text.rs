@@ -181,6 +181,11 @@ impl SourceText {
         }
     }
 
+    /// The whole text the config was parsed from (empty for one not read from text).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The text written at `span` (empty where it is not in the text).
     pub fn text_at(&self, span: Range<usize>) -> &str {
         self.text.get(span).unwrap_or("")

@@ -93,11 +93,11 @@ pub fn load_config_and_sql(path: &Path) -> Result<(Config, SourceText, Option<St
         ("sinks", config.sinks.len()),
     ];
     let compiled = crate::sql::job::compile_job(&pipeline.sql, &src, counts)?;
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let combined = format!("{text}\n\n# compiled from [pipeline] sql\n{compiled}");
+    // The text already read and parsed, not a second read that could see a changed file.
+    let combined = format!(
+        "{}\n\n# compiled from [pipeline] sql\n{compiled}",
+        src.text()
+    );
     let (config, src) = config::parse(&combined, &path.display().to_string())?;
     Ok((config, src, Some(compiled)))
 }
