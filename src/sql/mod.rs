@@ -11,13 +11,18 @@
 
 mod connectors;
 mod ddl;
+mod dedupe;
 mod error;
 mod expr;
 pub mod job;
+mod join;
 mod lex;
 mod query;
+mod settings;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_joins;
 mod types;
 mod window;
 
@@ -45,8 +50,16 @@ pub struct Stream {
     /// Its name in the graph (a source or a transform).
     pub name: String,
     pub columns: Vec<Col>,
-    /// The time attribute column (`rt` of `WATERMARK FOR rt`), if the stream still has it.
-    pub time: Option<String>,
+    /// The time attribute column (`rt` of `WATERMARK FOR rt`), as an index into `columns`, if the
+    /// stream still has one. An index, not a name: a join's columns may repeat a name.
+    pub time: Option<usize>,
+}
+
+impl Stream {
+    /// The time attribute column's name.
+    pub fn time_name(&self) -> Option<&str> {
+        self.time.map(|i| self.columns[i].name.as_str())
+    }
 }
 
 /// Compiles a whole SQL script into the TOML text of its sources, transforms and sinks.
@@ -68,6 +81,8 @@ struct Compiler {
     /// Sink table name -> the streams inserted into it.
     sinks: BTreeMap<String, Vec<String>>,
     inserts: usize,
+    /// `SET 'table.exec.state.ttl'`, in milliseconds: how long a deduplication remembers a key.
+    state_ttl: Option<i64>,
 }
 
 impl Compiler {
@@ -89,7 +104,8 @@ impl Compiler {
             }
             ["CREATE", "VIEW", ..] | ["CREATE", "TEMPORARY", "VIEW", ..] => self.view(tokens),
             ["INSERT", ..] => self.insert(tokens),
-            _ => Err(SqlError::span(at, format!("`{}` statements are not supported (supported: CREATE TABLE, CREATE VIEW, INSERT INTO ... SELECT, EXECUTE STATEMENT SET)", head.first().copied().unwrap_or("")))),
+            ["SET", ..] => self.set(tokens),
+            _ => Err(SqlError::span(at, format!("`{}` statements are not supported (supported: CREATE TABLE, CREATE VIEW, INSERT INTO ... SELECT, EXECUTE STATEMENT SET, SET)", head.first().copied().unwrap_or("")))),
         }
     }
 
@@ -215,8 +231,8 @@ impl Compiler {
         }
         let stream = Stream {
             name: table.name.clone(),
+            time: columns.iter().position(|c| c.name == time.column),
             columns,
-            time: Some(time.column),
         };
         self.sources
             .insert(name.to_string(), (toml, stream.clone()));

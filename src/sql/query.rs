@@ -42,12 +42,17 @@ impl Compiler {
                 "DISTINCT, WINDOW and QUALIFY are",
             ));
         }
-        let [from] = sel.from.as_slice() else {
-            return Err(SqlError::span(sel.select_token.0.span, "a query reads exactly one table, view or window table function (joins are not supported yet)"));
+        let from = match sel.from.as_slice() {
+            [from] if from.joins.is_empty() => from,
+            [] => return Err(SqlError::span(
+                sel.select_token.0.span,
+                "a query reads a table, a view, a join or a window table function: FROM is missing",
+            )),
+            list => {
+                let (input, items) = self.joined(sel, list, base)?;
+                return self.output(sel, input, items, base, sink);
+            }
         };
-        if !from.joins.is_empty() {
-            return Err(unsupported(&from.joins[0], "joins are"));
-        }
         let (input, items) = match &from.relation {
             TableFactor::TableFunction {
                 expr: Expr::Function(f),
@@ -61,6 +66,11 @@ impl Compiler {
             } => {
                 let input = self.stream_of(&super::last_name(name), from.relation.span())?;
                 self.plain(sel, input, base)?
+            }
+            TableFactor::Derived { subquery, .. }
+                if super::dedupe::row_number(subquery).is_some() =>
+            {
+                self.deduped(sel, subquery, base)?
             }
             TableFactor::Derived { subquery, .. } => {
                 let inner = self.query(subquery, &format!("{base}_from"), None)?;
@@ -104,6 +114,35 @@ impl Compiler {
             quote(name),
             quote(&input.name),
             quote(&text)
+        ));
+        Ok(Stream {
+            name: name.to_string(),
+            ..input
+        })
+    }
+
+    /// A filter for the `AND` of `conds` (none: the input unchanged).
+    pub(super) fn filter_all(
+        &mut self,
+        conds: &[&Expr],
+        input: Stream,
+        name: &str,
+    ) -> Result<Stream, SqlError> {
+        if conds.is_empty() {
+            return Ok(input);
+        }
+        let mut texts = Vec::new();
+        for c in conds {
+            texts.push(format!(
+                "({})",
+                translate(c, &mut ColumnScope { input: &input })?.0
+            ));
+        }
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
+            quote(name),
+            quote(&input.name),
+            quote(&texts.join(" && "))
         ));
         Ok(Stream {
             name: name.to_string(),
@@ -164,16 +203,14 @@ impl Compiler {
         ));
         // The record keeps its event time through a select; the stream keeps a time attribute
         // only under the name of an output column that passes it through unchanged.
-        let time_expr = input
-            .time
-            .as_ref()
-            .and_then(|t| input.columns.iter().find(|c| &c.name == t))
-            .map(|c| c.expr.clone());
+        let time_expr = input.time.map(|i| input.columns[i].expr.clone());
+        // A column of the time's type first: `SELECT *` passes both `ts` and `rt AS ts` through.
         let time = time_expr.and_then(|te| {
+            let same = |(_, e, _): &&(String, String, SqlType)| *e == te;
             named
                 .iter()
-                .find(|(_, e, _)| *e == te)
-                .map(|(n, _, _)| n.clone())
+                .position(|n| same(&n) && n.2.is_time())
+                .or_else(|| named.iter().position(|n| same(&n)))
         });
         let columns = named
             .into_iter()
@@ -247,8 +284,14 @@ pub(super) fn items(
 
 /// Names in a query over a stream: its columns, by name or `alias.name`; `name.field` reads a
 /// nested field of a ROW column.
-struct ColumnScope<'s> {
+pub(super) struct ColumnScope<'s> {
     input: &'s Stream,
+}
+
+impl<'s> ColumnScope<'s> {
+    pub(super) fn new(input: &'s Stream) -> Self {
+        ColumnScope { input }
+    }
 }
 
 pub(super) fn resolve(

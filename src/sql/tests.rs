@@ -5,7 +5,7 @@
 use super::compile;
 use crate::config::{self, SinkConfig, SourceConfig, TransformConfig};
 
-const CLICKS: &str = "CREATE TABLE clicks (
+pub(super) const CLICKS: &str = "CREATE TABLE clicks (
   ad_id STRING, user_id BIGINT, bid BIGINT, ts BIGINT,
   rt AS TO_TIMESTAMP_LTZ(ts, 3),
   WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
@@ -17,7 +17,7 @@ const CPM: &str = "CREATE TABLE cpm (ad_id STRING, window_start TIMESTAMP(3), wi
 ";
 
 /// Compiles `sql`, then parses and validates the TOML it gave as a job would.
-fn job(sql: &str) -> config::Config {
+pub(super) fn job(sql: &str) -> config::Config {
     let toml = compile(sql).unwrap_or_else(|e| panic!("{e}\n{sql}"));
     let text = format!("[runtime]\nshards = 2\n\n[checkpoint]\ndir = \"state/sql_test\"\ninterval = \"1s\"\n\n{toml}");
     let (cfg, src) =
@@ -26,7 +26,7 @@ fn job(sql: &str) -> config::Config {
     cfg
 }
 
-fn refusal(sql: &str) -> (u64, u64, String) {
+pub(super) fn refusal(sql: &str) -> (u64, u64, String) {
     match compile(sql) {
         Ok(toml) => panic!("compiled, but should not have:\n{toml}"),
         Err(e) => (e.line, e.column, e.message),
@@ -214,7 +214,7 @@ fn refusals_point_at_line_and_column() {
         ("SELECT 1".into(), (1, 1), "`SELECT` statements are not supported"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT nope FROM clicks"), (7, 22), "no column `nope`"),
         (format!("{CLICKS}CREATE TABLE o (a BIGINT) WITH ('connector' = 'print');\nINSERT INTO o SELECT COUNT(*) FROM clicks"), (7, 22), "needs a GROUP BY over a window"),
-        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a.ad_id FROM clicks a JOIN clicks b ON a.ad_id = b.ad_id"), (7, 49), "joins are not supported yet"),
+        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a.ad_id FROM clicks a JOIN clicks b ON a.ad_id = b.ad_id"), (7, 61), "a regular join keeps every row forever"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o /*+ OPTIONS('x'='y') */ SELECT ad_id FROM clicks"), (7, 15), "SQL hints"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id, bid FROM clicks"), (7, 15), "gives 2 columns but the sink table has 1"),
         ("CREATE TABLE t (a STRING) WITH ('connector' = 'filesystem', 'path' = 'p', 'format' = 'json', 'bogus' = '1');\nCREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a FROM t".into(), (1, 1), "no WATERMARK"),

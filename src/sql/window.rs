@@ -51,7 +51,7 @@ impl Compiler {
                 ))
             }
         };
-        if input.time.as_deref() != Some(time_col.value.as_str()) {
+        if input.time_name() != Some(time_col.value.as_str()) {
             return Err(SqlError::span(
                 time_col.span,
                 format!(
@@ -59,8 +59,7 @@ impl Compiler {
                     time_col.value,
                     table.value,
                     input
-                        .time
-                        .as_ref()
+                        .time_name()
                         .map_or(String::new(), |t| format!(" is `{t}`"))
                 ),
             ));

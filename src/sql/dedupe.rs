@@ -1,0 +1,163 @@
+//! Flink's deduplication query: `SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k
+//! ORDER BY rt ASC) AS rn FROM t) WHERE rn = 1` becomes a `dedupe` transform keyed on `k` (the
+//! first row of each key in event time passes). Flink keeps each key forever unless
+//! `table.exec.state.ttl` is set; sluice needs that bound, and reads it as the dedupe's horizon
+//! in event time.
+
+use sqlparser::ast::{
+    BinaryOperator, Expr, Function, OrderBySort, Query, Select, SelectItem, SetExpr, Spanned,
+    Value, WindowType,
+};
+
+use super::expr::{quote, unsupported};
+use super::query::{ColumnScope, Item};
+use super::{Col, Compiler, SqlError, SqlType, Stream};
+
+/// The `ROW_NUMBER() OVER (...)` item of a select, with its alias, if it has one.
+pub(super) fn row_number(q: &Query) -> Option<(&Function, String, usize)> {
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return None;
+    };
+    sel.projection.iter().enumerate().find_map(|(i, item)| {
+        let (e, alias) = match item {
+            SelectItem::ExprWithAlias { expr, alias } => (expr, alias.value.clone()),
+            SelectItem::UnnamedExpr(e) => (e, format!("EXPR${i}")),
+            _ => return None,
+        };
+        match e {
+            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("ROW_NUMBER") => {
+                Some((f, alias, i))
+            }
+            _ => None,
+        }
+    })
+}
+
+impl Compiler {
+    /// `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn FROM t) WHERE rn = 1 [AND ...]`.
+    pub(super) fn deduped(
+        &mut self,
+        sel: &Select,
+        inner: &Query,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let Some((f, rn, at)) = row_number(inner) else {
+            return Err(SqlError::span(
+                inner.span(),
+                "expected ROW_NUMBER() OVER (...)",
+            ));
+        };
+        let call = Expr::Function(f.clone());
+        let Some(WindowType::WindowSpec(spec)) = &f.over else {
+            return Err(SqlError::span(
+                call.span(),
+                "ROW_NUMBER needs OVER (PARTITION BY ... ORDER BY ...)",
+            ));
+        };
+        if spec.window_frame.is_some() {
+            return Err(unsupported(&call, "a window frame on ROW_NUMBER is"));
+        }
+        // The rows the ROW_NUMBER ranks: the inner query without its ROW_NUMBER column.
+        let mut rows = inner.clone();
+        if let SetExpr::Select(s) = rows.body.as_mut() {
+            s.projection.remove(at);
+        }
+        let input = self.query(&rows, &format!("{base}_rows"), None)?;
+        let [order] = spec.order_by.as_slice() else {
+            return Err(SqlError::span(call.span(), "deduplication orders by the time attribute alone: ROW_NUMBER() OVER (PARTITION BY k ORDER BY rt ASC)"));
+        };
+        let time = input.time_name().map(str::to_string);
+        let orders_by_time =
+            matches!(&order.expr, Expr::Identifier(i) if Some(&i.value) == time.as_ref());
+        if !orders_by_time {
+            return Err(SqlError::span(order.expr.span(), format!("deduplication orders by the time attribute{}: a window Top-N or a Top-N over a whole stream is not supported yet", time.map_or(String::new(), |t| format!(" `{t}`")))));
+        }
+        if matches!(order.options.sort, Some(OrderBySort::Desc)) {
+            return Err(SqlError::span(order.expr.span(), "ORDER BY ... DESC keeps the last row per key, an updating result (Flink retracts the row it emitted before), which sluice does not produce; ORDER BY rt ASC keeps the first"));
+        }
+        let mut keys = Vec::new();
+        for p in &spec.partition_by {
+            let Expr::Identifier(id) = p else {
+                return Err(unsupported(p, "a PARTITION BY other than column names is"));
+            };
+            let Some(c) = input.columns.iter().find(|c| c.name == id.value) else {
+                return Err(SqlError::span(
+                    p.span(),
+                    format!("no column `{}` to partition by", id.value),
+                ));
+            };
+            keys.push(quote(&c.expr));
+        }
+        if keys.is_empty() {
+            return Err(SqlError::span(
+                call.span(),
+                "deduplication needs PARTITION BY the key",
+            ));
+        }
+        let Some(horizon) = self.state_ttl else {
+            return Err(SqlError::span(call.span(), "Flink keeps every key of a deduplication forever unless table.exec.state.ttl is set; sluice needs that bound: add SET 'table.exec.state.ttl' = '10 min'; before the query (a key is remembered this long in event time)"));
+        };
+        let mut conds = Vec::new();
+        super::join::conjuncts_of(sel.selection.as_ref(), &mut conds);
+        let before = conds.len();
+        conds.retain(|c| !is_first(c, &rn));
+        if conds.len() == before {
+            return Err(SqlError::span(sel.select_token.0.span, format!("a ROW_NUMBER query needs WHERE {rn} = 1 (deduplication); a Top-N over a whole stream is an updating result, which sluice does not produce")));
+        }
+        let name = format!("{base}_dedupe");
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"dedupe\"\ninputs = [{}]\nkey = [{}]\nhorizon = \"{horizon}ms\"\n\n",
+            quote(&name),
+            quote(&input.name),
+            keys.join(", ")
+        ));
+        let mut columns = input.columns.clone();
+        columns.push(Col {
+            name: rn,
+            ty: SqlType::Integer,
+            expr: "1".into(),
+        });
+        let deduped = Stream {
+            name,
+            columns,
+            time: input.time,
+        };
+        let deduped = self.filter_all(&conds, deduped, &format!("{base}_where"))?;
+        let mut scope = ColumnScope::new(&deduped);
+        let items = super::query::items(sel, &deduped, &mut scope)?;
+        Ok((deduped, items))
+    }
+}
+
+/// `rn = 1`, `rn <= 1` or `rn < 2` (either way round).
+fn is_first(e: &Expr, rn: &str) -> bool {
+    let Expr::BinaryOp { left, op, right } = e else {
+        return false;
+    };
+    let is_rn = |x: &Expr| matches!(x, Expr::Identifier(i) if i.value == rn);
+    let num = |x: &Expr| match x {
+        Expr::Value(v) => match &v.value {
+            Value::Number(n, _) => n.parse::<i64>().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let (op, n) = if is_rn(left) {
+        (op.clone(), num(right))
+    } else if is_rn(right) {
+        let flipped = match op {
+            BinaryOperator::Gt => BinaryOperator::Lt,
+            BinaryOperator::GtEq => BinaryOperator::LtEq,
+            other => other.clone(),
+        };
+        (flipped, num(left))
+    } else {
+        return false;
+    };
+    matches!(
+        (op, n),
+        (BinaryOperator::Eq, Some(1))
+            | (BinaryOperator::LtEq, Some(1))
+            | (BinaryOperator::Lt, Some(2))
+    )
+}

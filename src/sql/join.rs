@@ -1,0 +1,689 @@
+//! Joins in a `FROM` clause: an interval join (`a JOIN b ON a.k = b.k AND b.rt BETWEEN a.rt -
+//! INTERVAL .. AND a.rt + INTERVAL ..`, or the same conditions in `WHERE` over `FROM a, b`; inner,
+//! LEFT, RIGHT and FULL OUTER) becomes an `interval_join` transform; a temporal join (`a JOIN t FOR
+//! SYSTEM_TIME AS OF a.rt ON a.k = t.pk`, inner or LEFT) an event-time `temporal_join`. The other
+//! conditions become a filter after the join. Within the query, a side's columns are read from
+//! where the join writes them (`left.`/`right.`, or `table.` for the versioned table).
+
+use sqlparser::ast::{
+    BinaryOperator, Expr, Function, Ident, Join, JoinConstraint, JoinOperator, Select, Spanned,
+    TableFactor, TableVersion, TableWithJoins,
+};
+
+use sqlparser::tokenizer::Span;
+
+use super::connectors::interval_ms;
+use super::expr::{is_plain_name, quote, translate, unsupported, Scope};
+use super::query::{items, resolve, Item};
+use super::{Col, Compiler, SqlError, SqlType, Stream};
+
+/// What a join's conditions say: its kind, the conditions it keys and bounds on (and, for an
+/// inner join, filters after), those of `WHERE` after an outer join, and where to point errors.
+struct Conditions<'e> {
+    kind: Kind,
+    conds: Vec<&'e Expr>,
+    post: Vec<&'e Expr>,
+    at: Span,
+}
+
+/// One side of a join: the name the query calls it by and its stream.
+struct Side {
+    alias: String,
+    stream: Stream,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+impl Kind {
+    fn toml(self) -> &'static str {
+        match self {
+            Kind::Inner => "inner",
+            Kind::Left => "left",
+            Kind::Right => "right",
+            Kind::Full => "full",
+        }
+    }
+}
+
+impl Compiler {
+    /// `SELECT ... FROM a JOIN b ON ...` or `FROM a, b WHERE ...`.
+    pub(super) fn joined(
+        &mut self,
+        sel: &Select,
+        from: &[TableWithJoins],
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let (left_tf, right_tf, kind, on) = match from {
+            [one] => match one.joins.as_slice() {
+                [j] => {
+                    let (kind, on) = join_kind(j)?;
+                    (&one.relation, &j.relation, kind, Some(on))
+                }
+                _ => {
+                    return Err(unsupported(
+                        &one.joins[1],
+                        "more than one join in a query is (join the first two in a view)",
+                    ))
+                }
+            },
+            [a, b] if a.joins.is_empty() && b.joins.is_empty() => {
+                (&a.relation, &b.relation, Kind::Inner, None)
+            }
+            _ => return Err(unsupported(&from[1], "this FROM list is")),
+        };
+        if !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
+            || sel.having.is_some()
+        {
+            return Err(SqlError::span(sel.select_token.0.span, "GROUP BY over a join needs a window: join in a view, then window the view with a window table function"));
+        }
+        let mut conds = Vec::new();
+        if let Some(on) = on {
+            conjuncts(on, &mut conds);
+        }
+        let mut post = Vec::new();
+        if let Some(w) = &sel.selection {
+            if kind == Kind::Inner {
+                conjuncts(w, &mut conds);
+            } else {
+                conjuncts(w, &mut post);
+            }
+        }
+        let at = on
+            .or(sel.selection.as_ref())
+            .map_or(sel.select_token.0.span, Spanned::span);
+        let c = Conditions {
+            kind,
+            conds,
+            post,
+            at,
+        };
+        let left = self.side(left_tf, &format!("{base}_l"))?;
+        if let TableFactor::Table {
+            version: Some(TableVersion::ForSystemTimeAsOf(time)),
+            ..
+        } = right_tf
+        {
+            return self.temporal(sel, left, right_tf, time, c, base);
+        }
+        let right = self.side(right_tf, &format!("{base}_r"))?;
+        self.interval(sel, left, right, c, base)
+    }
+
+    /// A side of a join: a table, a view or a subquery, with the name the query reads it by.
+    fn side(&mut self, tf: &TableFactor, base: &str) -> Result<Side, SqlError> {
+        match tf {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                let table = super::last_name(name);
+                let stream = self.stream_of(&table, tf.span())?;
+                Ok(Side {
+                    alias: alias.as_ref().map_or(table, |a| a.name.value.clone()),
+                    stream,
+                })
+            }
+            TableFactor::Derived {
+                subquery,
+                alias: Some(alias),
+                ..
+            } => Ok(Side {
+                alias: alias.name.value.clone(),
+                stream: self.query(subquery, base, None)?,
+            }),
+            other => Err(unsupported(other, "this join input is")),
+        }
+    }
+
+    fn interval(
+        &mut self,
+        sel: &Select,
+        left: Side,
+        right: Side,
+        c: Conditions,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let Conditions {
+            kind,
+            conds,
+            post,
+            at,
+        } = c;
+        let mut keys: Vec<(Col, Col)> = Vec::new();
+        let mut bounds = Bounds::default();
+        let mut rest = Vec::new();
+        for c in conds {
+            if let Some(pair) = key_pair(c, &left, &right)? {
+                keys.push(pair);
+            } else if !bounds.add(c, &left, &right)? {
+                rest.push(c);
+            }
+        }
+        if keys.is_empty() {
+            return Err(SqlError::span(at, "a join needs an equality between the two sides' columns (a.k = b.k): a cross join is not supported"));
+        }
+        let (Some(lower), Some(upper)) = (bounds.lower, bounds.upper) else {
+            return Err(SqlError::span(at, format!("a join of two streams needs bounds on their time attributes on both sides ({}.{} BETWEEN {}.{} - INTERVAL ... AND {}.{} + INTERVAL ...): a regular join keeps every row forever, which sluice does not run yet", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"))));
+        };
+        if kind != Kind::Inner && !rest.is_empty() {
+            return Err(unsupported(rest[0], "in an outer join, a condition in ON other than the key equality and the time bounds is"));
+        }
+        let (left, right, on) = self.keyed(left, right, &keys, base)?;
+        let name = format!("{base}_join");
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"interval_join\"\nleft = {}\nright = {}\non = [{}]\nbetween = [\"{lower}ms\", \"{upper}ms\"]\nkind = \"{}\"\n\n",
+            quote(&name),
+            quote(&left.stream.name),
+            quote(&right.stream.name),
+            on.iter().map(|k| quote(k)).collect::<Vec<_>>().join(", "),
+            kind.toml()
+        ));
+        // The pair carries the later of its rows' times: the right's when it can never be earlier.
+        let time_side = match (lower >= 0, upper <= 0) {
+            (true, _) => Some(1),
+            (false, true) => Some(0),
+            _ => None,
+        };
+        let sides = [
+            prefixed(left, "left", time_side == Some(0)),
+            prefixed(right, "right", time_side == Some(1)),
+        ];
+        self.finish_join(
+            sel,
+            sides.into(),
+            rest.into_iter().chain(post).collect(),
+            &name,
+            base,
+        )
+    }
+
+    fn temporal(
+        &mut self,
+        sel: &Select,
+        input: Side,
+        table_tf: &TableFactor,
+        time: &Expr,
+        c: Conditions,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let Conditions {
+            kind,
+            conds,
+            post,
+            at,
+        } = c;
+        let TableFactor::Table { name, .. } = table_tf else {
+            return Err(unsupported(table_tf, "this versioned table is"));
+        };
+        let table_name = super::last_name(name);
+        let pk = self
+            .tables
+            .get(&table_name)
+            .map(|t| t.primary_key.clone())
+            .unwrap_or_default();
+        let table = self.side(table_tf, &format!("{base}_t"))?;
+        if pk.is_empty() || table.stream.time.is_none() {
+            return Err(SqlError::span(table_tf.span(), format!("`{table_name}` is not a versioned table: a temporal join needs a table with a PRIMARY KEY (...) NOT ENFORCED and a WATERMARK, as Flink's event-time temporal join does")));
+        }
+        let at_ok = match time {
+            Expr::CompoundIdentifier(p) if p.len() == 2 => {
+                p[0].value == input.alias && Some(p[1].value.as_str()) == input.stream.time_name()
+            }
+            Expr::Identifier(i) => Some(i.value.as_str()) == input.stream.time_name(),
+            _ => false,
+        };
+        if !at_ok {
+            return Err(SqlError::span(time.span(), format!("FOR SYSTEM_TIME AS OF must name the time attribute of `{}` ({}.{}): sluice joins in event time", input.alias, input.alias, input.stream.time_name().unwrap_or("its WATERMARK column"))));
+        }
+        let kind = match kind {
+            Kind::Inner => Kind::Inner,
+            Kind::Left => Kind::Left,
+            _ => {
+                return Err(unsupported(
+                    table_tf,
+                    "a temporal join other than JOIN and LEFT JOIN is",
+                ))
+            }
+        };
+        let mut keys = Vec::new();
+        let mut rest = Vec::new();
+        for c in conds {
+            match key_pair(c, &input, &table)? {
+                Some(pair) => keys.push(pair),
+                None => rest.push(c),
+            }
+        }
+        let [(in_key, t_key)] = keys.as_slice() else {
+            return Err(SqlError::span(at, format!("a temporal join needs exactly one equality of `{table_name}`'s primary key with a column of `{}` (a composite key is not supported yet)", input.alias)));
+        };
+        if pk != [t_key.name.clone()] {
+            return Err(SqlError::span(at, format!("the join condition must equate `{table_name}`'s primary key ({}) with a column of `{}`", pk.join(", "), input.alias)));
+        }
+        if kind != Kind::Inner && !rest.is_empty() {
+            return Err(unsupported(
+                rest[0],
+                "in a LEFT temporal join, a condition in ON other than the key equality is",
+            ));
+        }
+        let input = self.pathed(input, None, &format!("{base}_in"));
+        let table = self.pathed(table, None, &format!("{base}_tv"));
+        let in_key = key_expr(&input, in_key);
+        let t_key = key_expr(&table, t_key);
+        let name = format!("{base}_join");
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"temporal_join\"\ninput = {}\ntable = {}\non = {{ input = {}, table = {} }}\nkind = \"{}\"\n\n",
+            quote(&name),
+            quote(&input.stream.name),
+            quote(&table.stream.name),
+            quote(&in_key),
+            quote(&t_key),
+            kind.toml()
+        ));
+        let sides = vec![input, prefixed(table, "table", false)];
+        self.finish_join(
+            sel,
+            sides,
+            rest.into_iter().chain(post).collect(),
+            &name,
+            base,
+        )
+    }
+
+    /// Both sides keyed on the same fields: the key columns themselves where both sides hold
+    /// them under one path, else `_k0`, `_k1`, ... added to each side by a select.
+    fn keyed(
+        &mut self,
+        left: Side,
+        right: Side,
+        keys: &[(Col, Col)],
+        base: &str,
+    ) -> Result<(Side, Side, Vec<String>), SqlError> {
+        let left = self.pathed(left, None, &format!("{base}_l"));
+        let right = self.pathed(right, None, &format!("{base}_r"));
+        let lk: Vec<String> = keys.iter().map(|(l, _)| key_expr(&left, l)).collect();
+        let rk: Vec<String> = keys.iter().map(|(_, r)| key_expr(&right, r)).collect();
+        if lk == rk {
+            return Ok((left, right, lk));
+        }
+        let left = self.pathed(left, Some(&lk), &format!("{base}_lk"));
+        let right = self.pathed(right, Some(&rk), &format!("{base}_rk"));
+        Ok((
+            left,
+            right,
+            (0..keys.len()).map(|i| format!("_k{i}")).collect(),
+        ))
+    }
+
+    /// `side` with every column held as a field path (a select writes the columns that are
+    /// computed, and the join keys as `_k0`, ... when given), so the join's output can prefix them.
+    fn pathed(&mut self, side: Side, keys: Option<&[String]>, name: &str) -> Side {
+        if keys.is_none() && side.stream.columns.iter().all(|c| is_path(&c.expr)) {
+            return side;
+        }
+        let mut fields: Vec<String> = side
+            .stream
+            .columns
+            .iter()
+            .map(|c| format!("{} = {}", quote(&c.name), quote(&c.expr)))
+            .collect();
+        for (i, k) in keys.unwrap_or(&[]).iter().enumerate() {
+            fields.push(format!("_k{i} = {}", quote(k)));
+        }
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"select\"\ninputs = [{}]\nfields = {{ {} }}\n\n",
+            quote(name),
+            quote(&side.stream.name),
+            fields.join(", ")
+        ));
+        let columns = side
+            .stream
+            .columns
+            .into_iter()
+            .map(|c| Col {
+                expr: c.name.clone(),
+                ..c
+            })
+            .collect();
+        Side {
+            alias: side.alias,
+            stream: Stream {
+                name: name.to_string(),
+                columns,
+                time: side.stream.time,
+            },
+        }
+    }
+
+    /// The joined stream, its remaining conditions as a filter, and the select items over it.
+    fn finish_join(
+        &mut self,
+        sel: &Select,
+        sides: Vec<Side>,
+        filter: Vec<&Expr>,
+        join: &str,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let mut scope = JoinScope { sides: &sides };
+        let mut name = join.to_string();
+        if !filter.is_empty() {
+            let mut texts = Vec::new();
+            for c in filter {
+                texts.push(format!("({})", translate(c, &mut scope)?.0));
+            }
+            let where_name = format!("{base}_where");
+            self.transforms.push(format!(
+                "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
+                quote(&where_name),
+                quote(&name),
+                quote(&texts.join(" && "))
+            ));
+            name = where_name;
+        }
+        let mut columns = Vec::new();
+        let mut time = None;
+        for s in &sides {
+            if let Some(t) = s.stream.time {
+                time = Some(columns.len() + t);
+            }
+            columns.extend(s.stream.columns.iter().cloned());
+        }
+        let joined = Stream {
+            name,
+            columns,
+            time,
+        };
+        let items = items(sel, &joined, &mut scope)?;
+        Ok((joined, items))
+    }
+}
+
+/// A side whose columns are read under `prefix.` in the join's output; it keeps its time
+/// attribute only where the joined row carries that time.
+fn prefixed(side: Side, prefix: &str, keeps_time: bool) -> Side {
+    let columns = side
+        .stream
+        .columns
+        .into_iter()
+        .map(|c| Col {
+            expr: format!("{prefix}.{}", c.expr),
+            ..c
+        })
+        .collect();
+    Side {
+        alias: side.alias,
+        stream: Stream {
+            name: side.stream.name,
+            columns,
+            time: side.stream.time.filter(|_| keeps_time),
+        },
+    }
+}
+
+fn is_path(expr: &str) -> bool {
+    expr.split('.').all(is_plain_name)
+}
+
+/// The field a join keys a side on: the key column's path (after `pathed`, every column is one).
+fn key_expr(side: &Side, key: &Col) -> String {
+    side.stream
+        .columns
+        .iter()
+        .find(|c| c.name == key.name)
+        .map_or_else(|| key.expr.clone(), |c| c.expr.clone())
+}
+
+fn join_kind(j: &Join) -> Result<(Kind, &Expr), SqlError> {
+    let (kind, c) = match &j.join_operator {
+        JoinOperator::Join(c) | JoinOperator::Inner(c) => (Kind::Inner, c),
+        JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (Kind::Left, c),
+        JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (Kind::Right, c),
+        JoinOperator::FullOuter(c) => (Kind::Full, c),
+        _ => return Err(unsupported(&j.relation, "this kind of join is")),
+    };
+    match c {
+        JoinConstraint::On(e) => Ok((kind, e)),
+        _ => Err(unsupported(&j.relation, "a join without ON is")),
+    }
+}
+
+/// The `AND`ed conditions of a `WHERE`, if there is one.
+pub(super) fn conjuncts_of<'e>(e: Option<&'e Expr>, out: &mut Vec<&'e Expr>) {
+    if let Some(e) = e {
+        conjuncts(e, out);
+    }
+}
+
+fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        Expr::Nested(inner) => conjuncts(inner, out),
+        other => out.push(other),
+    }
+}
+
+/// Which side a plain column reference names, and its column.
+fn column_of(e: &Expr, sides: [&Side; 2]) -> Option<(usize, Col)> {
+    let (alias, name) = match e {
+        Expr::CompoundIdentifier(p) if p.len() == 2 => (Some(&p[0].value), &p[1].value),
+        Expr::Identifier(i) => (None, &i.value),
+        _ => return None,
+    };
+    let mut found = None;
+    for (i, s) in sides.iter().enumerate() {
+        if alias.is_some_and(|a| *a != s.alias) {
+            continue;
+        }
+        if let Some(c) = s.stream.columns.iter().find(|c| &c.name == name) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((i, c.clone()));
+        }
+    }
+    found
+}
+
+/// `a.k = b.k` between the two sides: (left column, right column).
+fn key_pair(e: &Expr, l: &Side, r: &Side) -> Result<Option<(Col, Col)>, SqlError> {
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::Eq,
+        right,
+    } = e
+    else {
+        return Ok(None);
+    };
+    let (Some((a, ca)), Some((b, cb))) = (column_of(left, [l, r]), column_of(right, [l, r])) else {
+        return Ok(None);
+    };
+    if ca.ty.is_time() || cb.ty.is_time() {
+        return Ok(None);
+    }
+    Ok(match (a, b) {
+        (0, 1) => Some((ca, cb)),
+        (1, 0) => Some((cb, ca)),
+        _ => None,
+    })
+}
+
+/// The bounds on `right.rt - left.rt`, in milliseconds, both inclusive.
+#[derive(Default)]
+struct Bounds {
+    lower: Option<i64>,
+    upper: Option<i64>,
+}
+
+impl Bounds {
+    /// Reads `e` as a bound when it compares the two time attributes; false when it does not.
+    fn add(&mut self, e: &Expr, l: &Side, r: &Side) -> Result<bool, SqlError> {
+        match e {
+            Expr::Between {
+                expr,
+                negated: false,
+                low,
+                high,
+            } => {
+                let (Some(x), Some(lo), Some(hi)) = (
+                    time_term(expr, l, r)?,
+                    time_term(low, l, r)?,
+                    time_term(high, l, r)?,
+                ) else {
+                    return Ok(false);
+                };
+                Ok(self.compare(x, BinaryOperator::GtEq, lo, e)?
+                    && self.compare(x, BinaryOperator::LtEq, hi, e)?)
+            }
+            Expr::BinaryOp { left, op, right } => {
+                let (Some(a), Some(b)) = (time_term(left, l, r)?, time_term(right, l, r)?) else {
+                    return Ok(false);
+                };
+                self.compare(a, op.clone(), b, e)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// `a op b` with a = side_a.rt + off_a: as a bound on d = right - left.
+    fn compare(
+        &mut self,
+        (sa, oa): (usize, i64),
+        op: BinaryOperator,
+        (sb, ob): (usize, i64),
+        e: &Expr,
+    ) -> Result<bool, SqlError> {
+        if sa == sb {
+            return Err(SqlError::span(
+                e.span(),
+                "this condition compares a side's time attribute with itself",
+            ));
+        }
+        // right + oa op left + ob  <=>  d op ob - oa;  left + oa op right + ob  <=>  d op' oa - ob.
+        let (op, v) = if sa == 1 {
+            (op, ob - oa)
+        } else {
+            let flipped = match op {
+                BinaryOperator::Gt => BinaryOperator::Lt,
+                BinaryOperator::GtEq => BinaryOperator::LtEq,
+                BinaryOperator::Lt => BinaryOperator::Gt,
+                BinaryOperator::LtEq => BinaryOperator::GtEq,
+                other => other,
+            };
+            (flipped, oa - ob)
+        };
+        let (lo, hi) = match op {
+            BinaryOperator::GtEq => (Some(v), None),
+            BinaryOperator::Gt => (Some(v + 1), None),
+            BinaryOperator::LtEq => (None, Some(v)),
+            BinaryOperator::Lt => (None, Some(v - 1)),
+            BinaryOperator::Eq => (Some(v), Some(v)),
+            _ => return Err(unsupported(e, "this comparison of time attributes is")),
+        };
+        if let Some(lo) = lo {
+            self.lower = Some(self.lower.map_or(lo, |x| x.max(lo)));
+        }
+        if let Some(hi) = hi {
+            self.upper = Some(self.upper.map_or(hi, |x| x.min(hi)));
+        }
+        Ok(true)
+    }
+}
+
+/// `side.rt`, `side.rt + INTERVAL ...` or `side.rt - INTERVAL ...`: (side, offset ms).
+fn time_term(e: &Expr, l: &Side, r: &Side) -> Result<Option<(usize, i64)>, SqlError> {
+    if let Expr::Nested(inner) = e {
+        return time_term(inner, l, r);
+    }
+    if let Some((side, col)) = column_of(e, [l, r]) {
+        let s = if side == 0 { l } else { r };
+        return Ok((s.stream.time_name() == Some(col.name.as_str())).then_some((side, 0)));
+    }
+    let Expr::BinaryOp { left, op, right } = e else {
+        return Ok(None);
+    };
+    let sign = match op {
+        BinaryOperator::Plus => 1,
+        BinaryOperator::Minus => -1,
+        _ => return Ok(None),
+    };
+    let Some((side, off)) = time_term(left, l, r)? else {
+        return Ok(None);
+    };
+    if !matches!(right.as_ref(), Expr::Interval(_)) {
+        return Ok(None);
+    }
+    Ok(Some((side, off + sign * interval_ms(right)?)))
+}
+
+/// Names in a query over a join: `alias.col` on that side, or `col` where one side has it.
+struct JoinScope<'s> {
+    sides: &'s [Side],
+}
+
+impl Scope for JoinScope<'_> {
+    fn column(&mut self, parts: &[Ident], e: &Expr) -> Result<(String, SqlType), SqlError> {
+        if let [first, rest @ ..] = parts {
+            if let Some(s) = self.sides.iter().find(|s| s.alias == first.value) {
+                if !rest.is_empty() {
+                    return resolve(&s.stream, rest, e);
+                }
+            }
+        }
+        let found: Vec<_> = self
+            .sides
+            .iter()
+            .filter_map(|s| resolve(&s.stream, parts, e).ok())
+            .collect();
+        match found.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(SqlError::span(
+                e.span(),
+                format!(
+                    "no column `{}` on either side of the join ({})",
+                    parts
+                        .iter()
+                        .map(|p| p.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join("."),
+                    self.sides
+                        .iter()
+                        .map(|s| s.alias.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+            _ => Err(SqlError::span(
+                e.span(),
+                format!(
+                    "column `{}` is on both sides of the join: name it as alias.column",
+                    parts
+                        .iter()
+                        .map(|p| p.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(".")
+                ),
+            )),
+        }
+    }
+    fn aggregate(
+        &mut self,
+        _f: &Function,
+        _e: &Expr,
+    ) -> Result<Option<(String, SqlType)>, SqlError> {
+        Ok(None)
+    }
+}

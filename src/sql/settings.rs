@@ -1,0 +1,79 @@
+//! `SET 'key' = 'value'`: the Flink configuration options a SQL script may set. Only those whose
+//! meaning sluice has are accepted: `table.exec.state.ttl` bounds what a deduplication remembers;
+//! a few that change nothing in sluice's results (parallelism, watermark emission interval, the
+//! job's name) are accepted and ignored; any other is refused, so no setting is silently lost.
+
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+
+use super::{Compiler, SqlError};
+
+/// Options that tune Flink's execution but not the result sluice computes.
+const IGNORED: &[&str] = &[
+    "parallelism.default",
+    "pipeline.name",
+    "pipeline.auto-watermark-interval",
+    "execution.runtime-mode",
+    "sql-client.execution.result-mode",
+    "table.exec.source.idle-timeout",
+];
+
+impl Compiler {
+    pub(super) fn set(&mut self, tokens: &[TokenWithSpan]) -> Result<(), SqlError> {
+        let text = |t: &TokenWithSpan| match &t.token {
+            Token::SingleQuotedString(s) => Some(s.clone()),
+            Token::Word(w) => Some(w.value.clone()),
+            _ => None,
+        };
+        let (Some(key_tok), Some(eq), Some(val_tok)) =
+            (tokens.get(1), tokens.get(2), tokens.get(3))
+        else {
+            return Err(SqlError::span(
+                tokens[0].span,
+                "expected SET 'key' = 'value'",
+            ));
+        };
+        let (Some(key), Some(value)) = (text(key_tok), text(val_tok)) else {
+            return Err(SqlError::span(key_tok.span, "expected SET 'key' = 'value'"));
+        };
+        if eq.token != Token::Eq || tokens.len() != 4 {
+            return Err(SqlError::span(
+                eq.span,
+                "expected SET 'key' = 'value' (quote a key or value with dots)",
+            ));
+        }
+        match key.as_str() {
+            "table.exec.state.ttl" => {
+                let ms = flink_duration_ms(&value).ok_or_else(|| {
+                    SqlError::span(val_tok.span, format!("`{value}` is not a duration (expected e.g. '10 min', '1 h', '30 s', '500 ms')"))
+                })?;
+                if ms <= 0 {
+                    return Err(SqlError::span(val_tok.span, "table.exec.state.ttl 0 keeps state forever in Flink; sluice needs a positive bound"));
+                }
+                self.state_ttl = Some(ms);
+                Ok(())
+            }
+            "execution.runtime-mode" if !value.eq_ignore_ascii_case("streaming") => Err(
+                SqlError::span(val_tok.span, "sluice runs in streaming mode only (bounded inputs end the job)"),
+            ),
+            k if IGNORED.contains(&k) => Ok(()),
+            _ => Err(SqlError::span(key_tok.span, format!("the option `{key}` is not supported (sluice takes table.exec.state.ttl, and ignores {}; set sluice's own options in the job's TOML)", IGNORED.join(", ")))),
+        }
+    }
+}
+
+/// Flink's duration text (`10 min`, `1h`, `30 s`, `500 ms`, `2 d`; a bare number is
+/// milliseconds) in milliseconds.
+pub(super) fn flink_duration_ms(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: i64 = t[..split].parse().ok()?;
+    let unit = match t[split..].trim().to_ascii_lowercase().as_str() {
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
+        "min" | "m" | "minute" | "minutes" => 60_000,
+        "h" | "hour" | "hours" => 3_600_000,
+        "d" | "day" | "days" => 86_400_000,
+        _ => return None,
+    };
+    n.checked_mul(unit)
+}

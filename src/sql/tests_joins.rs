@@ -1,0 +1,187 @@
+//! Joins and deduplication in SQL against hand-derived expectations: the bounds an interval
+//! join's conditions give (every way Flink users write them), the keys, the kinds, the versioned
+//! table a temporal join needs, the dedupe a ROW_NUMBER query is, and where each refusal points.
+
+use super::compile;
+use super::tests::{job, refusal, CLICKS};
+use crate::config::{IntervalJoinKind, TemporalJoinKind, TransformConfig};
+
+const IMPS: &str = "CREATE TABLE imps (imp_id BIGINT, ad_id STRING, ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/imps.ndjson', 'format' = 'json');
+CREATE TABLE cl (click_id BIGINT, imp BIGINT, imp_id BIGINT, ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/cl.ndjson', 'format' = 'json');
+CREATE TABLE o (ad_id STRING, click_id BIGINT) WITH ('connector' = 'print');
+";
+
+const PRICES: &str = "CREATE TABLE prices (ad_id STRING, price DECIMAL(10, 4), ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt - INTERVAL '5' SECOND,
+  PRIMARY KEY (ad_id) NOT ENFORCED
+) WITH ('connector' = 'filesystem', 'path' = 'data/prices.ndjson', 'format' = 'json');
+CREATE TABLE priced (ad_id STRING, bid BIGINT, price DECIMAL(10, 4)) WITH ('connector' = 'print');
+";
+
+/// The interval join of `INSERT INTO o SELECT i.ad_id, c.click_id FROM <from>`.
+fn interval(from: &str) -> crate::config::IntervalJoinConfig {
+    let cfg = job(&format!(
+        "{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM {from}"
+    ));
+    match &cfg.transforms["insert_1_o_join"] {
+        TransformConfig::IntervalJoin(j) => j.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn interval_join_bounds_are_read_from_every_spelling() {
+    let cases = [
+        ("imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '10' SECOND", (0, 10_000)),
+        ("imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt - INTERVAL '5' SECOND AND i.rt + INTERVAL '1' MINUTE", (-5_000, 60_000)),
+        // The left's time between the right's: right - left is the negation.
+        ("imps i JOIN cl c ON c.imp_id = i.imp_id AND i.rt BETWEEN c.rt - INTERVAL '10' SECOND AND c.rt", (0, 10_000)),
+        ("imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt >= i.rt AND c.rt < i.rt + INTERVAL '10' SECOND", (0, 9_999)),
+        ("imps i JOIN cl c ON i.imp_id = c.imp_id AND i.rt < c.rt AND i.rt + INTERVAL '2' SECOND >= c.rt", (1, 2_000)),
+        ("imps i, cl c WHERE i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '10' SECOND", (0, 10_000)),
+        ("imps AS i INNER JOIN cl AS c ON i.imp_id = c.imp_id AND c.rt = i.rt", (0, 0)),
+    ];
+    for (from, (lo, hi)) in cases {
+        let j = interval(from);
+        assert_eq!((j.between[0].0, j.between[1].0), (lo, hi), "{from}");
+        assert_eq!(j.on, vec!["imp_id".to_string()], "{from}");
+        assert_eq!(
+            (j.left.as_str(), j.right.as_str()),
+            ("imps", "cl"),
+            "{from}"
+        );
+    }
+}
+
+#[test]
+fn interval_join_kinds_keys_and_filters() {
+    for (word, kind) in [
+        ("JOIN", IntervalJoinKind::Inner),
+        ("LEFT JOIN", IntervalJoinKind::Left),
+        ("RIGHT OUTER JOIN", IntervalJoinKind::Right),
+        ("FULL OUTER JOIN", IntervalJoinKind::Full),
+    ] {
+        let j = interval(&format!("imps i {word} cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"));
+        assert_eq!(j.kind, kind, "{word}");
+    }
+    // Keys under different names: each side gets the key as `_k0` from a select before the join.
+    let sql = format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND WHERE c.click_id > 3");
+    let toml = compile(&sql).unwrap();
+    assert!(toml.contains("on = [\"_k0\"]"), "{toml}");
+    assert!(
+        toml.contains("\"_k0\" = \"imp\"") || toml.contains("_k0 = \"imp\""),
+        "{toml}"
+    );
+    // The other condition filters the joined rows, reading the right side where the join puts it.
+    assert!(
+        toml.contains("where = \"((right.click_id > 3))\""),
+        "{toml}"
+    );
+    job(&sql);
+}
+
+#[test]
+fn a_window_over_a_joined_view_reads_the_time_the_pair_carries() {
+    // Bounds [0, 10 s]: the click is never earlier, so the pair carries the click's time and the
+    // view keeps `c.rt` as its time attribute; with [-1 s, 1 s] neither side's time is the pair's.
+    let view = |bounds: &str| {
+        format!("{IMPS}CREATE TABLE w (ad_id STRING, window_start TIMESTAMP(3), n BIGINT) WITH ('connector' = 'print');
+CREATE VIEW m AS SELECT i.ad_id, c.rt FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN {bounds};
+INSERT INTO w SELECT ad_id, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE m, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end")
+    };
+    job(&view("i.rt AND i.rt + INTERVAL '10' SECOND"));
+    let (_, _, m) = refusal(&view(
+        "i.rt - INTERVAL '1' SECOND AND i.rt + INTERVAL '1' SECOND",
+    ));
+    assert!(m.contains("is not the time attribute of `m`"), "{m}");
+}
+
+#[test]
+fn temporal_join_on_a_versioned_table() {
+    let sql = |kind: &str, on: &str| {
+        format!("{CLICKS}{PRICES}INSERT INTO priced SELECT c.ad_id, c.bid, p.price FROM clicks AS c {kind} prices FOR SYSTEM_TIME AS OF c.rt AS p ON {on}")
+    };
+    for (word, kind) in [
+        ("JOIN", TemporalJoinKind::Inner),
+        ("LEFT JOIN", TemporalJoinKind::Left),
+    ] {
+        let cfg = job(&sql(word, "c.ad_id = p.ad_id"));
+        let TransformConfig::TemporalJoin(j) = &cfg.transforms["insert_1_priced_join"] else {
+            panic!();
+        };
+        assert_eq!(j.kind, kind);
+        assert_eq!((j.input.as_str(), j.table.as_str()), ("clicks", "prices"));
+        assert_eq!(
+            (j.on.input.as_str(), j.on.table.as_str()),
+            ("ad_id", "ad_id")
+        );
+    }
+    let toml = compile(&sql("JOIN", "p.ad_id = c.ad_id")).unwrap();
+    assert!(toml.contains("\"price\" = \"table.price\""), "{toml}");
+    let no_pk =
+        sql("JOIN", "c.ad_id = p.ad_id").replace(",\n  PRIMARY KEY (ad_id) NOT ENFORCED", "");
+    let (_, _, m) = refusal(&no_pk);
+    assert!(m.contains("not a versioned table"), "{m}");
+    let (_, _, m) = refusal(&sql("JOIN", "c.ad_id = p.price"));
+    assert!(
+        m.contains("must equate `prices`'s primary key (ad_id)"),
+        "{m}"
+    );
+    let (_, _, m) = refusal(&sql("FULL OUTER JOIN", "c.ad_id = p.ad_id"));
+    assert!(m.contains("JOIN and LEFT JOIN"), "{m}");
+}
+
+const DEDUPE: &str = "CREATE TABLE u (ad_id STRING, user_id BIGINT, bid BIGINT, ts BIGINT) WITH ('connector' = 'print');
+INSERT INTO u SELECT ad_id, user_id, bid, ts FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY rt ASC) AS rn FROM clicks
+) WHERE rn = 1 AND bid > 2";
+
+#[test]
+fn row_number_first_row_is_a_dedupe_with_the_state_ttl_as_horizon() {
+    let sql = format!("SET 'table.exec.state.ttl' = '10 min';\nSET 'parallelism.default' = '2';\n{CLICKS}{DEDUPE}");
+    let cfg = job(&sql);
+    let TransformConfig::Dedupe(d) = &cfg.transforms["insert_1_u_dedupe"] else {
+        panic!("{:?}", cfg.transforms.keys());
+    };
+    assert_eq!(d.key, vec!["user_id".to_string()]);
+    assert_eq!(d.horizon.as_millis(), 600_000);
+    assert_eq!(d.inputs, vec!["insert_1_u_rows".to_string()]);
+    let toml = compile(&sql).unwrap();
+    assert!(toml.contains("where = \"((bid > 2))\""), "{toml}");
+    for rn in ["rn <= 1", "1 = rn", "rn < 2"] {
+        job(&sql.replace("rn = 1", rn));
+    }
+}
+
+#[test]
+fn join_dedupe_and_set_refusals_point_at_line_and_column() {
+    let ttl = "SET 'table.exec.state.ttl' = '1 h';\n";
+    let cases: Vec<(String, (u64, u64), &str)> = vec![
+        (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id"), (8, 67), "needs bounds on their time attributes"),
+        (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"), (8, 67), "needs an equality"),
+        (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i LEFT JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND AND c.click_id > 1"), (8, 149), "in an outer join, a condition in ON"),
+        (format!("{IMPS}INSERT INTO o SELECT nope, click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"), (8, 22), "no column `nope` on either side of the join (i, c)"),
+        (format!("{IMPS}INSERT INTO o SELECT i.ad_id, imp_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"), (8, 31), "on both sides of the join"),
+        (format!("{CLICKS}{DEDUPE}"), (8, 13), "table.exec.state.ttl"),
+        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("rt ASC", "rt DESC")), (9, 62), "an updating result"),
+        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("ORDER BY rt", "ORDER BY bid")), (9, 62), "orders by the time attribute"),
+        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("rn = 1 AND ", "")), (8, 15), "needs WHERE rn = 1"),
+        ("SET 'state.backend.type' = 'rocksdb';".into(), (1, 5), "the option `state.backend.type` is not supported"),
+        ("SET 'table.exec.state.ttl' = 'soon';".into(), (1, 30), "is not a duration"),
+        ("SET 'execution.runtime-mode' = 'batch';".into(), (1, 32), "streaming mode only"),
+    ];
+    let mut wrong = Vec::new();
+    for (sql, (line, column), message) in cases {
+        let (l, c, m) = refusal(&sql);
+        if !m.contains(message) || (l, c) != (line, column) {
+            wrong.push(format!(
+                "want {line}:{column} {message:?}, got {l}:{c} {m:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
