@@ -233,6 +233,8 @@ fn group_keys(sel: &Select, input: &Stream) -> Result<Vec<Col>, SqlError> {
         match name.value.as_str() {
             "window_start" => start = true,
             "window_end" => end = true,
+            // Determined by the window (window_end - 1), as Flink lets it be grouped by.
+            "window_time" => {}
             key => {
                 let Some(col) = input.columns.iter().find(|c| c.name == key) else {
                     return Err(SqlError::span(

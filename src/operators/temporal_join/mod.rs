@@ -12,7 +12,8 @@
 //! same output whatever the arrival order within the watermark bound (two versions with the same
 //! valid-from: the later arrival wins). Late rows: a table version behind the watermark is dropped
 //! (it could change answers already given); an input row behind it is answered at once when the
-//! version valid at its time is still held, else dropped; both are counted. A missing or null key
+//! version valid at its time is still held, else (as Flink's) gets `"table":null` in a left join
+//! and is dropped in an inner one; all are counted as late, the dropped ones also as dropped. A missing or null key
 //! never matches (SQL NULL): such an input row gets `"table":null` in a left join and is dropped in
 //! an inner one; such a version is dropped. A version that is a deletion (the tombstone of an
 //! upsert changelog, `sources::kafka_meta::TOMBSTONE`) ends its key's validity: rows after it
@@ -223,11 +224,13 @@ impl Operator for TemporalJoin {
         let input = r.row().unwrap_or(b"{}");
         if e.flags & NULL_KEY != 0 {
             self.join.null_keys += 1;
-            if e.ts > self.wm {
+            if e.ts <= self.wm {
+                self.join.late[0] += 1;
+            }
+            if e.ts > self.wm || self.left_outer {
                 self.answer(None, e.ts, Ok(input), Some(e), e.hash, out);
             } else {
                 self.counters.late_dropped += 1;
-                self.join.late[0] += 1;
                 out.late(r);
             }
             return;
@@ -242,11 +245,15 @@ impl Operator for TemporalJoin {
         // last touched the key, so the answer is a function of the input alone.
         self.prune(k);
         let s = &self.keys[k as usize];
+        self.join.late[0] += 1;
         if !s.pruned || s.versions.first().is_some_and(|(from, _)| *from <= e.ts) {
             self.answer(Some(k), e.ts, Ok(input), Some(e), e.hash, out);
+        } else if self.left_outer {
+            // Flink's LEFT temporal join keeps every input row: one whose version is gone gets
+            // the table as NULL, as one before the key's first version does.
+            self.answer(None, e.ts, Ok(input), Some(e), e.hash, out);
         } else {
             self.counters.late_dropped += 1;
-            self.join.late[0] += 1;
             out.late(r);
         }
     }

@@ -194,6 +194,44 @@ fn a_late_version_is_dropped_and_counted_and_changes_no_answer() {
 }
 
 #[test]
+fn a_late_input_whose_version_is_gone_gets_null_in_a_left_join_and_is_dropped_in_an_inner() {
+    // Versions at 100 and 200; the watermark reaches 250, which prunes the version from 100.
+    // Then an input row at 150 arrives: late, and the version valid at 150 is gone. An input row
+    // at 220 is late too, but the version valid then (200) is still held: answered with it.
+    let rows = [(true, 1, 100, 10), (true, 1, 200, 20), (false, 1, 250, 1)];
+    for left in [false, true] {
+        let mut j = join(left);
+        let mut out = Collect::default();
+        for r in &rows {
+            j.on_event(&event(r).rec(), 0, &mut out);
+        }
+        j.on_watermark(250, &mut out);
+        let gone = (false, 1, 150, 2);
+        let held = (false, 1, 220, 3);
+        j.on_event(&event(&gone).rec(), 250, &mut out);
+        j.on_event(&event(&held).rec(), 250, &mut out);
+        j.on_watermark(i64::MAX, &mut out);
+        let with = |r: &Row, rate: Option<&Row>| {
+            let input = record(r);
+            let table = rate.map_or("null".to_string(), record);
+            format!("{},\"table\":{table}}}", &input[..input.len() - 1])
+        };
+        let mut want = vec![with(&rows[2], Some(&rows[1])), with(&held, Some(&rows[1]))];
+        if left {
+            want.insert(1, with(&gone, None));
+        }
+        assert_eq!(out.lines, want, "left {left}");
+        assert_eq!(report(&j).late_dropped, u64::from(!left), "left {left}");
+        assert_eq!(
+            out.late,
+            if left { vec![] } else { vec![150] },
+            "left {left}"
+        );
+        assert_eq!(report(&j).rows.unwrap().late, [2, 0], "left {left}");
+    }
+}
+
+#[test]
 fn a_null_key_never_matches_left_gets_null_at_once_inner_drops_it() {
     // A table version and an input row both keyed `null` (a missing key field): equal bytes, but
     // SQL NULL matches nothing; the version is not even held.
