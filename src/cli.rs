@@ -1,4 +1,4 @@
-//! The command line: `run`, `validate`, `savepoint`, `inspect` and `loadgen`. The only module that
+//! The command line: `run`, `validate`, `explain`, `export`, `savepoint`, `inspect`, `top` and `loadgen`. The only module that
 //! wires config, plan, runtime and signals together; everything it calls returns typed errors,
 //! which `main` prints.
 
@@ -60,6 +60,20 @@ pub enum Command {
     Explain {
         #[arg(long)]
         config: PathBuf,
+    },
+    /// Write a Flink 2.x job for a `[pipeline] sql` job into `--out`: its SQL (with the TOML's
+    /// parallelism and checkpoint settings as SET statements, relative paths made absolute), a
+    /// `run.sh` (the SQL client, or `--local` for a PyFlink mini-cluster) and a README of what
+    /// changed. The job is validated first.
+    Export {
+        /// The engine to export to.
+        #[arg(value_parser = ["flink"])]
+        target: String,
+        #[arg(long)]
+        config: PathBuf,
+        /// Folder to write into (must not exist, or be empty).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Write synthetic test data (the generator source's model, or the ad-spend flow's three
     /// inputs) to NDJSON files.
@@ -144,6 +158,24 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
                 println!();
             }
             print!("{}", crate::plan::explain(&plan));
+            Ok(())
+        }
+        Command::Export {
+            target: _,
+            config,
+            out,
+        } => {
+            let (cfg, src, _) = crate::plan::load_config_and_sql(&config)?;
+            crate::plan::build(&cfg, &src)?;
+            let done = crate::sql::export::export_flink(&cfg, &config, &out)?;
+            println!(
+                "{}: Flink job written (run it with {}/run.sh)",
+                done.dir.display(),
+                done.dir.display()
+            );
+            for c in &done.changes {
+                println!("  {c}");
+            }
             Ok(())
         }
         Command::Run {

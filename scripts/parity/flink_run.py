@@ -1,8 +1,10 @@
 """Runs a Flink SQL script in a PyFlink local mini-cluster, deterministically: parallelism 1 and a
 watermark after every event (pipeline.auto-watermark-interval = 0), so late rows are the same ones
-sluice sees. `data/` and `out/` in the script's paths are rewritten to DATA and OUT.
+sluice sees (a `SET 'parallelism.default'` in the script overrides it). `data/` and `out/` in the
+script's paths are rewritten to DATA and OUT when given. `sluice export flink` ships this file as
+run_local.py.
 
-Usage: python flink_run.py SCRIPT.sql DATA OUT   (prints the job's wall seconds)
+Usage: python flink_run.py SCRIPT.sql [DATA OUT]   (prints the job's wall seconds)
 """
 import re
 import sys
@@ -32,10 +34,12 @@ def statements(text):
 
 
 def main():
-    script, data, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    script = sys.argv[1]
     text = open(script).read()
-    text = re.sub(r"'path'\s*=\s*'data/", f"'path' = '{data}/", text)
-    text = re.sub(r"'path'\s*=\s*'out/", f"'path' = '{out}/", text)
+    if len(sys.argv) == 4:
+        data, out = sys.argv[2], sys.argv[3]
+        text = re.sub(r"'path'\s*=\s*'data/", f"'path' = '{data}/", text)
+        text = re.sub(r"'path'\s*=\s*'out/", f"'path' = '{out}/", text)
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     conf = env.get_config()
     conf.set("parallelism.default", "1")

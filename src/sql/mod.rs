@@ -13,6 +13,7 @@ mod connectors;
 mod ddl;
 mod dedupe;
 mod error;
+pub mod export;
 mod expr;
 pub mod job;
 mod join;
