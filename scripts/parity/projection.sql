@@ -1,12 +1,13 @@
--- A filter and a projection: CASE, IN, BETWEEN, arithmetic, string functions, NULL handling,
--- the time attribute written as TIMESTAMP_LTZ(3).
+-- A filter and a projection: CASE, CAST, IN, BETWEEN, arithmetic, string functions, the time
+-- attribute written as TIMESTAMP_LTZ(3).
 CREATE TABLE clicks (
   ad_id STRING, user_id STRING, bid BIGINT, ts BIGINT,
   rt AS TO_TIMESTAMP_LTZ(ts, 3),
   WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
 ) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.ndjson', 'format' = 'json');
 
-CREATE TABLE results (ad_id STRING, tier STRING, doubled BIGINT, label STRING, rt TIMESTAMP_LTZ(3)
+CREATE TABLE results (ad_id STRING, tier STRING, doubled BIGINT, label STRING, rt TIMESTAMP_LTZ(3),
+  bid_text STRING, bid_back BIGINT, scaled DECIMAL(12, 1), bid_dec STRING
 ) WITH ('connector' = 'filesystem', 'path' = 'out/result', 'format' = 'json');
 
 INSERT INTO results
@@ -14,6 +15,8 @@ SELECT UPPER(ad_id),
   CASE WHEN bid >= 400 THEN 'high' WHEN bid BETWEEN 100 AND 399 THEN 'mid' ELSE 'low' END,
   bid * 2 + 1,
   CONCAT(ad_id, '/', user_id),
-  rt
+  rt,
+  CAST(bid AS STRING), CAST(CAST(bid AS STRING) AS BIGINT),
+  CAST(CAST(bid AS DECIMAL(10, 2)) * 1.25 AS DECIMAL(12, 1)), CAST(CAST(bid AS DECIMAL(10, 2)) AS STRING)
 FROM clicks
 WHERE ad_id IN ('ad-0', 'ad-1', 'ad-2', 'ad-3') OR bid % 7 = 0;

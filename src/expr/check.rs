@@ -317,6 +317,13 @@ impl Checker<'_> {
                 }
                 null_or(Type::Int)
             }
+            Func::ToInt => null_or(Type::Int),
+            Func::ToString => null_or(Type::String),
+            Func::ToDecimal => {
+                want(1, Num, "an int")?;
+                self.round_digits(name, &args[1], types[1])?;
+                null_or(Type::Decimal)
+            }
             Func::FormatTime | Func::SqlTimestamp => {
                 want(0, Num, "an int (epoch milliseconds)")?;
                 self.not_decimal(name, &args[0], types[0])?;

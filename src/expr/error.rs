@@ -87,6 +87,12 @@ pub enum EvalReason {
     RoundDigits(i64),
     #[error("cannot read the field: {0}")]
     Record(RecordError),
+    #[error("`{op}`: {text:?} is not {expected}")]
+    Cast {
+        op: &'static str,
+        text: String,
+        expected: &'static str,
+    },
 }
 
 /// An expression that failed on one record. Boxed, so `eval`'s `Result` stays small on the hot

@@ -1,7 +1,10 @@
 //! The built-in functions: their names and arities, and their run-time semantics.
 //!
 //! Strings: `lower upper len starts_with ends_with contains concat`; math: `abs round floor ceil
-//! min max`; time: `truncate_time format_time sql_timestamp`; and `coalesce`. All except `coalesce` give null
+//! min max`; time: `truncate_time format_time sql_timestamp`; casts (SQL's CAST, Flink's rules):
+//! `to_int` (decimals truncate toward zero, strings are read trimmed, booleans are 1 and 0),
+//! `to_decimal(x, scale)` (rounded half away from zero to the scale, which it keeps) and
+//! `to_string` (numbers as written, booleans as TRUE and FALSE); and `coalesce`. All except `coalesce` give null
 //! when an argument is null (after checking the types of the others). `concat` accepts numbers and
 //! booleans too and writes them as JSON would; `min`/`max` return the first smallest/largest
 //! argument unchanged (`max(1, 1.0)` is the int `1`).
@@ -34,6 +37,9 @@ pub(super) enum Func {
     TruncateTime,
     FormatTime,
     SqlTimestamp,
+    ToInt,
+    ToDecimal,
+    ToString,
 }
 
 /// A function's name and how many arguments it takes (`max: None` for any number).
@@ -71,6 +77,9 @@ pub(super) const FUNCTIONS: &[Signature] = &[
     sig(Func::TruncateTime, "truncate_time", 2, Some(2)),
     sig(Func::FormatTime, "format_time", 1, Some(1)),
     sig(Func::SqlTimestamp, "sql_timestamp", 1, Some(1)),
+    sig(Func::ToInt, "to_int", 1, Some(1)),
+    sig(Func::ToDecimal, "to_decimal", 2, Some(2)),
+    sig(Func::ToString, "to_string", 1, Some(1)),
 ];
 
 /// Names people reach for from other languages, and ours.
@@ -171,8 +180,62 @@ pub(super) fn call1(func: Func, x: Value<'_>) -> OpResult<'_> {
         (Func::FormatTime | Func::SqlTimestamp, other) => {
             Err(type_error(name, 0, "an int (epoch milliseconds)", &other))
         }
+        (Func::ToInt, x) => to_int(x),
+        (Func::ToString, Value::Bool(b)) => Ok(Value::str(if b { "TRUE" } else { "FALSE" })),
+        (Func::ToString, Value::Str(s)) => Ok(Value::Str(s)),
+        (Func::ToString, other) => Ok(Value::Str(Cow::Owned(other.to_string()))),
         (_, other) => Err(type_error(name, 0, "a number", &other)),
     }
+}
+
+fn cast_error(op: &'static str, text: &str, expected: &'static str) -> OpError {
+    OpError {
+        blame: Blame::Arg(0),
+        reason: EvalReason::Cast {
+            op,
+            text: text.to_string(),
+            expected,
+        },
+    }
+}
+
+fn to_int(x: Value<'_>) -> OpResult<'_> {
+    match x {
+        Value::Int(i) => Ok(Value::Int(i)),
+        Value::Bool(b) => Ok(Value::Int(i64::from(b))),
+        Value::Decimal(d) => i64::try_from(d.trunc())
+            .map(Value::Int)
+            .map_err(|_| overflow("to_int")),
+        Value::Str(s) => s
+            .trim()
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| cast_error("to_int", &s, "an integer")),
+        Value::Null => Ok(Value::Null),
+    }
+}
+
+/// `x` as a decimal of `scale` digits after the point.
+fn to_decimal(x: Value<'_>, scale: u32) -> OpResult<'_> {
+    let d = match x {
+        Value::Int(i) => Decimal::from(i),
+        Value::Decimal(d) => d,
+        Value::Bool(b) => Decimal::from(i64::from(b)),
+        Value::Str(s) => s
+            .trim()
+            .parse::<Decimal>()
+            .map_err(|_| cast_error("to_decimal", &s, "a decimal number"))?,
+        Value::Null => return Ok(Value::Null),
+    };
+    let mut d = d.round_dp_with_strategy(scale, RoundingStrategy::MidpointAwayFromZero);
+    d.rescale(scale);
+    if d.scale() != scale {
+        return Err(OpError {
+            blame: Blame::Here,
+            reason: EvalReason::DecimalOverflow { op: "to_decimal" },
+        });
+    }
+    Ok(Value::Decimal(canonical(d)))
 }
 
 fn round(d: Decimal, digits: u32) -> Decimal {
@@ -240,6 +303,23 @@ pub(super) fn call2<'a>(func: Func, x: Value<'a>, y: Value<'a>) -> OpResult<'a> 
                 Value::Decimal(d) => Ok(Value::Decimal(round(d, digits))),
                 other => Ok(other),
             }
+        }
+        Func::ToDecimal => {
+            let scale = match y {
+                Value::Int(s) => s,
+                Value::Null => return Ok(Value::Null),
+                other => return Err(type_error(name, 1, "an int", &other)),
+            };
+            let Some(scale) = u32::try_from(scale)
+                .ok()
+                .filter(|s| *s <= Decimal::MAX_SCALE)
+            else {
+                return Err(OpError {
+                    blame: Blame::Arg(1),
+                    reason: EvalReason::RoundDigits(scale),
+                });
+            };
+            to_decimal(x, scale)
         }
         Func::TruncateTime => {
             if !matches!(x, Value::Int(_) | Value::Null) {

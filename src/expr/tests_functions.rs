@@ -310,3 +310,47 @@ fn sql_timestamp_writes_flink_json_sql_timestamps() {
         EvalReason::TimeRange(i64::MAX)
     );
 }
+
+#[test]
+fn casts_follow_flinks_rules() {
+    // to_int: decimals truncate toward zero, strings are read trimmed, booleans are 1 and 0.
+    assert_eq!(v("to_int(amount)"), "19");
+    assert_eq!(v("to_int(-1.9)"), "-1");
+    assert_eq!(v("to_int(' 42 ')"), "42");
+    assert_eq!(v("to_int(flag)"), "1");
+    assert_eq!(v("to_int(no)"), "0");
+    assert_eq!(v("to_int(none)"), "null");
+    assert_eq!(
+        eval_err("to_int(name)").reason().clone(),
+        EvalReason::Cast {
+            op: "to_int",
+            text: "Ada".into(),
+            expected: "an integer"
+        }
+    );
+    // A constant that cannot be cast is refused when the expression is compiled.
+    assert!(compile_err("to_int(99999999999999999999.5)")
+        .message
+        .contains("integer overflow"));
+    assert!(compile_err("to_int('4x')")
+        .message
+        .contains("is not an integer"));
+    // to_decimal: rounded half away from zero to the scale, which is kept (padded).
+    assert_eq!(v("to_decimal(amount, 1)"), "20.0");
+    assert_eq!(v("to_decimal(-0.125, 2)"), "-0.13");
+    assert_eq!(v("to_decimal(qty, 2)"), "3.00");
+    assert_eq!(v("to_decimal('1.5', 4)"), "1.5000");
+    assert_eq!(v("to_decimal(-0.001, 2)"), "0.00");
+    assert_eq!(v("to_decimal(none, 2)"), "null");
+    assert!(matches!(
+        eval_err("to_decimal(name, 2)").reason(),
+        EvalReason::Cast { .. }
+    ));
+    // to_string: numbers as written (a decimal with its scale), booleans as Flink writes them.
+    assert_eq!(v("to_string(qty)"), r#""3""#);
+    assert_eq!(v("to_string(to_decimal(amount, 4))"), r#""19.9900""#);
+    assert_eq!(v("to_string(flag)"), r#""TRUE""#);
+    assert_eq!(v("to_string(name)"), r#""Ada""#);
+    assert_eq!(v("to_string(none)"), "null");
+    assert_eq!(compile_err("to_decimal(qty, 29)").kind, ExprErrorKind::Type);
+}

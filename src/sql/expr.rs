@@ -130,6 +130,12 @@ pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), S
             (text, other())
         }
         Expr::Function(f) => function(f, e, scope)?,
+        Expr::Cast {
+            kind: sqlparser::ast::CastKind::Cast,
+            expr,
+            data_type,
+            format: None,
+        } => cast(e, expr, data_type, scope)?,
         _ => return Err(unsupported(e, "this expression is")),
     })
 }
@@ -202,6 +208,43 @@ fn binary(
         _ => SqlType::Boolean,
     };
     Ok((format!("({l} {symbol} {r})"), ty))
+}
+
+/// `CAST(x AS type)` with Flink's rules: to an integer type truncates toward zero, to
+/// DECIMAL(p, s) rounds half away from zero to `s` digits, to a string writes a DECIMAL(p, s)
+/// with its `s` digits and a boolean as TRUE/FALSE; between TIMESTAMP and TIMESTAMP_LTZ only
+/// the type changes (sluice's time zone is UTC).
+fn cast(
+    e: &Expr,
+    x: &Expr,
+    dt: &sqlparser::ast::DataType,
+    scope: &mut dyn Scope,
+) -> Result<(String, SqlType), SqlError> {
+    let (text, from) = translate(x, scope)?;
+    let to = SqlType::of_data_type(dt, e.span())?;
+    Ok(match (&to, &from) {
+        (SqlType::String, _) if from.is_time() => {
+            return Err(unsupported(e, "CAST of a timestamp to a string is"))
+        }
+        (SqlType::String, SqlType::Decimal { scale, .. }) => {
+            (format!("to_string(to_decimal({text}, {scale}))"), to)
+        }
+        (SqlType::String, _) => (format!("to_string({text})"), to),
+        (SqlType::Integer, t) if t.is_time() => {
+            return Err(unsupported(e, "CAST of a timestamp to a number is"))
+        }
+        (SqlType::Integer, _) => (format!("to_int({text})"), to),
+        (SqlType::Decimal { scale, .. }, t) if !t.is_time() => {
+            (format!("to_decimal({text}, {scale})"), to.clone())
+        }
+        (SqlType::Timestamp | SqlType::TimestampLtz, t) if t.is_time() => (text, to),
+        _ => {
+            return Err(unsupported(
+                e,
+                &format!("CAST to {dt} from this type is (supported: to STRING, the integer types and DECIMAL(p, s), and between TIMESTAMP(3) and TIMESTAMP_LTZ(3); DOUBLE is not offered: sluice computes exactly)"),
+            ))
+        }
+    })
 }
 
 /// Flink's scalar functions that sluice has, by their Flink name.

@@ -185,3 +185,35 @@ fn join_dedupe_and_set_refusals_point_at_line_and_column() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+#[test]
+fn cast_maps_to_the_expression_languages_casts() {
+    let sql = format!("{CLICKS}CREATE TABLE c (a STRING, b BIGINT, d DECIMAL(10, 2), e STRING, t TIMESTAMP(3)) WITH ('connector' = 'print');
+INSERT INTO c SELECT CAST(bid AS STRING), CAST(ad_id AS BIGINT), CAST(bid AS DECIMAL(10, 2)), CAST(CAST(bid AS DECIMAL(8, 3)) AS VARCHAR), CAST(rt AS TIMESTAMP(3)) FROM clicks");
+    let toml = compile(&sql).unwrap();
+    for want in [
+        "\"a\" = \"to_string(bid)\"",
+        "\"b\" = \"to_int(ad_id)\"",
+        "\"d\" = \"to_decimal(bid, 2)\"",
+        "\"e\" = \"to_string(to_decimal(to_decimal(bid, 3), 3))\"",
+        "\"t\" = \"sql_timestamp(ts)\"",
+    ] {
+        assert!(toml.contains(want), "{want} not in\n{toml}");
+    }
+    job(&sql);
+    // The parser's span of a CAST starts at the value cast.
+    for (cast, why, column) in [
+        ("CAST(bid AS DOUBLE)", "DOUBLE is not offered", 27),
+        ("CAST(rt AS STRING)", "CAST of a timestamp to a string", 27),
+        ("CAST(rt AS BIGINT)", "CAST of a timestamp to a number", 27),
+        (
+            "TRY_CAST(bid AS STRING)",
+            "this expression is not supported",
+            31,
+        ),
+    ] {
+        let (l, c, m) = refusal(&format!("{CLICKS}CREATE TABLE c (a STRING) WITH ('connector' = 'print');\nINSERT INTO c SELECT {cast} FROM clicks"));
+        assert!(m.contains(why), "{cast}: {m}");
+        assert_eq!((l, c), (7, column), "{cast}: {m}");
+    }
+}

@@ -73,6 +73,20 @@ impl SqlType {
         })
     }
 
+    /// The type a parsed `CAST(x AS type)` names.
+    pub fn of_data_type(dt: &sqlparser::ast::DataType, at: Span) -> Result<SqlType, SqlError> {
+        let text = dt.to_string();
+        let tokens = sqlparser::tokenizer::Tokenizer::new(&super::lex::FlinkDialect, &text)
+            .tokenize_with_location()
+            .map_err(|e| SqlError::span(at, e.message))?;
+        let tokens: Vec<TokenWithSpan> = tokens
+            .into_iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+            .map(|t| TokenWithSpan::new(t.token, at))
+            .collect();
+        SqlType::parse(&tokens, at)
+    }
+
     pub fn is_time(&self) -> bool {
         matches!(self, SqlType::Timestamp | SqlType::TimestampLtz)
     }
