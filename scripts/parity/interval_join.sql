@@ -1,15 +1,16 @@
--- An interval join, LEFT OUTER: every impression with each click 0-10 s after it, or alone.
+-- An interval join, LEFT OUTER: every impression with each click 0-10 s after it, or alone
+-- (on clicks without late ones: see scripts/flink_parity.sh).
 CREATE TABLE impressions (
   imp_id BIGINT, ad_id STRING, ts BIGINT,
   rt AS TO_TIMESTAMP_LTZ(ts, 3),
   WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
-) WITH ('connector' = 'filesystem', 'path' = 'data/flow_impressions.ndjson', 'format' = 'json');
+) WITH ('connector' = 'filesystem', 'path' = 'data/ontime/flow_impressions.ndjson', 'format' = 'json');
 
 CREATE TABLE clicks (
   click_id BIGINT, imp_id BIGINT, ad_id STRING, ts BIGINT,
   rt AS TO_TIMESTAMP_LTZ(ts, 3),
   WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
-) WITH ('connector' = 'filesystem', 'path' = 'data/flow_clicks.ndjson', 'format' = 'json');
+) WITH ('connector' = 'filesystem', 'path' = 'data/ontime/flow_clicks.ndjson', 'format' = 'json');
 
 CREATE TABLE results (imp_id BIGINT, ad_id STRING, click_id BIGINT, click_ts BIGINT
 ) WITH ('connector' = 'filesystem', 'path' = 'out/result', 'format' = 'json');

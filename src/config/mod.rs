@@ -402,6 +402,23 @@ pub enum TransformConfig {
     TemporalJoin(TemporalJoinConfig),
     IntervalJoin(IntervalJoinConfig),
     Dedupe(DedupeConfig),
+    TopN(TopNConfig),
+}
+
+/// `type = "top_n"`: per `partition_by` key and event time (a window's results: one time per
+/// window), the `n` best rows by `order_by`, once the watermark has passed that time.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopNConfig {
+    pub inputs: Vec<String>,
+    pub partition_by: Vec<String>,
+    /// `"field"` or `"field desc"` / `"field asc"`, most significant first.
+    pub order_by: Vec<String>,
+    pub n: usize,
+    /// The field the row's rank (1 = best) is written to; none: not written.
+    pub rank_field: Option<String>,
+    /// Name of the side output that receives rows behind the watermark on arrival.
+    pub late_events: Option<String>,
 }
 
 /// `type = "dedupe"`: the first record of each `key` passes; another within `horizon` of it (in
@@ -496,6 +513,7 @@ impl TransformConfig {
             TransformConfig::Filter(f) => list(&f.inputs),
             TransformConfig::Select(s) => list(&s.inputs),
             TransformConfig::Dedupe(d) => list(&d.inputs),
+            TransformConfig::TopN(t) => list(&t.inputs),
             TransformConfig::IntervalJoin(j) => {
                 vec![
                     ("left", None, j.left.as_str()),
@@ -514,6 +532,7 @@ impl TransformConfig {
         match self {
             TransformConfig::Window(w) => w.late_events.as_deref(),
             TransformConfig::Dedupe(d) => d.late_events.as_deref(),
+            TransformConfig::TopN(t) => t.late_events.as_deref(),
             TransformConfig::IntervalJoin(j) => j.late_events.as_deref(),
             TransformConfig::TemporalJoin(j) => j.late_events.as_deref(),
             TransformConfig::Filter(_) | TransformConfig::Select(_) => None,
@@ -527,6 +546,7 @@ impl TransformConfig {
             TransformConfig::Select(s) => &s.inputs,
             // Not a list: `input` and `table` are checked by the join's own validation.
             TransformConfig::Dedupe(d) => &d.inputs,
+            TransformConfig::TopN(t) => &t.inputs,
             TransformConfig::TemporalJoin(_) | TransformConfig::IntervalJoin(_) => &[],
         }
     }

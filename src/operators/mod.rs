@@ -17,6 +17,7 @@ pub mod temporal_join;
 #[cfg(test)]
 pub mod testing;
 pub mod timers;
+pub mod top_n;
 pub mod window;
 
 use crate::checkpoint::codec::{Dec, Enc};
@@ -162,6 +163,7 @@ pub fn build(node: &NodePlan, ctx: BuildCtx) -> Box<dyn Operator> {
         NodeKind::TemporalJoin(j) => Box::new(temporal_join::TemporalJoin::new(j, ctx)),
         NodeKind::IntervalJoin(j) => Box::new(interval_join::IntervalJoin::new(j, ctx)),
         NodeKind::Dedupe(d) => Box::new(dedupe::Dedupe::new(d)),
+        NodeKind::TopN(t) => Box::new(top_n::TopN::new(t)),
     }
 }
 

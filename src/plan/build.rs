@@ -125,6 +125,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             TransformConfig::TemporalJoin(j) => b.temporal_join(name, j, &mut g),
             TransformConfig::IntervalJoin(j) => b.interval_join(name, j, &mut g),
             TransformConfig::Dedupe(d) => b.dedupe(name, d, &mut g),
+            TransformConfig::TopN(t) => b.top_n(name, t, &mut g),
         }
     }
     if g.nodes.len() > MAX_NODES {
@@ -312,4 +313,5 @@ mod schema;
 mod step;
 #[cfg(test)]
 mod tests;
+mod top_n;
 mod window;

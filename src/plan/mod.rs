@@ -90,6 +90,7 @@ pub enum NodeKind {
     TemporalJoin(TemporalJoinPlan),
     IntervalJoin(IntervalJoinPlan),
     Dedupe(DedupePlan),
+    TopN(TopNPlan),
 }
 
 impl NodeKind {
@@ -112,6 +113,10 @@ impl NodeKind {
                 "Dedupe key {:?} (rows by value)",
                 d.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
             ),
+            NodeKind::TopN(t) => format!(
+                "TopN key {:?} (rows by value)",
+                t.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
+            ),
         }
     }
 
@@ -122,6 +127,7 @@ impl NodeKind {
             NodeKind::TemporalJoin(_) => "temporal join",
             NodeKind::IntervalJoin(_) => "interval join",
             NodeKind::Dedupe(_) => "dedupe",
+            NodeKind::TopN(_) => "top-n",
         }
     }
 }
@@ -423,6 +429,15 @@ pub struct TemporalJoinPlan {
 pub struct DedupePlan {
     pub key: Vec<FieldPath>,
     pub horizon_ms: i64,
+}
+
+/// The `n` best rows per key and event time, ranked by `order` (field, descending).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopNPlan {
+    pub key: Vec<FieldPath>,
+    pub order: Vec<(FieldPath, bool)>,
+    pub n: usize,
+    pub rank_field: Option<String>,
 }
 
 /// An event-time interval join of two streams on equal fields.

@@ -1,8 +1,9 @@
-//! Flink's deduplication query: `SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k
+//! ROW_NUMBER queries. Flink's deduplication query: `SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k
 //! ORDER BY rt ASC) AS rn FROM t) WHERE rn = 1` becomes a `dedupe` transform keyed on `k` (the
 //! first row of each key in event time passes). Flink keeps each key forever unless
 //! `table.exec.state.ttl` is set; sluice needs that bound, and reads it as the dedupe's horizon
-//! in event time.
+//! in event time. One partitioned by `window_start, window_end` over a window aggregation is a
+//! window Top-N (`sql::top_n`).
 
 use sqlparser::ast::{
     BinaryOperator, Expr, Function, OrderBySort, Query, Select, SelectItem, SetExpr, Spanned,
@@ -63,6 +64,14 @@ impl Compiler {
             s.projection.remove(at);
         }
         let input = self.query(&rows, &format!("{base}_rows"), None)?;
+        let names = |n: &str| {
+            spec.partition_by
+                .iter()
+                .any(|p| matches!(p, Expr::Identifier(i) if i.value == n))
+        };
+        if names("window_start") && names("window_end") {
+            return self.window_top_n(sel, spec, rn, input, &call, base);
+        }
         let [order] = spec.order_by.as_slice() else {
             return Err(SqlError::span(call.span(), "deduplication orders by the time attribute alone: ROW_NUMBER() OVER (PARTITION BY k ORDER BY rt ASC)"));
         };
@@ -121,6 +130,7 @@ impl Compiler {
             name,
             columns,
             time: input.time,
+            window: false,
         };
         let deduped = self.filter_all(&conds, deduped, &format!("{base}_where"))?;
         let mut scope = ColumnScope::new(&deduped);
@@ -131,8 +141,13 @@ impl Compiler {
 
 /// `rn = 1`, `rn <= 1` or `rn < 2` (either way round).
 fn is_first(e: &Expr, rn: &str) -> bool {
+    top_bound(e, rn) == Some(1)
+}
+
+/// The N of `rn <= N`, `rn < N + 1` or `rn = 1` (either way round).
+pub(super) fn top_bound(e: &Expr, rn: &str) -> Option<i64> {
     let Expr::BinaryOp { left, op, right } = e else {
-        return false;
+        return None;
     };
     let is_rn = |x: &Expr| matches!(x, Expr::Identifier(i) if i.value == rn);
     let num = |x: &Expr| match x {
@@ -152,12 +167,12 @@ fn is_first(e: &Expr, rn: &str) -> bool {
         };
         (flipped, num(left))
     } else {
-        return false;
+        return None;
     };
-    matches!(
-        (op, n),
-        (BinaryOperator::Eq, Some(1))
-            | (BinaryOperator::LtEq, Some(1))
-            | (BinaryOperator::Lt, Some(2))
-    )
+    match (op, n?) {
+        (BinaryOperator::Eq, 1) => Some(1),
+        (BinaryOperator::LtEq, n) if n >= 1 => Some(n),
+        (BinaryOperator::Lt, n) if n >= 2 => Some(n - 1),
+        _ => None,
+    }
 }

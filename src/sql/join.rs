@@ -358,6 +358,7 @@ impl Compiler {
                 name: name.to_string(),
                 columns,
                 time: side.stream.time,
+                window: false,
             },
         }
     }
@@ -399,6 +400,7 @@ impl Compiler {
             name,
             columns,
             time,
+            window: false,
         };
         let items = items(sel, &joined, &mut scope)?;
         Ok((joined, items))
@@ -423,6 +425,7 @@ fn prefixed(side: Side, prefix: &str, keeps_time: bool) -> Side {
             name: side.stream.name,
             columns,
             time: side.stream.time.filter(|_| keeps_time),
+            window: false,
         },
     }
 }

@@ -24,6 +24,7 @@ mod settings;
 mod tests;
 #[cfg(test)]
 mod tests_joins;
+mod top_n;
 mod types;
 mod window;
 
@@ -54,6 +55,9 @@ pub struct Stream {
     /// The time attribute column (`rt` of `WATERMARK FOR rt`), as an index into `columns`, if the
     /// stream still has one. An index, not a name: a join's columns may repeat a name.
     pub time: Option<usize>,
+    /// Its rows are a window aggregation's results (through filters and selects): those of one
+    /// window carry that window's time, which is what a window Top-N ranks them by.
+    pub window: bool,
 }
 
 impl Stream {
@@ -234,6 +238,7 @@ impl Compiler {
             name: table.name.clone(),
             time: columns.iter().position(|c| c.name == time.column),
             columns,
+            window: false,
         };
         self.sources
             .insert(name.to_string(), (toml, stream.clone()));

@@ -224,6 +224,7 @@ impl Compiler {
             name: base.to_string(),
             columns,
             time,
+            window: input.window,
         })
     }
 }

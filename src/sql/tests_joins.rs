@@ -217,3 +217,37 @@ INSERT INTO c SELECT CAST(bid AS STRING), CAST(ad_id AS BIGINT), CAST(bid AS DEC
         assert_eq!((l, c), (7, column), "{cast}: {m}");
     }
 }
+
+const TOPN: &str = "CREATE TABLE t (ws TIMESTAMP(3), ad_id STRING, spend BIGINT, rn BIGINT) WITH ('connector' = 'print');
+INSERT INTO t SELECT window_start, ad_id, spend, rn FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY spend DESC, ad_id) AS rn
+  FROM (SELECT window_start, window_end, ad_id, SUM(bid) AS spend
+        FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+        GROUP BY window_start, window_end, ad_id)
+) WHERE rn <= 3";
+
+#[test]
+fn window_top_n_is_a_top_n_over_the_window() {
+    let sql = format!("{CLICKS}{TOPN}");
+    let cfg = job(&sql);
+    let TransformConfig::TopN(t) = &cfg.transforms["insert_1_t_top_n"] else {
+        panic!("{:?}", cfg.transforms.keys());
+    };
+    assert_eq!(t.partition_by, ["window_start", "window_end"]);
+    assert_eq!(t.order_by, ["spend desc", "ad_id"]);
+    assert_eq!((t.n, t.rank_field.as_deref()), (3, Some("rn")));
+    for (cond, n) in [("rn < 3", 2), ("rn = 1", 1), ("3 >= rn AND spend > 10", 3)] {
+        let cfg = job(&sql.replace("rn <= 3", cond));
+        let TransformConfig::TopN(t) = &cfg.transforms["insert_1_t_top_n"] else {
+            panic!();
+        };
+        assert_eq!(t.n, n, "{cond}");
+    }
+    let (_, _, m) = refusal(&sql.replace("rn <= 3", "rn > 3"));
+    assert!(m.contains("needs WHERE rn <= N"), "{m}");
+    let raw = format!("{CLICKS}CREATE TABLE t (ad_id STRING, rn BIGINT) WITH ('connector' = 'print');
+INSERT INTO t SELECT ad_id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY bid DESC) AS rn
+  FROM (SELECT ad_id, bid, rt AS window_start, rt AS window_end FROM clicks)) WHERE rn <= 3");
+    let (_, _, m) = refusal(&raw);
+    assert!(m.contains("ranks a window aggregation's results"), "{m}");
+}

@@ -145,6 +145,7 @@ impl Compiler {
             name: window_name,
             columns,
             time: None,
+            window: true,
         };
         if let Some(h) = having {
             let name = format!("{base}_having");

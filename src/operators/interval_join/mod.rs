@@ -10,7 +10,10 @@
 //! late. At that moment the row is dropped, and in an outer kind emitted unmatched if it never
 //! matched, exactly once, with its own time (the plan holds the watermark this join passes on
 //! back by as much, so that row is not late downstream). A row behind the watermark on arrival is
-//! late: counted, and sent to the late side output if there is one. A row whose key is missing or
+//! late and counted, but still matched against the other side's rows held at that moment, and held
+//! itself if a later row could still match it, as Flink's interval join does; one that cannot be
+//! held (it may have missed pairs with rows already dropped) is also counted as dropped and sent to
+//! the late side output if there is one. A row whose key is missing or
 //! null never matches (SQL NULL): an inner join drops it, an outer one emits it unmatched at once.
 //! State is therefore bounded by rate x bound per side, whatever the run length.
 //!
@@ -247,11 +250,11 @@ impl Operator for IntervalJoin {
         self.wm = self.wm.max(wm);
         let e = r.ev;
         let side = usize::from(e.port.wrapping_sub(self.first_port) == 1);
-        if e.ts <= self.wm {
-            self.counters.late_dropped += 1;
+        // Behind the watermark, a row still meets the other side's rows held now (as in Flink):
+        // it can only have missed pairs with rows already dropped.
+        let late = e.ts <= self.wm;
+        if late {
             self.join.late[side] += 1;
-            out.late(r);
-            return;
         }
         let row = r.row().unwrap_or(b"{}");
         if e.flags & NULL_KEY != 0 {
@@ -282,7 +285,12 @@ impl Operator for IntervalJoin {
             self.send(e.ts.max(o.ts), Some(e), e.hash, out);
         }
         if self.expiry(side, e.ts) <= self.wm {
-            // Nothing can match it any more: it is done at once.
+            // Nothing can match it any more: it is done at once. A late one may have missed
+            // pairs: it goes to the late output too.
+            if late {
+                self.counters.late_dropped += 1;
+                out.late(r);
+            }
             self.join.cleaned[side] += 1;
             if !matched {
                 self.unmatched(side, r.key(), row, e.ts, Some(e), e.hash, out);

@@ -322,3 +322,44 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+#[test]
+fn a_late_row_meets_the_rows_still_held_and_is_held_while_it_can_match() {
+    // [0, 10]: a left row at 100 is held until the watermark reaches 110.
+    let rows: [Row; 4] = [
+        (false, 0, 100),
+        (true, 0, 103),
+        (false, 0, 98),
+        (true, 0, 106),
+    ];
+    for outer in [[false, false], [true, true]] {
+        let mut j = join(0, 10, outer);
+        let mut out = Collect::default();
+        j.on_event(&event(&rows[0], 0).rec(), 0, &mut out);
+        j.on_watermark(105, &mut out);
+        // Right at 103, behind 105: still meets the left row at 100; it can match no later left
+        // row (those would be behind 105 too), so it is not held: dropped and sent to the late
+        // output, having matched.
+        j.on_event(&event(&rows[1], 1).rec(), 105, &mut out);
+        // Left at 98, behind 105: held, since a right row up to 108 can still come.
+        j.on_event(&event(&rows[2], 2).rec(), 105, &mut out);
+        j.on_event(&event(&rows[3], 3).rec(), 105, &mut out);
+        j.on_watermark(i64::MAX, &mut out);
+        let pair = |l: usize, r: usize| {
+            format!(
+                r#"{{"k":0,"left":{},"right":{}}}"#,
+                record(&rows[l], l),
+                record(&rows[r], r)
+            )
+        };
+        let mut want = vec![pair(0, 1), pair(0, 3), pair(2, 3)];
+        want.sort();
+        assert_eq!(out.sorted(), want, "outer {outer:?}: every row matched");
+        assert_eq!(out.late, [103]);
+        let stats = rows_of(&j);
+        assert_eq!(stats.late, [1, 1]);
+        let mut r = OperatorReport::default();
+        j.report(&mut r);
+        assert_eq!(r.late_dropped, 1);
+    }
+}

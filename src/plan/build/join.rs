@@ -33,7 +33,7 @@ impl Builder<'_> {
     }
 
     /// Key fields `fields` (at `key`), checked against every input.
-    fn key_fields(
+    pub(super) fn key_fields(
         &mut self,
         key: &KeyPath,
         fields: &[String],

@@ -180,13 +180,19 @@ impl Replay<'_> {
         else {
             unreachable!()
         };
-        if rec.ts <= self.wm[node] {
-            return vec![Emit::Late(rec)];
-        }
+        // Behind the watermark, a row still meets the rows held now; it is late (to the side
+        // output) only when no later row could match it, so it is not held.
+        let wm = self.wm[node];
+        let late = rec.ts <= wm;
         let key = key_of(&rec.v, on);
         if key.is_none() && !kind.outer()[side] {
             return Vec::new();
         }
+        let expiry = if side == 0 {
+            rec.ts + upper
+        } else {
+            rec.ts - lower
+        };
         let mut pairs = Vec::new();
         if key.is_some() {
             for row in self.state[node].rows[1 - side].iter_mut() {
@@ -207,18 +213,32 @@ impl Replay<'_> {
             }
         }
         let matched = !pairs.is_empty();
-        self.state[node].rows[side].push(JoinRow {
-            ts: rec.ts,
-            v: rec.v,
-            key,
-            matched,
-        });
         let mut out = Vec::new();
         for (ts, v) in pairs {
             self.count(node, "pairs");
             let origin = self.fresh();
             out.push(emitted(ts, v, origin));
         }
+        if late && key.is_some() && expiry <= wm {
+            out.push(Emit::Late(rec.clone()));
+            if !matched && kind.outer()[side] {
+                let v = if side == 0 {
+                    pair(on, &rec.v, Some(&rec.v), None)
+                } else {
+                    pair(on, &rec.v, None, Some(&rec.v))
+                };
+                self.count(node, "unmatched");
+                let origin = self.fresh();
+                out.push(emitted(rec.ts, v, origin));
+            }
+            return out;
+        }
+        self.state[node].rows[side].push(JoinRow {
+            ts: rec.ts,
+            v: rec.v,
+            key,
+            matched,
+        });
         out
     }
 
@@ -309,11 +329,18 @@ impl Replay<'_> {
             self.run.late_after_newer_version.push(self.pos);
         }
         if k.is_null() || replaced {
-            if k.is_null() {
-                self.ambiguous(
-                    node,
-                    "a late input row without a key (behaviour not specified)".into(),
-                );
+            let Op::TemporalJoin { left, .. } = &self.p.transforms[node].op else {
+                unreachable!()
+            };
+            // A left join keeps every input row: one whose version is gone gets a NULL table.
+            if *left {
+                self.count(node, "no_version");
+                let mut v = rec.v.clone();
+                if let Value::Object(m) = &mut v {
+                    m.insert("table".into(), Value::Null);
+                }
+                let origin = self.fresh();
+                return vec![Emit::Out(Rec { v, origin, ..rec })];
             }
             return vec![Emit::Late(rec)];
         }

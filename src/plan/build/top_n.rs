@@ -1,0 +1,204 @@
+//! Validation of `top_n`: an append-only input, the partition key fields and the order fields
+//! (checked against what the input is known to hold), `n`, and the rank field, which the output
+//! gains beside the input's fields.
+
+use super::graph::{check_fields, field_path, refuse_updates, Graph, NodeDraft, PortDraft};
+use super::schema::{merged, Schema};
+use super::window::late_schema;
+use super::Builder;
+use crate::config::{KeyPath, TopNConfig};
+use crate::plan::{NodeKind, TopNPlan};
+
+/// The most rows a top-n keeps per key and time: they are held until the watermark passes.
+pub const MAX_N: usize = 10_000;
+
+impl Builder<'_> {
+    pub(super) fn top_n(&mut self, name: &str, t: &TopNConfig, g: &mut Graph<'_>) {
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
+        if t.inputs.is_empty() {
+            self.err(at("inputs"), "a top_n needs at least one input".into());
+        }
+        let inputs = g.inputs(self, at("inputs"), &t.inputs);
+        refuse_updates(self, &at("inputs"), &inputs, "a top_n");
+        let key = self.key_fields(&at("partition_by"), &t.partition_by, &[&inputs]);
+        if t.n == 0 || t.n > MAX_N {
+            self.err(
+                at("n"),
+                format!("must be between 1 and {MAX_N}: the rows kept per partition and time"),
+            );
+        }
+        if t.order_by.is_empty() {
+            self.err(
+                at("order_by"),
+                "a top_n needs at least one order field, e.g. order_by = [\"price desc\"]".into(),
+            );
+        }
+        let mut order = Vec::new();
+        for (i, o) in t.order_by.iter().enumerate() {
+            let k = at("order_by").index(i);
+            let mut words = o.split_whitespace();
+            let (Some(field), dir) = (words.next(), words.next()) else {
+                self.err(k, "expected a field, then optionally asc or desc".into());
+                continue;
+            };
+            let desc = match dir.map(str::to_ascii_lowercase).as_deref() {
+                None | Some("asc") => false,
+                Some("desc") => true,
+                Some(other) => {
+                    self.err(
+                        k,
+                        format!("`{other}`: expected asc or desc after the field"),
+                    );
+                    continue;
+                }
+            };
+            if words.next().is_some() {
+                self.err(k, "expected a field, then optionally asc or desc".into());
+                continue;
+            }
+            if let Some(p) = field_path(self, &k, field) {
+                check_fields(self, &k, &inputs, &p);
+                order.push((p, desc));
+            }
+        }
+        let mut output = merged(
+            &inputs
+                .iter()
+                .flat_map(|i| i.known.clone())
+                .collect::<Vec<_>>(),
+        );
+        if let Some(rank) = &t.rank_field {
+            if rank.is_empty() || rank.contains('.') {
+                self.err(at("rank_field"), "expected a top-level field name".into());
+            } else if !output.open {
+                output.fields.retain(|(n, _)| n != rank);
+                output.fields.push((rank.clone(), Schema::open()));
+            }
+        }
+        let late = late_schema(&inputs);
+        let draft = NodeDraft {
+            kind: NodeKind::TopN(TopNPlan {
+                key: key.clone(),
+                order,
+                n: t.n,
+                rank_field: t.rank_field.clone(),
+            }),
+            late_events: t.late_events.clone(),
+            hold_ms: 0,
+            updates: false,
+            unretractable: false,
+            output,
+            late,
+        };
+        let port = PortDraft {
+            name: "inputs",
+            key,
+            values: Vec::new(),
+            row: true,
+            inputs,
+        };
+        g.add_node(name, draft, vec![port]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use crate::plan::{build, NodeKind};
+
+    const JOB: &str = r#"
+[sources.clicks]
+type = "file"
+path = "clicks.ndjson"
+event_time = { field = "ts", unit = "ms" }
+
+[transforms.per_ad]
+type = "window"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+window = { type = "tumbling", size = "1m" }
+aggregates = { spend = "sum(bid)" }
+
+[transforms.top]
+type = "top_n"
+inputs = ["per_ad"]
+partition_by = ["window_start"]
+order_by = ["spend desc", "ad_id"]
+n = 3
+rank_field = "rank"
+
+[transforms.named]
+type = "select"
+inputs = ["top"]
+fields = { ad_id = "ad_id", rank = "rank" }
+
+[sinks.out]
+type = "stdout"
+inputs = ["named"]
+"#;
+
+    fn errors(text: &str) -> String {
+        let (cfg, src) = parse(text, "job.toml").unwrap();
+        match build(&cfg, &src) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_top_n_after_a_window_validates_and_its_rank_field_is_readable() {
+        let (cfg, src) = parse(JOB, "job.toml").unwrap();
+        let plan = build(&cfg, &src).unwrap();
+        let node = plan.nodes.iter().find(|n| n.name == "top").unwrap();
+        let NodeKind::TopN(t) = &node.kind else {
+            panic!("{:?}", node.kind);
+        };
+        assert_eq!(t.n, 3);
+        let order: Vec<(&str, bool)> = t.order.iter().map(|(p, d)| (p.as_str(), *d)).collect();
+        assert_eq!(order, [("spend", true), ("ad_id", false)]);
+    }
+
+    #[test]
+    fn bad_top_n_settings_are_refused_with_their_key() {
+        for (from, to, want) in [
+            (
+                "n = 3",
+                "n = 0",
+                "transforms.top.n: must be between 1 and 10000",
+            ),
+            (
+                "\"spend desc\"",
+                "\"spend down\"",
+                "transforms.top.order_by[0]: `down`: expected asc or desc",
+            ),
+            (
+                "\"spend desc\"",
+                "\"nope desc\"",
+                "transforms.top.order_by[0]",
+            ),
+            (
+                "order_by = [\"spend desc\", \"ad_id\"]",
+                "order_by = []",
+                "needs at least one order field",
+            ),
+            (
+                "partition_by = [\"window_start\"]",
+                "partition_by = [\"window_start\", \"window_start\"]",
+                "listed twice",
+            ),
+        ] {
+            let text = JOB.replace(from, to);
+            let e = errors(&text);
+            assert!(e.contains(want), "{to}: {e}");
+        }
+        let lateness = JOB.replace(
+            "aggregates = {",
+            "allowed_lateness = \"10s\"\naggregates = {",
+        );
+        assert!(
+            errors(&lateness).contains("needs an append-only input"),
+            "{}",
+            errors(&lateness)
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! Flink's window Top-N: `SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY
+//! window_start, window_end[, k] ORDER BY x DESC[, ...]) AS rn FROM <window aggregation>) WHERE
+//! rn <= N` becomes a `top_n` transform: per window (and key), the N best rows, ranked into `rn`,
+//! once the watermark has passed the window. Ties on every ORDER BY column are ranked by the
+//! row's text (Flink leaves them in arrival order): add a column to ORDER BY to rank them as you
+//! mean.
+
+use sqlparser::ast::{Expr, OrderBySort, Select, Spanned, WindowSpec};
+
+use super::dedupe::top_bound;
+use super::expr::{is_plain_name, quote, unsupported};
+use super::query::{items, ColumnScope, Item};
+use super::{Col, Compiler, SqlError, SqlType, Stream};
+
+impl Compiler {
+    pub(super) fn window_top_n(
+        &mut self,
+        sel: &Select,
+        spec: &WindowSpec,
+        rn: String,
+        input: Stream,
+        call: &Expr,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        if !input.window {
+            return Err(SqlError::span(call.span(), "a window Top-N ranks a window aggregation's results (FROM (SELECT window_start, window_end, ... GROUP BY window_start, window_end, ...)); a Top-N over a window table function's raw rows is not supported yet"));
+        }
+        let path = |e: &Expr, what: &str| -> Result<String, SqlError> {
+            let Expr::Identifier(id) = e else {
+                return Err(unsupported(
+                    e,
+                    &format!("{what} other than a column name is"),
+                ));
+            };
+            match input.columns.iter().find(|c| c.name == id.value) {
+                Some(c) if c.expr.split('.').all(is_plain_name) => Ok(c.expr.clone()),
+                Some(_) => Err(unsupported(e, &format!("{what} a computed column is"))),
+                None => Err(SqlError::span(
+                    e.span(),
+                    format!("no column `{}`", id.value),
+                )),
+            }
+        };
+        let mut keys = Vec::new();
+        for p in &spec.partition_by {
+            keys.push(quote(&path(p, "PARTITION BY")?));
+        }
+        if spec.order_by.is_empty() {
+            return Err(SqlError::span(call.span(), "a window Top-N needs ORDER BY"));
+        }
+        let mut order = Vec::new();
+        for o in &spec.order_by {
+            if o.options.nulls_first.is_some() {
+                return Err(unsupported(
+                    &o.expr,
+                    "NULLS FIRST/LAST is (a NULL ranks below every value)",
+                ));
+            }
+            let dir = match o.options.sort {
+                Some(OrderBySort::Desc) => " desc",
+                _ => "",
+            };
+            order.push(quote(&format!("{}{dir}", path(&o.expr, "ORDER BY")?)));
+        }
+        let mut conds = Vec::new();
+        super::join::conjuncts_of(sel.selection.as_ref(), &mut conds);
+        let bound = conds.iter().find_map(|c| top_bound(c, &rn));
+        let Some(n) = bound else {
+            return Err(SqlError::span(
+                sel.select_token.0.span,
+                format!("a window Top-N needs WHERE {rn} <= N (or {rn} < N, {rn} = 1)"),
+            ));
+        };
+        conds.retain(|c| top_bound(c, &rn).is_none());
+        let name = format!("{base}_top_n");
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"top_n\"\ninputs = [{}]\npartition_by = [{}]\norder_by = [{}]\nn = {n}\nrank_field = {}\n\n",
+            quote(&name),
+            quote(&input.name),
+            keys.join(", "),
+            order.join(", "),
+            quote(&rn)
+        ));
+        let mut columns = input.columns.clone();
+        columns.push(Col {
+            expr: rn.clone(),
+            name: rn,
+            ty: SqlType::Integer,
+        });
+        let ranked = Stream {
+            name,
+            columns,
+            time: None,
+            window: true,
+        };
+        let ranked = self.filter_all(&conds, ranked, &format!("{base}_where"))?;
+        let mut scope = ColumnScope::new(&ranked);
+        let items = items(sel, &ranked, &mut scope)?;
+        Ok((ranked, items))
+    }
+}
