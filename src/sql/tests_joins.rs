@@ -251,3 +251,19 @@ INSERT INTO t SELECT ad_id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY w
     let (_, _, m) = refusal(&raw);
     assert!(m.contains("ranks a window aggregation's results"), "{m}");
 }
+
+#[test]
+fn avg_of_an_integer_column_is_an_integer_as_in_flink() {
+    let sql = format!("{CLICKS}CREATE TABLE a (m BIGINT, d BIGINT) WITH ('connector' = 'print');
+INSERT INTO a SELECT AVG(bid), AVG(bid) + 1 FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end");
+    let toml = compile(&sql).unwrap();
+    assert!(
+        toml.contains("aggregates = { _a0 = \"avg(bid)\" }"),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("\"m\" = \"to_int(_a0)\", \"d\" = \"(to_int(_a0) + 1)\""),
+        "{toml}"
+    );
+    job(&sql);
+}

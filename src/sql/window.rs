@@ -334,16 +334,28 @@ impl Scope for WindowScope<'_> {
                     ("COUNT", true) => (format!("count_distinct({field})"), SqlType::Integer),
                     ("COUNT", false) => return Err(SqlError::span(e.span(), "COUNT(column) (counting non-null values) is not supported yet; use COUNT(*)")),
                     (_, true) => return Err(unsupported(e, &format!("{name}(DISTINCT ...) is"))),
+                    // Flink's AVG of an integer column is an integer: the quotient truncated.
+                    ("AVG", _) if col_ty == SqlType::Integer => {
+                        let (n, _) = self.add(format!("avg({field})"), SqlType::Other(String::new()));
+                        return Ok(Some((format!("to_int({n})"), SqlType::Integer)));
+                    }
                     ("AVG", _) => (format!("avg({field})"), SqlType::Other(String::new())),
                     (other, _) => (format!("{}({field})", other.to_ascii_lowercase()), col_ty),
                 }
             }
         };
+        Ok(Some(self.add(ours, ty)))
+    }
+}
+
+impl WindowScope<'_> {
+    /// The window output field holding aggregate `ours`, added once however often it is used.
+    fn add(&mut self, ours: String, ty: SqlType) -> (String, SqlType) {
         if let Some((n, _, t)) = self.aggregates.iter().find(|(_, a, _)| *a == ours) {
-            return Ok(Some((n.clone(), t.clone())));
+            return (n.clone(), t.clone());
         }
         let n = format!("_a{}", self.aggregates.len());
         self.aggregates.push((n.clone(), ours, ty.clone()));
-        Ok(Some((n, ty)))
+        (n, ty)
     }
 }
