@@ -368,7 +368,7 @@ GROUP BY ad_id, window_start, window_end;",
 }
 
 #[test]
-fn is_null_and_is_not_null_test_missing_and_null_fields() {
+fn is_null_is_not_null_and_count_of_a_column_see_missing_and_null_fields() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let input = d.join("clicks.ndjson");
@@ -384,10 +384,14 @@ fn is_null_and_is_not_null_test_missing_and_null_fields() {
         "{}CREATE TABLE nulls (ad_id STRING) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE set_ (ad_id STRING) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 INSERT INTO nulls SELECT ad_id FROM clicks WHERE bid IS NULL;
-INSERT INTO set_ SELECT ad_id FROM clicks WHERE bid IS NOT NULL;",
+INSERT INTO set_ SELECT ad_id FROM clicks WHERE bid IS NOT NULL;
+CREATE TABLE counts (n BIGINT, bids BIGINT, users BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO counts SELECT COUNT(*), COUNT(bid), COUNT(user_id)
+  FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end;",
         clicks_table(&input, 0),
         path(&nulls),
-        path(&set)
+        path(&set),
+        path(&d.join("counts"))
     );
     let cfg = sql_job(d, &sql);
     run_ok(d, &cfg);
@@ -399,5 +403,11 @@ INSERT INTO set_ SELECT ad_id FROM clicks WHERE bid IS NOT NULL;",
     assert_eq!(
         ads(&set),
         vec![json!({"ad_id": "a"}), json!({"ad_id": "d"})]
+    );
+    // COUNT(col) counts the non-NULL values: bid is null in b and missing in c; user_id is
+    // there in the three lines that have it (c has none).
+    assert_eq!(
+        ads(&d.join("counts")),
+        vec![json!({"n": 4, "bids": 2, "users": 3})]
     );
 }

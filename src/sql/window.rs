@@ -332,11 +332,12 @@ impl Scope for WindowScope<'_> {
                 }
                 match (name.as_str(), distinct) {
                     ("COUNT", true) => (format!("count_distinct({field})"), SqlType::Integer),
-                    ("COUNT", false) => return Err(SqlError::span(e.span(), "COUNT(column) (counting non-null values) is not supported yet; use COUNT(*)")),
+                    ("COUNT", false) => (format!("count({field})"), SqlType::Integer),
                     (_, true) => return Err(unsupported(e, &format!("{name}(DISTINCT ...) is"))),
                     // Flink's AVG of an integer column is an integer: the quotient truncated.
                     ("AVG", _) if col_ty == SqlType::Integer => {
-                        let (n, _) = self.add(format!("avg({field})"), SqlType::Other(String::new()));
+                        let (n, _) =
+                            self.add(format!("avg({field})"), SqlType::Other(String::new()));
                         return Ok(Some((format!("to_int({n})"), SqlType::Integer)));
                     }
                     ("AVG", _) => (format!("avg({field})"), SqlType::Other(String::new())),

@@ -85,6 +85,21 @@ fn count_counts_rows_including_nulls() {
 }
 
 #[test]
+fn count_of_a_field_counts_its_non_null_values() {
+    let layout = AggLayout::new(&[plan("a", AggFunc::Count, Some(0))]);
+    let mut acc = Acc {
+        words: vec![0; layout.words()],
+        layout,
+        sketches: Sketches::default(),
+    };
+    // A string arrives hashed (the slot reads any value), a number as itself.
+    for v in [Null, Value::Hash(7), Null, I(3), Value::Hash(7)] {
+        acc.update(v);
+    }
+    assert_eq!(json(&acc), "3");
+}
+
+#[test]
 fn sum_of_ints_is_int_and_ignores_nulls() {
     assert_eq!(run(AggFunc::Sum, &[I(5), Null, I(-7), I(10)]), "8");
     assert_eq!(run(AggFunc::Sum, &[I(-4), I(-6)]), "-10");

@@ -366,13 +366,14 @@ fn sinks_read_any_stream_but_not_sinks() {
 fn aggregate_functions_and_arity() {
     let with = |aggs: &str| errors(&edited("{ clicks = \"count()\" }", aggs));
     let e = with("{ clicks = \"cnt()\" }");
-    assert_eq!(e, ["p.toml:9:16: transforms.cpm.aggregates.clicks: unknown aggregate function `cnt` in `cnt()`; known functions: count(), sum(field), min(field), max(field), avg(field), count_distinct(field); did you mean `count`?"]);
-    let e = with("{ a = \"count(bid)\", b = \"sum()\", c = \"sum(bid, ts)\", d = \"sum bid\" }");
+    assert_eq!(e, ["p.toml:9:16: transforms.cpm.aggregates.clicks: unknown aggregate function `cnt` in `cnt()`; known functions: count(), count(field), sum(field), min(field), max(field), avg(field), count_distinct(field); did you mean `count`?"]);
+    let e =
+        with("{ a = \"count(bid, ts)\", b = \"sum()\", c = \"sum(bid, ts)\", d = \"sum bid\" }");
     assert_eq!(e, [
-        "p.toml:9:16: transforms.cpm.aggregates.a: `count` takes no field (it counts events): write `count()`, not `count(bid)`",
-        "p.toml:9:34: transforms.cpm.aggregates.b: `sum` needs a field: write `sum(field)`",
-        "p.toml:9:47: transforms.cpm.aggregates.c: `sum` takes exactly one field in `sum(bid, ts)`",
-        "p.toml:9:67: transforms.cpm.aggregates.d: `sum bid` is not an aggregate: expected `function(field)` such as `sum(bid)`, or `count()`",
+        "p.toml:9:16: transforms.cpm.aggregates.a: `count` takes no field or one in `count(bid, ts)`",
+        "p.toml:9:38: transforms.cpm.aggregates.b: `sum` needs a field: write `sum(field)`",
+        "p.toml:9:51: transforms.cpm.aggregates.c: `sum` takes exactly one field in `sum(bid, ts)`",
+        "p.toml:9:71: transforms.cpm.aggregates.d: `sum bid` is not an aggregate: expected `function(field)` such as `sum(bid)`, or `count()`",
     ]);
     assert_eq!(with("{}"), ["p.toml:9:1: transforms.cpm.aggregates: a window needs at least one aggregate, e.g. { clicks = \"count()\" }"]);
 }
@@ -383,6 +384,7 @@ fn parse_aggregate_table() {
     let ok: &[(&str, AggFunc, Option<&str>)] = &[
         ("count()", AggFunc::Count, None),
         (" count( ) ", AggFunc::Count, None),
+        ("count(bid)", AggFunc::Count, Some("bid")),
         ("sum(bid)", AggFunc::Sum, Some("bid")),
         ("min( ts )", AggFunc::Min, Some("ts")),
         ("max(bid)", AggFunc::Max, Some("bid")),

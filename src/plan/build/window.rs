@@ -54,7 +54,8 @@ impl Builder<'_> {
             .map(|mut a| {
                 if let Some(f) = &a.field {
                     let use_ = match a.func {
-                        AggFunc::CountDistinct => SlotUse::Hash,
+                        // count(field) counts the non-null values, of any type.
+                        AggFunc::CountDistinct | AggFunc::Count => SlotUse::Hash,
                         _ => SlotUse::Number,
                     };
                     let i = match values.iter().position(|(p, u)| p == f && *u == use_) {
@@ -294,6 +295,7 @@ pub(super) fn late_schema(inputs: &[Input]) -> Vec<Known> {
 /// Parses `func(field)` / `count()`; the error says what is wrong and what would be right.
 pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> {
     let form = "expected `function(field)` such as `sum(bid)`, or `count()`";
+    // count() counts records; count(field) the records whose field is present and not null.
     let text = expr.trim();
     let (func, rest) = text
         .split_once('(')
@@ -303,7 +305,7 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
         .ok_or_else(|| format!("`{expr}` is not an aggregate: {form}"))?
         .trim();
     let func = func.trim();
-    let known = "count(), sum(field), min(field), max(field), avg(field), count_distinct(field)";
+    let known = "count(), count(field), sum(field), min(field), max(field), avg(field), count_distinct(field)";
     let f = match func {
         "count" => AggFunc::Count,
         "sum" => AggFunc::Sum,
@@ -322,7 +324,7 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
         return Err(format!(
             "`{func}` takes {} in `{expr}`",
             if f == AggFunc::Count {
-                "no field"
+                "no field or one"
             } else {
                 "exactly one field"
             }
@@ -333,9 +335,6 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
     }
     match (f, arg.is_empty()) {
         (AggFunc::Count, true) => Ok((f, None)),
-        (AggFunc::Count, false) => Err(format!(
-            "`count` takes no field (it counts events): write `count()`, not `{expr}`"
-        )),
         (_, true) => Err(format!("`{func}` needs a field: write `{func}(field)`")),
         (_, false) => Ok((f, Some(arg.to_string()))),
     }
