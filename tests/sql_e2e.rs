@@ -411,3 +411,59 @@ INSERT INTO counts SELECT COUNT(*), COUNT(bid), COUNT(user_id)
         vec![json!({"n": 4, "bids": 2, "users": 3})]
     );
 }
+
+#[test]
+fn hints_give_a_window_allowed_lateness_a_late_table_and_hot_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("clicks.ndjson");
+    // Watermark = max time (bound 0). Minute 22:13 ends at B + 40 s. a@-20 s fires it at 45 s
+    // (n 1); a@-19 s is late but within the 30 s lateness: it re-fires (n 2, spend 5); b@100 s
+    // ends the lateness; a@-18 s then goes to the late table as read.
+    let lines = [
+        line(-20_000, "a", "1"),
+        line(45_000, "a", "2"),
+        line(-19_000, "a", "4"),
+        line(100_000, "b", "8"),
+        line(-18_000, "a", "16"),
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (out, late) = (d.join("out"), d.join("late"));
+    let sql = format!(
+        "{}CREATE TABLE o (ad_id STRING, window_start TIMESTAMP(3), n BIGINT, spend BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE late (ad_id STRING, bid BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO o SELECT ad_id, window_start, COUNT(*), SUM(bid)
+FROM TABLE(TUMBLE(TABLE clicks /*+ OPTIONS('sluice.hot_keys'='auto', 'sluice.allowed_lateness'='30 s', 'sluice.late_events'='late') */, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+GROUP BY ad_id, window_start, window_end;",
+        clicks_table(&input, 0),
+        path(&out),
+        path(&late)
+    );
+    let cfg = sql_job(d, &sql);
+    run_ok(d, &cfg);
+    let row = |ad: &str, m: &str, n: i64, spend: i64| json!({"ad_id": ad, "window_start": format!("2023-11-14 22:{m}:00"), "n": n, "spend": spend});
+    // The re-fire is an update: the file holds both values of minute 13, in order.
+    let got: Vec<Value> = read_lines(&out.join("part-0.json"))
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let a13: Vec<&Value> = got
+        .iter()
+        .filter(|r| r["window_start"] == "2023-11-14 22:13:00")
+        .collect();
+    assert_eq!(a13, [&row("a", "13", 1, 1), &row("a", "13", 2, 5)]);
+    assert_eq!(
+        sorted(got.clone()),
+        sorted(vec![
+            row("a", "13", 1, 1),
+            row("a", "13", 2, 5),
+            row("a", "14", 1, 2),
+            row("b", "15", 1, 8)
+        ])
+    );
+    let late_rows = parsed_sorted(&late.join("part-0.json"));
+    assert_eq!(
+        late_rows,
+        vec![serde_json::from_str::<Value>(&lines[4]).unwrap()]
+    );
+}

@@ -147,3 +147,37 @@ fn export_writes_the_jobs_own_sql_with_settings_and_absolute_paths() {
     );
     assert!(!dir.join("other").exists());
 }
+
+#[test]
+fn export_removes_sluice_hints_and_lists_them() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let sql = "CREATE TABLE clicks (ad_id STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt)
+  WITH ('connector' = 'filesystem', 'path' = '/data/clicks.ndjson', 'format' = 'json');
+CREATE TABLE o (ad_id STRING, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id, COUNT(*)
+FROM TABLE(TUMBLE(TABLE clicks /*+ OPTIONS('sluice.hot_keys'='auto') */, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+GROUP BY ad_id, window_start, window_end;
+";
+    std::fs::write(dir.join("job.sql"), sql).unwrap();
+    std::fs::write(
+        dir.join("job.toml"),
+        "[runtime]\nshards = 1\n\n[pipeline]\nsql = \"job.sql\"\n",
+    )
+    .unwrap();
+    let exit = sluice(
+        dir,
+        &["export", "flink", "--config", "job.toml", "--out", "f"],
+    );
+    assert!(exit.success, "{}", exit.stderr);
+    let job = std::fs::read_to_string(dir.join("f/job.sql")).unwrap();
+    assert!(
+        job.ends_with(&sql.replace(" /*+ OPTIONS('sluice.hot_keys'='auto') */", "")),
+        "{job}"
+    );
+    let readme = std::fs::read_to_string(dir.join("f/README.md")).unwrap();
+    assert!(
+        readme.contains("removed the sluice-only hint /*+ OPTIONS('sluice.hot_keys'='auto') */"),
+        "{readme}"
+    );
+}

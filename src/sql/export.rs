@@ -3,7 +3,8 @@
 //! the same connectors, options and statements); what sluice takes from the job's TOML becomes
 //! Flink `SET` statements in front of it (parallelism from `[runtime] shards`, exactly-once
 //! checkpoints from `[checkpoint]`, the sources' idle timeout), and relative file paths become
-//! absolute, since a Flink job does not run in the directory sluice was started from. The
+//! absolute, since a Flink job does not run in the directory sluice was started from; hints of
+//! sluice's own options (`/*+ OPTIONS('sluice.hot_keys' = ..) */`) are removed. The
 //! directory also holds `run.sh` (the SQL client on a cluster, or `--local` for a PyFlink
 //! mini-cluster) and a README of what was changed and what to set on a cluster.
 
@@ -72,7 +73,11 @@ pub fn export_flink(
     };
     let cwd = std::env::current_dir().map_err(io(Path::new(".")))?;
     let mut changes = Vec::new();
-    let body = absolute_paths(&sql, &cwd, &mut changes);
+    let body = absolute_paths(
+        &without_sluice_hints(&sql, &mut changes),
+        &cwd,
+        &mut changes,
+    );
     let head = settings(config, &cwd, &mut changes);
     if out.exists() && std::fs::read_dir(out).map_err(io(out))?.next().is_some() {
         return Err(ExportError::NotEmpty(out.display().to_string()));
@@ -137,6 +142,29 @@ fn settings(config: &Config, cwd: &Path, changes: &mut Vec<String>) -> String {
         changes.push("no [checkpoint]: Flink runs without checkpoints; a filesystem or exactly-once Kafka sink commits only on checkpoints, so set execution.checkpointing.interval for an unbounded job".into());
     }
     s
+}
+
+/// `sql` without its `/*+ OPTIONS(...) */` hints of sluice's own options (Flink has none of
+/// them; sluice refuses every other hint, so these are all there are).
+fn without_sluice_hints(sql: &str, changes: &mut Vec<String>) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut rest = sql;
+    while let Some(at) = rest.find("/*+") {
+        let Some(len) = rest[at..].find("*/") else {
+            break;
+        };
+        let hint = &rest[at..at + len + 2];
+        out.push_str(rest[..at].trim_end_matches(' '));
+        if hint.contains("'sluice.") {
+            changes.push(format!("removed the sluice-only hint {hint}"));
+        } else {
+            out.push(' ');
+            out.push_str(hint);
+        }
+        rest = &rest[at + len + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `'path' = 'rel'` options made absolute against `cwd`.
@@ -205,6 +233,18 @@ On a cluster:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sluice_hints_are_removed_and_listed() {
+        let mut changes = Vec::new();
+        let sql = "FROM TABLE(TUMBLE(TABLE clicks /*+ OPTIONS('sluice.hot_keys'='auto') */, DESCRIPTOR(rt), x))";
+        let got = without_sluice_hints(sql, &mut changes);
+        assert_eq!(got, "FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), x))");
+        assert_eq!(
+            changes,
+            ["removed the sluice-only hint /*+ OPTIONS('sluice.hot_keys'='auto') */"]
+        );
+    }
 
     #[test]
     fn relative_paths_become_absolute_and_others_stay() {

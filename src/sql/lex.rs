@@ -1,4 +1,5 @@
-//! Statements as token lists: the SQL text cut at top-level `;`, without whitespace and comments,
+//! Statements as token lists: the SQL text cut at top-level `;`, without whitespace and comments
+//! (hints are kept aside, with the table name they follow),
 //! and with the two Flink spellings the SQL parser lacks rewritten: a window table function's
 //! `TABLE t` argument becomes `t`, and its `TABLE t PARTITION BY k` (or `(k1, k2)`) becomes
 //! `t, PARTITION_BY(k)`.
@@ -8,6 +9,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
 
 use super::error::SqlError;
+use super::hints::Hint;
 
 /// The window table functions whose first argument is `TABLE name`.
 pub const WINDOW_TVFS: [&str; 4] = ["TUMBLE", "HOP", "CUMULATE", "SESSION"];
@@ -32,28 +34,43 @@ impl Dialect for FlinkDialect {
     }
 }
 
-/// The statements of `sql`, each a non-empty token list.
-pub fn statements(sql: &str) -> Result<Vec<Vec<TokenWithSpan>>, SqlError> {
+/// One statement: its tokens (never empty) and the hints written in it.
+pub struct Statement {
+    pub tokens: Vec<TokenWithSpan>,
+    pub hints: Vec<Hint>,
+}
+
+/// The statements of `sql`.
+pub fn statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
     let tokens = Tokenizer::new(&FlinkDialect, sql)
         .tokenize_with_location()
         .map_err(|e| SqlError::at(e.location, e.message))?;
     let mut out = Vec::new();
-    let mut current = Vec::new();
+    let mut hints = Vec::new();
+    let mut current: Vec<TokenWithSpan> = Vec::new();
     let mut depth = 0i64;
     for t in tokens {
         match &t.token {
             Token::Whitespace(Whitespace::MultiLineComment(c)) if c.starts_with('+') => {
-                return Err(SqlError::span(
-                    t.span,
-                    "SQL hints (`/*+ ... */`) are not supported yet; set sluice's options in the job's TOML",
-                ));
+                let table = match current.last().map(|p| &p.token) {
+                    Some(Token::Word(w)) if w.keyword != Keyword::SELECT => Some(w),
+                    _ => None,
+                };
+                let Some(w) = table else {
+                    return Err(SqlError::span(
+                        t.span,
+                        "a hint goes right after a table's name (FROM t /*+ OPTIONS(...) */); query hints are not supported",
+                    ));
+                };
+                hints.push(super::hints::parse(c, w.value.clone(), t.span)?);
+                continue;
             }
             Token::Whitespace(_) => continue,
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
             Token::SemiColon if depth <= 0 => {
                 if !current.is_empty() {
-                    out.push(std::mem::take(&mut current));
+                    out.push((std::mem::take(&mut current), std::mem::take(&mut hints)));
                 }
                 depth = 0;
                 continue;
@@ -63,12 +80,14 @@ pub fn statements(sql: &str) -> Result<Vec<Vec<TokenWithSpan>>, SqlError> {
         current.push(t);
     }
     if !current.is_empty() {
-        out.push(current);
+        out.push((current, hints));
     }
     Ok(out
         .into_iter()
-        .map(unwrap_table_args)
-        .map(partition_args)
+        .map(|(tokens, hints)| Statement {
+            tokens: partition_args(unwrap_table_args(tokens)),
+            hints,
+        })
         .collect())
 }
 

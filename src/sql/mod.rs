@@ -15,6 +15,7 @@ mod dedupe;
 mod error;
 pub mod export;
 mod expr;
+mod hints;
 pub mod job;
 mod join;
 mod lex;
@@ -70,8 +71,12 @@ impl Stream {
 /// Compiles a whole SQL script into the TOML text of its sources, transforms and sinks.
 pub fn compile(sql: &str) -> Result<String, SqlError> {
     let mut c = Compiler::default();
-    for tokens in lex::statements(sql)? {
-        c.statement(&tokens)?;
+    for st in lex::statements(sql)? {
+        c.hints = st.hints;
+        c.statement(&st.tokens)?;
+        if let Some(h) = c.hints.first() {
+            return Err(SqlError::span(h.span, format!("this hint on `{}` applies to nothing: sluice's options set the window of a window table function, so write it on the table inside one, TUMBLE(TABLE {} /*+ OPTIONS(...) */, ...)", h.table, h.table)));
+        }
     }
     c.finish()
 }
@@ -88,6 +93,8 @@ struct Compiler {
     inserts: usize,
     /// `SET 'table.exec.state.ttl'`, in milliseconds: how long a deduplication remembers a key.
     state_ttl: Option<i64>,
+    /// The current statement's hints not yet applied.
+    hints: Vec<hints::Hint>,
 }
 
 impl Compiler {

@@ -267,3 +267,61 @@ INSERT INTO a SELECT AVG(bid), AVG(bid) + 1 FROM TABLE(TUMBLE(TABLE clicks, DESC
     );
     job(&sql);
 }
+
+const HINTED: &str = "CREATE TABLE o (ad_id STRING, n BIGINT) WITH ('connector' = 'print');
+CREATE TABLE late (ad_id STRING) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id, COUNT(*)
+FROM TABLE(TUMBLE(TABLE clicks /*+ OPTIONS(HINT) */, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+GROUP BY ad_id, window_start, window_end";
+
+#[test]
+fn sluice_hints_set_the_window_of_the_table_they_follow() {
+    let sql = format!("{CLICKS}{}", HINTED.replace("HINT", "'sluice.hot_keys'='salt', 'sluice.hot_keys.salt'='4', 'sluice.allowed_lateness'='10 s', 'sluice.late_events'='late'"));
+    let cfg = job(&sql);
+    let w = match &cfg.transforms["insert_1_o_window"] {
+        TransformConfig::Window(w) => w,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(w.allowed_lateness.as_millis(), 10_000);
+    assert_eq!(w.late_events.as_deref(), Some("insert_1_o_window_late"));
+    let hot = w.hot_keys;
+    assert_eq!(
+        (hot.mode, hot.salt),
+        (crate::config::HotKeyMode::Salt, Some(4))
+    );
+    let crate::config::SinkConfig::Stdout(late) = &cfg.sinks["late"] else {
+        panic!();
+    };
+    assert_eq!(late.inputs, ["insert_1_o_window_late"]);
+    // Hints nowhere near a window, on the wrong name, or with other options are refused.
+    for (hint, want) in [
+        ("'sluice.hot_keys'='hot'", "expected off, salt or auto"),
+        ("'sluice.nope'='1'", "unknown sluice option"),
+        (
+            "'scan.startup.mode'='latest-offset'",
+            "dynamic table options other than sluice.*",
+        ),
+        ("'sluice.late_events'='nowhere'", "no table `nowhere`"),
+        ("'sluice.allowed_lateness'='soon'", "expected a duration"),
+    ] {
+        let (l, c, m) = refusal(&format!("{CLICKS}{}", HINTED.replace("HINT", hint)));
+        assert!(m.contains(want), "{hint}: {m}");
+        assert_eq!((l, c), (9, 32), "{hint}");
+    }
+    let plain = format!(
+        "{CLICKS}CREATE TABLE p (ad_id STRING) WITH ('connector' = 'print');
+INSERT INTO p SELECT ad_id FROM clicks /*+ OPTIONS('sluice.hot_keys'='auto') */"
+    );
+    let (_, _, m) = refusal(&plain);
+    assert!(m.contains("applies to nothing"), "{m}");
+    let (_, _, m) = refusal(&format!(
+        "{CLICKS}CREATE TABLE p (ad_id STRING) WITH ('connector' = 'print');
+INSERT INTO p SELECT /*+ STATE_TTL('clicks'='1d') */ ad_id FROM clicks"
+    ));
+    assert!(m.contains("right after a table's name"), "{m}");
+    let (_, _, m) = refusal(&format!(
+        "{CLICKS}{}",
+        HINTED.replace("OPTIONS(HINT)", "BROADCAST(clicks)")
+    ));
+    assert!(m.contains("the hint BROADCAST is not supported"), "{m}");
+}

@@ -39,6 +39,11 @@ impl Compiler {
             ));
         };
         let input = self.stream_of(&table.value, table.span)?;
+        let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.hints)
+            .into_iter()
+            .partition(|h| h.table == table.value);
+        self.hints = others;
+        let hinted = super::hints::window_settings(&mine)?;
         let desc_expr = Expr::Function(desc.clone());
         let time_col = match plain_args(desc, &desc_expr)?.as_slice() {
             [Expr::Identifier(c)] if desc.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") => {
@@ -117,11 +122,28 @@ impl Compiler {
             .map(|(n, a, _)| format!("{n} = {}", quote(a)))
             .collect();
         let group_by: Vec<String> = keys.iter().map(|k| quote(&k.expr)).collect();
+        let mut extra = String::new();
+        if let Some(h) = &hinted.hot_keys {
+            extra += &format!("hot_keys = {{ {h} }}\n");
+        }
+        if let Some((late, span)) = &hinted.late_table {
+            let Some(t) = self.tables.get(late) else {
+                return Err(SqlError::span(
+                    *span,
+                    format!("sluice.late_events: no table `{late}` (declare it with CREATE TABLE)"),
+                ));
+            };
+            let late_stream = format!("{window_name}_late");
+            extra += &format!("late_events = {}\n", quote(&late_stream));
+            let name = t.name.clone();
+            self.sinks.entry(name).or_default().push(late_stream);
+        }
         self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"window\"\ninputs = [{}]\ngroup_by = [{}]\nwindow = {window}\nallowed_lateness = \"0s\"\naggregates = {{ {} }}\n\n",
+            "[transforms.{}]\ntype = \"window\"\ninputs = [{}]\ngroup_by = [{}]\nwindow = {window}\nallowed_lateness = \"{}ms\"\naggregates = {{ {} }}\n{extra}\n",
             quote(&window_name),
             quote(&input.name),
             group_by.join(", "),
+            hinted.lateness_ms.unwrap_or(0),
             aggs.join(", ")
         ));
         let mut columns: Vec<Col> = keys
