@@ -69,20 +69,59 @@ fn refuse_unknown(t: &Table, known: &[&str], prefix: Option<&str>) -> Result<(),
     Ok(())
 }
 
+/// The JSON format's options sluice takes: it never fails a job on a bad line (a malformed one
+/// goes to the dead-letter output either way) and reads a missing field as NULL.
+const JSON_OPTIONS: [&str; 2] = ["json.ignore-parse-errors", "json.fail-on-missing-field"];
+
+fn check_json_options(t: &Table) -> Result<(), SqlError> {
+    match t.option("json.fail-on-missing-field") {
+        None | Some("false") => {}
+        Some(_) => {
+            return Err(option_error(
+                t,
+                "json.fail-on-missing-field",
+                "only 'false' is supported: a missing field reads as NULL".into(),
+            ))
+        }
+    }
+    match t.option("json.ignore-parse-errors") {
+        None | Some("true") | Some("false") => Ok(()),
+        Some(_) => Err(option_error(
+            t,
+            "json.ignore-parse-errors",
+            "expected 'true' or 'false'".into(),
+        )),
+    }
+}
+
 /// The `[sources.NAME]` table for a table read by a query.
 pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
     let mut out = format!("[sources.{}]\n", quote(&t.name));
     let connector = required(t, "connector")?;
+    if connector == "datagen" {
+        return Ok(out + &datagen_source(t, time)?);
+    }
     check_format(t)?;
+    check_json_options(t)?;
     match connector {
         "filesystem" => {
-            refuse_unknown(t, &["connector", "format", "path"], None)?;
+            refuse_unknown(
+                t,
+                &[
+                    "connector",
+                    "format",
+                    "path",
+                    JSON_OPTIONS[0],
+                    JSON_OPTIONS[1],
+                ],
+                None,
+            )?;
             out += "type = \"file\"\n";
             out += &format!("path = {}\n", quote(required(t, "path")?));
         }
         "kafka" => out += &kafka_source(t)?,
         other => {
-            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka')")));
+            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'datagen')")));
         }
     }
     out += "format = \"json\"\n";
@@ -98,6 +137,48 @@ pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
     Ok(out)
 }
 
+/// Flink's `datagen` connector mapped to the built-in generator, where the table is its clicks
+/// (`ad_id STRING, user_id STRING, bid BIGINT, ts BIGINT`, any of them, with the time attribute
+/// on `ts` in milliseconds). The values are sluice's click model, not Flink's random fields, so
+/// per-field options are refused.
+fn datagen_source(t: &Table, time: &EventTime) -> Result<String, SqlError> {
+    refuse_unknown(t, &["connector", "number-of-rows", "rows-per-second"], None)?;
+    let fields = [
+        ("ad_id", SqlType::String),
+        ("user_id", SqlType::String),
+        ("bid", SqlType::Integer),
+        ("ts", SqlType::Integer),
+    ];
+    for c in t.columns.iter().filter(|c| c.computed.is_none()) {
+        if !fields.iter().any(|(n, ty)| *n == c.name && *ty == c.ty) {
+            return Err(SqlError::span(c.span, format!("table `{}`: connector 'datagen' is sluice's click generator, whose rows are ad_id STRING, user_id STRING, bid BIGINT, ts BIGINT: column `{}` is not one of them", t.name, c.name)));
+        }
+    }
+    if time.field != "ts" || time.unit != "ms" {
+        return Err(SqlError::span(t.span, format!("table `{}`: the generator's event time is `ts` in milliseconds: declare rt AS TO_TIMESTAMP_LTZ(ts, 3)", t.name)));
+    }
+    let mut out = String::from("type = \"generator\"\n");
+    let number = |key: &str| -> Result<Option<u64>, SqlError> {
+        t.option(key)
+            .map(|v| {
+                v.parse::<u64>()
+                    .map_err(|_| option_error(t, key, format!("'{v}' is not a count")))
+            })
+            .transpose()
+    };
+    if let Some(n) = number("number-of-rows")? {
+        out += &format!("count = {n}\n");
+    }
+    if let Some(r) = number("rows-per-second")? {
+        out += &format!("rate_limit = \"{r}/s\"\n");
+    }
+    out += &format!(
+        "watermark = {{ max_out_of_orderness = \"{}ms\" }}\n\n",
+        time.out_of_orderness_ms
+    );
+    Ok(out)
+}
+
 fn kafka_source(t: &Table) -> Result<String, SqlError> {
     let known = [
         "connector",
@@ -105,6 +186,8 @@ fn kafka_source(t: &Table) -> Result<String, SqlError> {
         "topic",
         "scan.startup.mode",
         "scan.bounded.mode",
+        JSON_OPTIONS[0],
+        JSON_OPTIONS[1],
     ];
     refuse_unknown(t, &known, Some("properties."))?;
     let mut out = String::from("type = \"kafka\"\n");

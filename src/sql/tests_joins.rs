@@ -325,3 +325,37 @@ INSERT INTO p SELECT /*+ STATE_TTL('clicks'='1d') */ ad_id FROM clicks"
     ));
     assert!(m.contains("the hint BROADCAST is not supported"), "{m}");
 }
+
+#[test]
+fn datagen_is_the_click_generator_and_json_options_are_taken() {
+    let gen = "CREATE TABLE g (ad_id STRING, bid BIGINT, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3),
+  WATERMARK FOR rt AS rt - INTERVAL '5' SECOND) WITH ('connector' = 'datagen', 'number-of-rows' = '5000', 'rows-per-second' = '100000');
+CREATE TABLE o (ad_id STRING) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id FROM g";
+    let cfg = job(gen);
+    let crate::config::SourceConfig::Generator(g) = &cfg.sources["g"] else {
+        panic!("{:?}", cfg.sources["g"]);
+    };
+    assert_eq!(
+        (g.count, g.rate_limit.as_deref()),
+        (Some(5000), Some("100000/s"))
+    );
+    let (_, _, m) = refusal(&gen.replace("bid BIGINT", "price DOUBLE"));
+    assert!(m.contains("column `price` is not one of them"), "{m}");
+    let (_, _, m) = refusal(&gen.replace(
+        "'number-of-rows'",
+        "'fields.bid.min' = '1', 'number-of-rows'",
+    ));
+    assert!(
+        m.contains("'fields.bid.min': not supported for connector 'datagen'"),
+        "{m}"
+    );
+    let json = format!("{CLICKS}CREATE TABLE o (ad_id STRING) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id FROM clicks").replace("'format' = 'json'", "'format' = 'json', 'json.ignore-parse-errors' = 'true', 'json.fail-on-missing-field' = 'false'");
+    job(&json);
+    let (_, _, m) = refusal(&json.replace(
+        "'json.fail-on-missing-field' = 'false'",
+        "'json.fail-on-missing-field' = 'true'",
+    ));
+    assert!(m.contains("only 'false' is supported"), "{m}");
+}
