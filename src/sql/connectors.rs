@@ -21,12 +21,12 @@ pub struct EventTime {
     pub out_of_orderness_ms: i64,
 }
 
-fn option_error(t: &Table, key: &str, message: String) -> SqlError {
+pub(super) fn option_error(t: &Table, key: &str, message: String) -> SqlError {
     let span = t.options.get(key).map_or(t.span, |(_, s)| *s);
     SqlError::span(span, format!("table `{}`: '{key}': {message}", t.name))
 }
 
-fn required<'t>(t: &'t Table, key: &str) -> Result<&'t str, SqlError> {
+pub(super) fn required<'t>(t: &'t Table, key: &str) -> Result<&'t str, SqlError> {
     t.option(key).ok_or_else(|| {
         SqlError::span(
             t.span,
@@ -36,7 +36,7 @@ fn required<'t>(t: &'t Table, key: &str) -> Result<&'t str, SqlError> {
 }
 
 /// Options every connector takes: `connector` and `format`.
-fn check_format(t: &Table) -> Result<(), SqlError> {
+pub(super) fn check_format(t: &Table) -> Result<(), SqlError> {
     match t.option("format") {
         Some("json") => Ok(()),
         Some(other) => Err(option_error(
@@ -51,7 +51,11 @@ fn check_format(t: &Table) -> Result<(), SqlError> {
     }
 }
 
-fn refuse_unknown(t: &Table, known: &[&str], prefix: Option<&str>) -> Result<(), SqlError> {
+pub(super) fn refuse_unknown(
+    t: &Table,
+    known: &[&str],
+    prefix: Option<&str>,
+) -> Result<(), SqlError> {
     for key in t.options.keys() {
         let ok = known.contains(&key.as_str()) || prefix.is_some_and(|p| key.starts_with(p));
         if !ok {
@@ -71,9 +75,10 @@ fn refuse_unknown(t: &Table, known: &[&str], prefix: Option<&str>) -> Result<(),
 
 /// The JSON format's options sluice takes: it never fails a job on a bad line (a malformed one
 /// goes to the dead-letter output either way) and reads a missing field as NULL.
-const JSON_OPTIONS: [&str; 2] = ["json.ignore-parse-errors", "json.fail-on-missing-field"];
+pub(super) const JSON_OPTIONS: [&str; 2] =
+    ["json.ignore-parse-errors", "json.fail-on-missing-field"];
 
-fn check_json_options(t: &Table) -> Result<(), SqlError> {
+pub(super) fn check_json_options(t: &Table) -> Result<(), SqlError> {
     match t.option("json.fail-on-missing-field") {
         None | Some("false") => {}
         Some(_) => {
@@ -101,8 +106,11 @@ pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
     if connector == "datagen" {
         return Ok(out + &datagen_source(t, time)?);
     }
-    check_format(t)?;
-    check_json_options(t)?;
+    // upsert-kafka names its key's and value's formats apart.
+    if connector != "upsert-kafka" {
+        check_format(t)?;
+        check_json_options(t)?;
+    }
     match connector {
         "filesystem" => {
             refuse_unknown(
@@ -119,9 +127,10 @@ pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
             out += "type = \"file\"\n";
             out += &format!("path = {}\n", quote(required(t, "path")?));
         }
-        "kafka" => out += &kafka_source(t)?,
+        "kafka" => out += &super::kafka::kafka_source(t)?,
+        "upsert-kafka" => out += &super::kafka::upsert_kafka_source(t)?,
         other => {
-            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'datagen')")));
+            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'datagen')")));
         }
     }
     out += "format = \"json\"\n";
@@ -179,70 +188,6 @@ fn datagen_source(t: &Table, time: &EventTime) -> Result<String, SqlError> {
     Ok(out)
 }
 
-fn kafka_source(t: &Table) -> Result<String, SqlError> {
-    let known = [
-        "connector",
-        "format",
-        "topic",
-        "scan.startup.mode",
-        "scan.bounded.mode",
-        JSON_OPTIONS[0],
-        JSON_OPTIONS[1],
-    ];
-    refuse_unknown(t, &known, Some("properties."))?;
-    let mut out = String::from("type = \"kafka\"\n");
-    out += &format!(
-        "brokers = {}\n",
-        quote(required(t, "properties.bootstrap.servers")?)
-    );
-    let topic = required(t, "topic")?;
-    if topic.contains(';') {
-        let topics: Vec<String> = topic.split(';').map(quote).collect();
-        out += &format!("topics = [{}]\n", topics.join(", "));
-    } else {
-        out += &format!("topic = {}\n", quote(topic));
-    }
-    if let Some(group) = t.option("properties.group.id") {
-        out += &format!("group_id = {}\n", quote(group));
-    }
-    let start = match t.option("scan.startup.mode") {
-        None | Some("group-offsets") => "committed",
-        Some("earliest-offset") => "earliest",
-        Some("latest-offset") => "latest",
-        Some(other) => {
-            return Err(option_error(t, "scan.startup.mode", format!("'{other}' is not supported yet (supported: 'earliest-offset', 'latest-offset', 'group-offsets')")));
-        }
-    };
-    out += &format!("start = \"{start}\"\n");
-    match t.option("scan.bounded.mode") {
-        None | Some("unbounded") => {}
-        Some("latest-offset") => out += "stop_at = \"end\"\n",
-        Some(other) => {
-            return Err(option_error(
-                t,
-                "scan.bounded.mode",
-                format!("'{other}' is not supported yet (supported: 'latest-offset', 'unbounded')"),
-            ));
-        }
-    }
-    let props: Vec<String> = t
-        .options
-        .iter()
-        .filter(|(k, _)| {
-            k.starts_with("properties.")
-                && !matches!(
-                    k.as_str(),
-                    "properties.bootstrap.servers" | "properties.group.id"
-                )
-        })
-        .map(|(k, (v, _))| format!("{} = {}", quote(&k["properties.".len()..]), quote(v)))
-        .collect();
-    if !props.is_empty() {
-        out += &format!("options = {{ {} }}\n", props.join(", "));
-    }
-    Ok(out)
-}
-
 /// The `[sinks.NAME]` table for a table written by `INSERT INTO`, reading `inputs`.
 pub fn sink_toml(t: &Table, inputs: &[String]) -> Result<String, SqlError> {
     let mut out = format!("[sinks.{}]\n", quote(&t.name));
@@ -260,46 +205,10 @@ pub fn sink_toml(t: &Table, inputs: &[String]) -> Result<String, SqlError> {
             refuse_unknown(t, &["connector"], None)?;
             out += "type = \"stdout\"\n";
         }
-        "kafka" => {
-            check_format(t)?;
-            let known = [
-                "connector",
-                "format",
-                "topic",
-                "sink.delivery-guarantee",
-                "sink.transactional-id-prefix",
-            ];
-            refuse_unknown(t, &known, Some("properties."))?;
-            out += "type = \"kafka\"\n";
-            out += &format!(
-                "brokers = {}\n",
-                quote(required(t, "properties.bootstrap.servers")?)
-            );
-            out += &format!("topic = {}\n", quote(required(t, "topic")?));
-            match t.option("sink.delivery-guarantee") {
-                None | Some("at-least-once") | Some("none") => {}
-                Some("exactly-once") => out += "delivery = \"exactly_once\"\n",
-                Some(other) => {
-                    return Err(option_error(t, "sink.delivery-guarantee", format!("'{other}' is not a delivery guarantee (expected 'exactly-once', 'at-least-once' or 'none')")));
-                }
-            }
-            if let Some(prefix) = t.option("sink.transactional-id-prefix") {
-                out += &format!("transactional_id_prefix = {}\n", quote(prefix));
-            }
-            let props: Vec<String> = t
-                .options
-                .iter()
-                .filter(|(k, _)| {
-                    k.starts_with("properties.") && k.as_str() != "properties.bootstrap.servers"
-                })
-                .map(|(k, (v, _))| format!("{} = {}", quote(&k["properties.".len()..]), quote(v)))
-                .collect();
-            if !props.is_empty() {
-                out += &format!("options = {{ {} }}\n", props.join(", "));
-            }
-        }
+        "kafka" => out += &super::kafka::kafka_sink(t)?,
+        "upsert-kafka" => out += &super::kafka::upsert_kafka_sink(t)?,
         other => {
-            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a sink yet (supported: 'filesystem', 'kafka', 'print')")));
+            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a sink yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'print')")));
         }
     }
     out += &format!("inputs = [{}]\n\n", list.join(", "));

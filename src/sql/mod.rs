@@ -18,6 +18,7 @@ mod expr;
 mod hints;
 pub mod job;
 mod join;
+mod kafka;
 mod lex;
 mod query;
 mod settings;

@@ -359,3 +359,31 @@ INSERT INTO o SELECT ad_id FROM clicks").replace("'format' = 'json'", "'format' 
     ));
     assert!(m.contains("only 'false' is supported"), "{m}");
 }
+
+#[test]
+fn upsert_kafka_is_a_keyed_changelog_read_and_a_keyed_topic_written() {
+    let sql = format!("{CLICKS}CREATE TABLE rates (ad_id STRING, price DECIMAL(10, 4), ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt, PRIMARY KEY (ad_id) NOT ENFORCED
+) WITH ('connector' = 'upsert-kafka', 'topic' = 'rates', 'properties.bootstrap.servers' = '127.0.0.1:9092',
+  'key.format' = 'json', 'value.format' = 'json');
+CREATE TABLE spend (ad_id STRING, price DECIMAL(10, 4), PRIMARY KEY (ad_id) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'spend', 'properties.bootstrap.servers' = '127.0.0.1:9092',
+  'key.format' = 'json', 'value.format' = 'json', 'properties.linger.ms' = '5');
+INSERT INTO spend SELECT c.ad_id, r.price FROM clicks AS c JOIN rates FOR SYSTEM_TIME AS OF c.rt AS r ON c.ad_id = r.ad_id");
+    let toml = compile(&sql).unwrap();
+    for want in [
+        "changelog = \"upsert\"\nkey_format = \"json\"\nstart = \"earliest\"",
+        "topic = \"spend\"\nkey = [\"ad_id\"]",
+        "options = { \"linger.ms\" = \"5\" }",
+    ] {
+        assert!(toml.contains(want), "{want} not in\n{toml}");
+    }
+    job(&sql);
+    let (_, _, m) = refusal(&sql.replace(", PRIMARY KEY (ad_id) NOT ENFORCED)\n", ")\n"));
+    assert!(
+        m.contains("an upsert-kafka table needs a PRIMARY KEY"),
+        "{m}"
+    );
+    let (_, _, m) = refusal(&sql.replacen("'value.format' = 'json'", "'value.format' = 'avro'", 1));
+    assert!(m.contains("'avro' is not supported yet"), "{m}");
+}

@@ -1,0 +1,218 @@
+//! Flink's `kafka` and `upsert-kafka` connectors as sluice's Kafka source and sink. An
+//! `upsert-kafka` table is a keyed changelog: read, it is a versioned table (sluice's
+//! `changelog = "upsert"` source: each record a new version of its key, a tombstone its
+//! deletion, from the earliest offset as Flink reads it); written, each row is keyed by the
+//! table's PRIMARY KEY (a JSON object of its columns), so a compacted topic keeps the last row
+//! per key. Keys and values are JSON, the value holding every column (`value.fields-include` =
+//! `ALL`, Flink's default).
+
+use super::connectors::{
+    check_format, check_json_options, option_error, refuse_unknown, required, JSON_OPTIONS,
+};
+use super::ddl::Table;
+use super::error::SqlError;
+use super::expr::quote;
+
+pub(super) fn kafka_source(t: &Table) -> Result<String, SqlError> {
+    let known = [
+        "connector",
+        "format",
+        "topic",
+        "scan.startup.mode",
+        "scan.bounded.mode",
+        JSON_OPTIONS[0],
+        JSON_OPTIONS[1],
+    ];
+    refuse_unknown(t, &known, Some("properties."))?;
+    let mut out = String::from("type = \"kafka\"\n");
+    out += &format!(
+        "brokers = {}\n",
+        quote(required(t, "properties.bootstrap.servers")?)
+    );
+    let topic = required(t, "topic")?;
+    if topic.contains(';') {
+        let topics: Vec<String> = topic.split(';').map(quote).collect();
+        out += &format!("topics = [{}]\n", topics.join(", "));
+    } else {
+        out += &format!("topic = {}\n", quote(topic));
+    }
+    if let Some(group) = t.option("properties.group.id") {
+        out += &format!("group_id = {}\n", quote(group));
+    }
+    let start = match t.option("scan.startup.mode") {
+        None | Some("group-offsets") => "committed",
+        Some("earliest-offset") => "earliest",
+        Some("latest-offset") => "latest",
+        Some(other) => {
+            return Err(option_error(t, "scan.startup.mode", format!("'{other}' is not supported yet (supported: 'earliest-offset', 'latest-offset', 'group-offsets')")));
+        }
+    };
+    out += &format!("start = \"{start}\"\n");
+    match t.option("scan.bounded.mode") {
+        None | Some("unbounded") => {}
+        Some("latest-offset") => out += "stop_at = \"end\"\n",
+        Some(other) => {
+            return Err(option_error(
+                t,
+                "scan.bounded.mode",
+                format!("'{other}' is not supported yet (supported: 'latest-offset', 'unbounded')"),
+            ));
+        }
+    }
+    out += &properties(t, &["properties.bootstrap.servers", "properties.group.id"]);
+    Ok(out)
+}
+
+/// `properties.*` other than the ones mapped to keys of their own, as librdkafka `options`.
+fn properties(t: &Table, mapped: &[&str]) -> String {
+    let props: Vec<String> = t
+        .options
+        .iter()
+        .filter(|(k, _)| k.starts_with("properties.") && !mapped.contains(&k.as_str()))
+        .map(|(k, (v, _))| format!("{} = {}", quote(&k["properties.".len()..]), quote(v)))
+        .collect();
+    if props.is_empty() {
+        String::new()
+    } else {
+        format!("options = {{ {} }}\n", props.join(", "))
+    }
+}
+
+pub(super) fn kafka_sink(t: &Table) -> Result<String, SqlError> {
+    check_format(t)?;
+    let known = [
+        "connector",
+        "format",
+        "topic",
+        "sink.delivery-guarantee",
+        "sink.transactional-id-prefix",
+    ];
+    refuse_unknown(t, &known, Some("properties."))?;
+    let mut out = String::from("type = \"kafka\"\n");
+    out += &format!(
+        "brokers = {}\n",
+        quote(required(t, "properties.bootstrap.servers")?)
+    );
+    out += &format!("topic = {}\n", quote(required(t, "topic")?));
+    out += &delivery(t)?;
+    out += &properties(t, &["properties.bootstrap.servers"]);
+    Ok(out)
+}
+
+/// `sink.delivery-guarantee` and `sink.transactional-id-prefix`.
+fn delivery(t: &Table) -> Result<String, SqlError> {
+    let mut out = String::new();
+    match t.option("sink.delivery-guarantee") {
+        None | Some("at-least-once") | Some("none") => {}
+        Some("exactly-once") => out += "delivery = \"exactly_once\"\n",
+        Some(other) => {
+            return Err(option_error(t, "sink.delivery-guarantee", format!("'{other}' is not a delivery guarantee (expected 'exactly-once', 'at-least-once' or 'none')")));
+        }
+    }
+    if let Some(prefix) = t.option("sink.transactional-id-prefix") {
+        out += &format!("transactional_id_prefix = {}\n", quote(prefix));
+    }
+    Ok(out)
+}
+
+/// The JSON key and value formats, every column in the value: what sluice's Kafka sources and
+/// sinks read and write.
+fn check_upsert_formats(t: &Table) -> Result<(), SqlError> {
+    for key in ["key.format", "value.format"] {
+        match t.option(key) {
+            Some("json") => {}
+            Some(other) => {
+                return Err(option_error(
+                    t,
+                    key,
+                    format!("'{other}' is not supported yet (supported: 'json')"),
+                ))
+            }
+            None => {
+                return Err(SqlError::span(
+                    t.span,
+                    format!("table `{}` needs the option '{key}' (= 'json')", t.name),
+                ))
+            }
+        }
+    }
+    match t.option("value.fields-include") {
+        None | Some("ALL") => {}
+        Some(_) => {
+            return Err(option_error(
+                t,
+                "value.fields-include",
+                "only 'ALL' is supported: the value holds every column".into(),
+            ))
+        }
+    }
+    if t.primary_key.is_empty() {
+        return Err(SqlError::span(t.span, format!("table `{}`: an upsert-kafka table needs a PRIMARY KEY (...) NOT ENFORCED: its record key", t.name)));
+    }
+    Ok(())
+}
+
+pub(super) fn upsert_kafka_source(t: &Table) -> Result<String, SqlError> {
+    let known = [
+        "connector",
+        "topic",
+        "key.format",
+        "value.format",
+        "value.fields-include",
+        "scan.bounded.mode",
+        JSON_OPTIONS[0],
+        JSON_OPTIONS[1],
+    ];
+    refuse_unknown(t, &known, Some("properties."))?;
+    check_upsert_formats(t)?;
+    check_json_options(t)?;
+    let mut out = String::from(
+        "type = \"kafka\"\nchangelog = \"upsert\"\nkey_format = \"json\"\nstart = \"earliest\"\n",
+    );
+    out += &format!(
+        "brokers = {}\n",
+        quote(required(t, "properties.bootstrap.servers")?)
+    );
+    out += &format!("topic = {}\n", quote(required(t, "topic")?));
+    if let Some(group) = t.option("properties.group.id") {
+        out += &format!("group_id = {}\n", quote(group));
+    }
+    match t.option("scan.bounded.mode") {
+        None | Some("unbounded") => {}
+        Some("latest-offset") => out += "stop_at = \"end\"\n",
+        Some(other) => {
+            return Err(option_error(
+                t,
+                "scan.bounded.mode",
+                format!("'{other}' is not supported yet (supported: 'unbounded', 'latest-offset')"),
+            ))
+        }
+    }
+    out += &properties(t, &["properties.bootstrap.servers", "properties.group.id"]);
+    Ok(out)
+}
+
+pub(super) fn upsert_kafka_sink(t: &Table) -> Result<String, SqlError> {
+    let known = [
+        "connector",
+        "topic",
+        "key.format",
+        "value.format",
+        "value.fields-include",
+        "sink.delivery-guarantee",
+        "sink.transactional-id-prefix",
+    ];
+    refuse_unknown(t, &known, Some("properties."))?;
+    check_upsert_formats(t)?;
+    let mut out = String::from("type = \"kafka\"\n");
+    out += &format!(
+        "brokers = {}\n",
+        quote(required(t, "properties.bootstrap.servers")?)
+    );
+    out += &format!("topic = {}\n", quote(required(t, "topic")?));
+    let key: Vec<String> = t.primary_key.iter().map(|k| quote(k)).collect();
+    out += &format!("key = [{}]\n", key.join(", "));
+    out += &delivery(t)?;
+    out += &properties(t, &["properties.bootstrap.servers"]);
+    Ok(out)
+}
