@@ -317,6 +317,18 @@ impl Checker<'_> {
                 }
                 null_or(Type::Int)
             }
+            Func::DateFormat => {
+                want(0, Num, "an int (epoch milliseconds)")?;
+                self.not_decimal(name, &args[0], types[0])?;
+                want(1, Str, "a string")?;
+                if let ExprKind::Str(p) = &args[1].kind {
+                    if !time::date_pattern_ok(p) {
+                        let message = format!("date pattern `{p}`: expected the letters y, M, d, H, m, s, S (up to SSS) and 'quoted text'");
+                        return Err(self.error(ExprErrorKind::Type, args[1].pos, message));
+                    }
+                }
+                null_or(Type::String)
+            }
             Func::ToInt => null_or(Type::Int),
             Func::ToString => null_or(Type::String),
             Func::ToDecimal => {

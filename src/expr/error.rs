@@ -83,6 +83,8 @@ pub enum EvalReason {
     TimeUnit(String),
     #[error("timestamp {0} ms is outside the years 0000 to 9999")]
     TimeRange(i64),
+    #[error("date pattern `{0}`: expected the letters y, M, d, H, m, s, S (up to SSS) and 'quoted text'")]
+    DatePattern(String),
     #[error("`round` digits must be between 0 and 28, got {0}")]
     RoundDigits(i64),
     #[error("cannot read the field: {0}")]

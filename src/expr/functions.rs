@@ -1,7 +1,7 @@
 //! The built-in functions: their names and arities, and their run-time semantics.
 //!
 //! Strings: `lower upper len starts_with ends_with contains concat`; math: `abs round floor ceil
-//! min max`; time: `truncate_time format_time sql_timestamp`; casts (SQL's CAST, Flink's rules):
+//! min max`; time: `truncate_time format_time sql_timestamp date_format(ts_ms, 'yyyy-MM-dd HH:mm')`; casts (SQL's CAST, Flink's rules):
 //! `to_int` (decimals truncate toward zero, strings are read trimmed, booleans are 1 and 0),
 //! `to_decimal(x, scale)` (rounded half away from zero to the scale, which it keeps) and
 //! `to_string` (numbers as written, booleans as TRUE and FALSE); and `coalesce`. All except `coalesce` give null
@@ -40,6 +40,7 @@ pub(super) enum Func {
     ToInt,
     ToDecimal,
     ToString,
+    DateFormat,
 }
 
 /// A function's name and how many arguments it takes (`max: None` for any number).
@@ -80,6 +81,7 @@ pub(super) const FUNCTIONS: &[Signature] = &[
     sig(Func::ToInt, "to_int", 1, Some(1)),
     sig(Func::ToDecimal, "to_decimal", 2, Some(2)),
     sig(Func::ToString, "to_string", 1, Some(1)),
+    sig(Func::DateFormat, "date_format", 2, Some(2)),
 ];
 
 /// Names people reach for from other languages, and ours.
@@ -303,6 +305,27 @@ pub(super) fn call2<'a>(func: Func, x: Value<'a>, y: Value<'a>) -> OpResult<'a> 
                 Value::Decimal(d) => Ok(Value::Decimal(round(d, digits))),
                 other => Ok(other),
             }
+        }
+        Func::DateFormat => {
+            if !matches!(x, Value::Int(_) | Value::Null) {
+                return Err(type_error(name, 0, "an int (epoch milliseconds)", &x));
+            }
+            if !matches!(y, Value::Str(_) | Value::Null) {
+                return Err(type_error(name, 1, "a string", &y));
+            }
+            let (Value::Int(ts), Value::Str(p)) = (&x, &y) else {
+                return Ok(Value::Null);
+            };
+            time::date_format(*ts, p)
+                .map(|s| Value::Str(Cow::Owned(s)))
+                .map_err(|reason| OpError {
+                    blame: if matches!(reason, EvalReason::DatePattern(_)) {
+                        Blame::Arg(1)
+                    } else {
+                        Blame::Arg(0)
+                    },
+                    reason,
+                })
         }
         Func::ToDecimal => {
             let scale = match y {

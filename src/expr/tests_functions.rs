@@ -354,3 +354,29 @@ fn casts_follow_flinks_rules() {
     assert_eq!(v("to_string(none)"), "null");
     assert_eq!(compile_err("to_decimal(qty, 29)").kind, ExprErrorKind::Type);
 }
+
+#[test]
+fn date_format_writes_java_patterns_in_utc() {
+    // 1700000000123 ms is 2023-11-14 22:13:20.123 UTC.
+    let f = |p: &str| v(&format!("date_format(1700000000123, \"{p}\")"));
+    assert_eq!(f("yyyy-MM-dd HH:mm:ss.SSS"), r#""2023-11-14 22:13:20.123""#);
+    assert_eq!(f("yy/M/d H:m:s"), r#""23/11/14 22:13:20""#);
+    assert_eq!(f("yyyyMMdd"), r#""20231114""#);
+    assert_eq!(f("HH:mm:ss.S"), r#""22:13:20.1""#);
+    assert_eq!(f("'day' d 'of' MM"), r#""day 14 of 11""#);
+    assert_eq!(f("HH''mm"), r#""22'13""#);
+    assert_eq!(v("date_format(0, 'yyyy-MM-dd')"), r#""1970-01-01""#);
+    assert_eq!(
+        v("date_format(-1, 'yyyy-MM-dd HH:mm:ss.SSS')"),
+        r#""1969-12-31 23:59:59.999""#
+    );
+    assert_eq!(v("date_format(none, 'yyyy')"), "null");
+    for bad in ["yyyy-MM-dd EEE", "hh:mm a", "'unclosed"] {
+        let e = compile_err(&format!("date_format(qty, \"{bad}\")"));
+        assert!(e.message.contains("date pattern"), "{bad}: {}", e.message);
+    }
+    assert!(matches!(
+        eval_err("date_format(qty, name)").reason(),
+        EvalReason::DatePattern(_)
+    ));
+}

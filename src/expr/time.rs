@@ -94,3 +94,70 @@ pub(super) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     // Both are in range by the comments above.
     (year, month as u32, day as u32)
 }
+
+/// `ts` written by a Java date pattern, as Flink's `DATE_FORMAT` does (in UTC): `yyyy` / `yy`,
+/// `MM` / `M`, `dd` / `d`, `HH` / `H`, `mm` / `m`, `ss` / `s`, `S`..`SSS` (the leading digits of
+/// the milliseconds), text in single quotes (`''` is a quote), any other non-letter as it is.
+pub(super) fn date_format(ts: i64, pattern: &str) -> Result<String, EvalReason> {
+    if !(MIN_MS..=MAX_MS).contains(&ts) {
+        return Err(EvalReason::TimeRange(ts));
+    }
+    let days = ts.div_euclid(MS_PER_DAY);
+    let ms_of_day = ts.rem_euclid(MS_PER_DAY);
+    let (year, month, day) = civil_from_days(days);
+    let fields = [
+        ('y', year),
+        ('M', i64::from(month)),
+        ('d', i64::from(day)),
+        ('H', ms_of_day / 3_600_000),
+        ('m', ms_of_day / 60_000 % 60),
+        ('s', ms_of_day / 1_000 % 60),
+    ];
+    let milli = ms_of_day % 1_000;
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let run = chars[i..].iter().take_while(|&&x| x == c).count();
+        if c == '\'' {
+            // '' is a quote; 'text' is text.
+            if run >= 2 {
+                out.push('\'');
+                i += 2;
+                continue;
+            }
+            let Some(end) = chars[i + 1..].iter().position(|&x| x == '\'') else {
+                return Err(EvalReason::DatePattern(pattern.to_string()));
+            };
+            out.extend(&chars[i + 1..i + 1 + end]);
+            i += end + 2;
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        match (c, fields.iter().find(|(f, _)| *f == c)) {
+            ('y', _) if run == 2 => {
+                let _ = write!(out, "{:02}", year.rem_euclid(100));
+            }
+            (_, Some((_, v))) => {
+                let _ = write!(out, "{v:0run$}");
+            }
+            ('S', None) if run <= 3 => {
+                let digits = format!("{milli:03}");
+                out.push_str(&digits[..run]);
+            }
+            _ => return Err(EvalReason::DatePattern(pattern.to_string())),
+        }
+        i += run;
+    }
+    Ok(out)
+}
+
+/// Whether `date_format` takes `pattern`.
+pub(super) fn date_pattern_ok(pattern: &str) -> bool {
+    date_format(0, pattern).is_ok()
+}

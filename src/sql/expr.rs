@@ -276,6 +276,9 @@ fn function(f: &Function, e: &Expr, scope: &mut dyn Scope) -> Result<(String, Sq
             )),
         };
     }
+    if let Some(found) = time_function(&name, f, e, scope)? {
+        return Ok(found);
+    }
     let Some((_, ours)) = SCALARS.iter().find(|(flink, _)| *flink == name) else {
         return Err(SqlError::span(
             e.span(),
@@ -305,6 +308,54 @@ fn function(f: &Function, e: &Expr, scope: &mut dyn Scope) -> Result<(String, Sq
         _ => first_ty,
     };
     Ok((format!("{ours}({})", texts.join(", ")), ty))
+}
+
+/// `DATE_FORMAT(ts, 'pattern')` (a timestamp written by a Java pattern, in UTC) and
+/// `TO_TIMESTAMP_LTZ(n, 3 | 0)` (epoch milliseconds or seconds as a TIMESTAMP_LTZ).
+fn time_function(
+    name: &str,
+    f: &Function,
+    e: &Expr,
+    scope: &mut dyn Scope,
+) -> Result<Option<(String, SqlType)>, SqlError> {
+    Ok(Some(match name {
+        "DATE_FORMAT" => {
+            let [ts, pattern] = plain_args(f, e)?[..] else {
+                return Err(SqlError::span(
+                    e.span(),
+                    "DATE_FORMAT takes a timestamp and a pattern",
+                ));
+            };
+            let (t, ty) = translate(ts, scope)?;
+            if !ty.is_time() {
+                return Err(SqlError::span(ts.span(), "DATE_FORMAT of a string is not supported yet: pass a TIMESTAMP(3) or TIMESTAMP_LTZ(3)"));
+            }
+            let (p, _) = translate(pattern, scope)?;
+            (format!("date_format({t}, {p})"), SqlType::String)
+        }
+        "TO_TIMESTAMP_LTZ" => {
+            let args = plain_args(f, e)?;
+            let (Some(n), precision) = (args.first(), args.get(1)) else {
+                return Err(SqlError::span(
+                    e.span(),
+                    "TO_TIMESTAMP_LTZ takes a number and its precision (3 or 0)",
+                ));
+            };
+            let (t, _) = translate(n, scope)?;
+            let p = precision.map(|p| p.to_string());
+            match p.as_deref() {
+                Some("3") => (t, SqlType::TimestampLtz),
+                Some("0") | None => (format!("({t} * 1000)"), SqlType::TimestampLtz),
+                Some(_) => {
+                    return Err(SqlError::span(
+                        e.span(),
+                        "TO_TIMESTAMP_LTZ's precision must be 3 (milliseconds) or 0 (seconds)",
+                    ))
+                }
+            }
+        }
+        _ => return Ok(None),
+    }))
 }
 
 /// A call's arguments, each a plain expression (no `*`, named arguments or clauses).
