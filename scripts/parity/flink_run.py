@@ -14,12 +14,15 @@ from pyflink.table import EnvironmentSettings, TableEnvironment
 
 
 def statements(text):
-    """The script's statements: cut at `;` outside quotes, `--` comments dropped."""
+    """The script's statements: cut at `;` outside quotes, `--` comments (to the end of their
+    line, outside quotes) dropped."""
     out, cur, quote = [], [], False
     for line in text.splitlines():
-        if not quote and line.strip().startswith("--"):
-            continue
-        for ch in line + "\n":
+        i = 0
+        while i < len(line):
+            ch = line[i]
+            if not quote and line.startswith("--", i):
+                break
             if ch == "'":
                 quote = not quote
             if ch == ";" and not quote:
@@ -28,6 +31,8 @@ def statements(text):
                 cur = []
             else:
                 cur.append(ch)
+            i += 1
+        cur.append("\n")
     if "".join(cur).strip():
         out.append("".join(cur).strip())
     return out
@@ -51,8 +56,11 @@ def main():
         m = re.match(r"SET\s+'([^']+)'\s*=\s*'([^']*)'", stmt, re.I)
         if m:
             conf.set(m.group(1), m.group(2))
-        elif re.match(r"(EXECUTE\s+STATEMENT\s+SET\s+)?BEGIN|END$", stmt, re.I):
+        elif re.fullmatch(r"(BEGIN\s+STATEMENT\s+SET|END)", stmt, re.I):
             continue
+        elif re.match(r"(EXECUTE\s+STATEMENT\s+SET\s+)?BEGIN\s+INSERT", stmt, re.I):
+            inserts.add_insert_sql(re.sub(r"^(EXECUTE\s+STATEMENT\s+SET\s+)?BEGIN\s+", "", stmt, flags=re.I))
+            n += 1
         elif stmt.upper().startswith("INSERT"):
             inserts.add_insert_sql(stmt)
             n += 1

@@ -100,11 +100,12 @@ pub(super) fn check_json_options(t: &Table) -> Result<(), SqlError> {
 }
 
 /// The `[sources.NAME]` table for a table read by a query.
-pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
+pub fn source_toml(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<String, SqlError> {
+    let idle = idle_ms.map_or(String::new(), |ms| format!(", idle_timeout = \"{ms}ms\""));
     let mut out = format!("[sources.{}]\n", quote(&t.name));
     let connector = required(t, "connector")?;
     if connector == "datagen" {
-        return Ok(out + &datagen_source(t, time)?);
+        return Ok(out + &datagen_source(t, time, &idle)?);
     }
     // upsert-kafka names its key's and value's formats apart.
     if connector != "upsert-kafka" {
@@ -140,7 +141,7 @@ pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
         time.unit
     );
     out += &format!(
-        "watermark = {{ max_out_of_orderness = \"{}ms\" }}\n\n",
+        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle} }}\n\n",
         time.out_of_orderness_ms
     );
     Ok(out)
@@ -150,7 +151,7 @@ pub fn source_toml(t: &Table, time: &EventTime) -> Result<String, SqlError> {
 /// (`ad_id STRING, user_id STRING, bid BIGINT, ts BIGINT`, any of them, with the time attribute
 /// on `ts` in milliseconds). The values are sluice's click model, not Flink's random fields, so
 /// per-field options are refused.
-fn datagen_source(t: &Table, time: &EventTime) -> Result<String, SqlError> {
+fn datagen_source(t: &Table, time: &EventTime, idle: &str) -> Result<String, SqlError> {
     refuse_unknown(t, &["connector", "number-of-rows", "rows-per-second"], None)?;
     let fields = [
         ("ad_id", SqlType::String),
@@ -182,7 +183,7 @@ fn datagen_source(t: &Table, time: &EventTime) -> Result<String, SqlError> {
         out += &format!("rate_limit = \"{r}/s\"\n");
     }
     out += &format!(
-        "watermark = {{ max_out_of_orderness = \"{}ms\" }}\n\n",
+        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle} }}\n\n",
         time.out_of_orderness_ms
     );
     Ok(out)
@@ -302,6 +303,9 @@ fn watermark_delay(e: &Expr, column: &str) -> Result<i64, SqlError> {
     }
 }
 
+/// The longest interval taken: small enough that a bound built of several never overflows.
+pub const MAX_INTERVAL_MS: i64 = 100_000 * 366 * 86_400_000;
+
 /// `INTERVAL '5' SECOND` in milliseconds (whole milliseconds, not negative).
 pub fn interval_ms(e: &Expr) -> Result<i64, SqlError> {
     let refuse = |why: &str| {
@@ -338,11 +342,17 @@ pub fn interval_ms(e: &Expr) -> Result<i64, SqlError> {
     let amount: rust_decimal::Decimal = text
         .parse()
         .map_err(|_| refuse("the amount is not a number"))?;
-    let ms = amount * rust_decimal::Decimal::from(unit_ms);
+    let ms = amount
+        .checked_mul(rust_decimal::Decimal::from(unit_ms))
+        .ok_or_else(|| refuse("it is too long"))?;
     if ms.is_sign_negative() || ms.fract() != rust_decimal::Decimal::ZERO {
         return Err(refuse(
             "it must be a whole, non-negative number of milliseconds",
         ));
     }
-    i64::try_from(ms).map_err(|_| refuse("it is too long"))
+    // Sums of a few intervals (bounds, offsets) must still fit an i64.
+    i64::try_from(ms)
+        .ok()
+        .filter(|ms| *ms <= MAX_INTERVAL_MS)
+        .ok_or_else(|| refuse("it is too long (at most 100 000 years)"))
 }

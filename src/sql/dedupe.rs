@@ -48,6 +48,11 @@ impl Compiler {
                 "expected ROW_NUMBER() OVER (...)",
             ));
         };
+        if !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
+            || sel.having.is_some()
+        {
+            return Err(SqlError::span(sel.select_token.0.span, "GROUP BY over a ROW_NUMBER query needs a window: deduplicate or rank in a view, then window the view with a window table function"));
+        }
         let call = Expr::Function(f.clone());
         let Some(WindowType::WindowSpec(spec)) = &f.over else {
             return Err(SqlError::span(
@@ -64,6 +69,9 @@ impl Compiler {
             s.projection.remove(at);
         }
         let input = self.query(&rows, &format!("{base}_rows"), None)?;
+        if input.columns.iter().any(|c| c.name == rn) {
+            return Err(SqlError::span(call.span(), format!("the ROW_NUMBER column `{rn}` has the name of a column it ranks: give it another alias")));
+        }
         let names = |n: &str| {
             spec.partition_by
                 .iter()
@@ -160,9 +168,12 @@ pub(super) fn top_bound(e: &Expr, rn: &str) -> Option<i64> {
     let (op, n) = if is_rn(left) {
         (op.clone(), num(right))
     } else if is_rn(right) {
+        // `N >= rn` is `rn <= N`; `N <= rn` is `rn >= N`, a lower bound.
         let flipped = match op {
             BinaryOperator::Gt => BinaryOperator::Lt,
             BinaryOperator::GtEq => BinaryOperator::LtEq,
+            BinaryOperator::Lt => BinaryOperator::Gt,
+            BinaryOperator::LtEq => BinaryOperator::GtEq,
             other => other.clone(),
         };
         (flipped, num(left))

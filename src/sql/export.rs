@@ -135,7 +135,7 @@ fn settings(config: &Config, cwd: &Path, changes: &mut Vec<String>) -> String {
         let _ = writeln!(
             s,
             "SET 'execution.checkpointing.dir' = 'file://{}';",
-            dir.display()
+            dir.display().to_string().replace('\'', "''")
         );
         changes.push(format!("checkpoints every {ms} ms, exactly-once, to file://{} ([checkpoint]); on a cluster use shared storage (s3://, hdfs://)", dir.display()));
     } else {
@@ -191,7 +191,11 @@ fn absolute_paths(sql: &str, cwd: &Path, changes: &mut Vec<String>) -> String {
             out.push_str(&rest[..consumed]);
         } else {
             let abs = cwd.join(path);
-            let _ = write!(out, " = '{}'", abs.display());
+            let _ = write!(
+                out,
+                " = '{}'",
+                abs.display().to_string().replace('\'', "''")
+            );
             changes.push(format!(
                 "path '{path}' -> '{}' (a cluster needs shared storage)",
                 abs.display()
@@ -223,8 +227,15 @@ On a cluster:
   `sink.transactional-id-prefix` unique per job, and consumers reading `read_committed`, as in sluice.
 - A filesystem sink writes `part-*` files into its directory, committed on each checkpoint (sluice
   writes `part-0.json`); a filesystem source must be readable by every task manager.
-- Deduplication keeps keys for `table.exec.state.ttl`; Flink measures it in processing time
-  since a key was last seen, sluice in event time since its first row.
+- `table.exec.state.ttl` applies in Flink to every stateful operator, in processing time since a
+  key was last seen: a deduplication (sluice: in event time since its first row) and also a
+  temporal join's versions, so a price unchanged for longer than the TTL is forgotten there
+  (inner rows dropped, LEFT rows NULL), which sluice never does.
+- A `SET 'table.exec.source.idle-timeout'` in the SQL comes after the one exported here and wins,
+  in Flink as in sluice.
+- Flink's JSON format fails the job on a malformed line unless the table sets
+  `'json.ignore-parse-errors' = 'true'` (then it skips the line); sluice sends it to the dead
+  letters either way.
 ",
     );
     s

@@ -222,6 +222,11 @@ fn cast(
 ) -> Result<(String, SqlType), SqlError> {
     let (text, from) = translate(x, scope)?;
     let to = SqlType::of_data_type(dt, e.span())?;
+    if let SqlType::Decimal { precision, scale } = to {
+        if scale > 28 || scale > precision || precision > 38 {
+            return Err(SqlError::span(e.span(), format!("DECIMAL({precision}, {scale}): sluice's decimals take a scale of at most 28 digits, and at most the precision (38 at most)")));
+        }
+    }
     Ok(match (&to, &from) {
         (SqlType::String, _) if from.is_time() => {
             return Err(unsupported(e, "CAST of a timestamp to a string is"))

@@ -12,7 +12,7 @@ use sqlparser::ast::{
 
 use sqlparser::tokenizer::Span;
 
-use super::connectors::interval_ms;
+use super::connectors::{interval_ms, MAX_INTERVAL_MS};
 use super::expr::{is_plain_name, quote, translate, unsupported, Scope};
 use super::query::{items, resolve, Item};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
@@ -103,7 +103,7 @@ impl Compiler {
             post,
             at,
         };
-        let left = self.side(left_tf, &format!("{base}_l"))?;
+        let left = self.side(left_tf, &format!("{base}_lq"))?;
         if let TableFactor::Table {
             version: Some(TableVersion::ForSystemTimeAsOf(time)),
             ..
@@ -111,7 +111,7 @@ impl Compiler {
         {
             return self.temporal(sel, left, right_tf, time, c, base);
         }
-        let right = self.side(right_tf, &format!("{base}_r"))?;
+        let right = self.side(right_tf, &format!("{base}_rq"))?;
         self.interval(sel, left, right, c, base)
     }
 
@@ -176,6 +176,9 @@ impl Compiler {
         if kind != Kind::Inner && !rest.is_empty() {
             return Err(unsupported(rest[0], "in an outer join, a condition in ON other than the key equality and the time bounds is"));
         }
+        if lower > upper {
+            return Err(SqlError::span(at, format!("these time bounds leave nothing to join: {}.{} - {}.{} must be at least {lower} ms and at most {upper} ms", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"))));
+        }
         let (left, right, on) = self.keyed(left, right, &keys, base)?;
         let name = format!("{base}_join");
         self.transforms.push(format!(
@@ -187,9 +190,11 @@ impl Compiler {
             kind.toml()
         ));
         // The pair carries the later of its rows' times: the right's when it can never be earlier.
+        // An outer kind keeps a side's time only where that side is never NULL (an unmatched
+        // row carries its own time).
         let time_side = match (lower >= 0, upper <= 0) {
-            (true, _) => Some(1),
-            (false, true) => Some(0),
+            (true, _) if matches!(kind, Kind::Inner | Kind::Right) => Some(1),
+            (_, true) if matches!(kind, Kind::Inner | Kind::Left) => Some(0),
             _ => None,
         };
         let sides = [
@@ -273,6 +278,14 @@ impl Compiler {
                 "in a LEFT temporal join, a condition in ON other than the key equality is",
             ));
         }
+        if input
+            .stream
+            .columns
+            .iter()
+            .any(|c| c.name == "table" || c.expr == "table")
+        {
+            return Err(SqlError::span(sel.select_token.0.span, format!("`{}` has a column named `table`, where the join writes the versioned table's row: rename it in a view", input.alias)));
+        }
         let input = self.pathed(input, None, &format!("{base}_in"));
         let table = self.pathed(table, None, &format!("{base}_tv"));
         let in_key = key_expr(&input, in_key);
@@ -310,7 +323,8 @@ impl Compiler {
         let right = self.pathed(right, None, &format!("{base}_r"));
         let lk: Vec<String> = keys.iter().map(|(l, _)| key_expr(&left, l)).collect();
         let rk: Vec<String> = keys.iter().map(|(_, r)| key_expr(&right, r)).collect();
-        if lk == rk {
+        // A key field named `left` or `right` would clash with the sides the join writes.
+        if lk == rk && !lk.iter().any(|k| k == "left" || k == "right") {
             return Ok((left, right, lk));
         }
         let left = self.pathed(left, Some(&lk), &format!("{base}_lk"));
@@ -629,7 +643,16 @@ fn time_term(e: &Expr, l: &Side, r: &Side) -> Result<Option<(usize, i64)>, SqlEr
     if !matches!(right.as_ref(), Expr::Interval(_)) {
         return Ok(None);
     }
-    Ok(Some((side, off + sign * interval_ms(right)?)))
+    let off = off
+        .checked_add(sign * interval_ms(right)?)
+        .filter(|o| o.abs() <= MAX_INTERVAL_MS)
+        .ok_or_else(|| {
+            SqlError::span(
+                e.span(),
+                "this time bound is too far (at most 100 000 years)",
+            )
+        })?;
+    Ok(Some((side, off)))
 }
 
 /// Names in a query over a join: `alias.col` on that side, or `col` where one side has it.

@@ -94,6 +94,8 @@ struct Compiler {
     inserts: usize,
     /// `SET 'table.exec.state.ttl'`, in milliseconds: how long a deduplication remembers a key.
     state_ttl: Option<i64>,
+    /// `SET 'table.exec.source.idle-timeout'`, in milliseconds.
+    idle_timeout: Option<i64>,
     /// The current statement's hints not yet applied.
     hints: Vec<hints::Hint>,
 }
@@ -105,6 +107,8 @@ impl Compiler {
         let at = tokens[0].span;
         match head.as_slice() {
             ["EXECUTE", "STATEMENT", "SET", "BEGIN", ..] => self.statement_or_end(&tokens[4..], at),
+            // The SQL client's form: `BEGIN STATEMENT SET;` on its own, the INSERTs, `END;`.
+            ["BEGIN", "STATEMENT", "SET"] if tokens.len() == 3 => Ok(()),
             ["BEGIN", "STATEMENT", "SET", ..] => self.statement_or_end(&tokens[3..], at),
             ["END", ..] if tokens.len() == 1 => Ok(()),
             ["CREATE", "TABLE", ..] | ["CREATE", "TEMPORARY", "TABLE", ..] => {
@@ -218,7 +222,7 @@ impl Compiler {
             return Err(SqlError::span(span, format!("no table or view `{name}`")));
         };
         let time = connectors::event_time(table)?;
-        let toml = connectors::source_toml(table, &time)?;
+        let toml = connectors::source_toml(table, &time, self.idle_timeout)?;
         let mut columns = Vec::new();
         for c in &table.columns {
             if c.name == time.column {
@@ -254,6 +258,27 @@ impl Compiler {
     }
 
     fn finish(self) -> Result<String, SqlError> {
+        // A view named like a part of another (`v_join` beside a view `v` that joins) would give
+        // two streams one name.
+        let mut names = std::collections::BTreeSet::new();
+        let heads = self
+            .sources
+            .values()
+            .map(|(t, _)| t)
+            .chain(&self.transforms);
+        for text in heads {
+            let head = text.lines().next().unwrap_or("");
+            let name = head
+                .trim_start_matches("[sources.")
+                .trim_start_matches("[transforms.")
+                .trim_end_matches(']');
+            if !names.insert(name.to_string()) {
+                return Err(SqlError::at(
+                    Location::new(1, 1),
+                    format!("two parts of this job would both be named {name}: a view's or table's name is the name of a part sluice makes for another view or query (`<view>_join`, `<view>_where`, ...); rename it"),
+                ));
+            }
+        }
         let mut out = String::new();
         for (name, (toml, _)) in &self.sources {
             if self.sinks.contains_key(name) {

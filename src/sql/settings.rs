@@ -1,5 +1,6 @@
 //! `SET 'key' = 'value'`: the Flink configuration options a SQL script may set. Only those whose
-//! meaning sluice has are accepted: `table.exec.state.ttl` bounds what a deduplication remembers;
+//! meaning sluice has are accepted: `table.exec.state.ttl` bounds what a deduplication remembers,
+//! `table.exec.source.idle-timeout` is the idle timeout of the sources read after it;
 //! a few that change nothing in sluice's results (parallelism, watermark emission interval, the
 //! job's name) are accepted and ignored; any other is refused, so no setting is silently lost.
 
@@ -14,7 +15,6 @@ const IGNORED: &[&str] = &[
     "pipeline.auto-watermark-interval",
     "execution.runtime-mode",
     "sql-client.execution.result-mode",
-    "table.exec.source.idle-timeout",
 ];
 
 impl Compiler {
@@ -50,6 +50,16 @@ impl Compiler {
                     return Err(SqlError::span(val_tok.span, "table.exec.state.ttl 0 keeps state forever in Flink; sluice needs a positive bound"));
                 }
                 self.state_ttl = Some(ms);
+                Ok(())
+            }
+            "table.exec.source.idle-timeout" => {
+                let ms = flink_duration_ms(&value).filter(|ms| *ms > 0).ok_or_else(|| {
+                    SqlError::span(val_tok.span, format!("`{value}`: expected a positive duration (sluice's sources always go idle after a timeout, 30 s by default)"))
+                })?;
+                if !self.sources.is_empty() {
+                    return Err(SqlError::span(key_tok.span, "set table.exec.source.idle-timeout before the first query that reads a table"));
+                }
+                self.idle_timeout = Some(ms);
                 Ok(())
             }
             "execution.runtime-mode" if !value.eq_ignore_ascii_case("streaming") => Err(

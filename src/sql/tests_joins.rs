@@ -387,3 +387,114 @@ INSERT INTO spend SELECT c.ad_id, r.price FROM clicks AS c JOIN rates FOR SYSTEM
     let (_, _, m) = refusal(&sql.replacen("'value.format' = 'json'", "'value.format' = 'avro'", 1));
     assert!(m.contains("'avro' is not supported yet"), "{m}");
 }
+
+/// Compiles `sql` or gives its refusal's message.
+fn outcome(sql: &str) -> Result<String, String> {
+    compile(sql).map_err(|e| e.message)
+}
+
+#[test]
+fn review_cases_compile_right_or_are_refused_without_a_panic() {
+    let ij = |cond: &str| {
+        format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND {cond}")
+    };
+    // Intervals too large for milliseconds: refused, never an overflow.
+    for cond in [
+        "c.rt BETWEEN i.rt AND i.rt + INTERVAL '9223372036854775807' MILLISECOND + INTERVAL '1' MILLISECOND",
+        "c.rt - INTERVAL '9223372036854775807' MILLISECOND <= i.rt + INTERVAL '9223372036854775807' MILLISECOND AND c.rt >= i.rt",
+        "c.rt > i.rt + INTERVAL '9223372036854775807' MILLISECOND AND c.rt <= i.rt",
+        "c.rt BETWEEN i.rt AND i.rt + INTERVAL '99999999999999999999999' DAY",
+    ] {
+        let m = outcome(&ij(cond)).expect_err(cond);
+        assert!(m.contains("too long") || m.contains("too far"), "{cond}: {m}");
+    }
+    let m = outcome(&ij(
+        "c.rt > i.rt + INTERVAL '10' SECOND AND c.rt <= i.rt + INTERVAL '5' SECOND",
+    ))
+    .unwrap_err();
+    assert!(m.contains("leave nothing to join"), "{m}");
+    // A key named `right` is carried as `_k0`, not next to the `right` side.
+    let keyed = IMPS
+        .replace("imp_id BIGINT, ad_id", "right BIGINT, ad_id")
+        .replace("imp BIGINT, imp_id BIGINT", "imp BIGINT, right BIGINT");
+    let toml = compile(&format!("{keyed}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.`right` = c.`right` AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND")).unwrap();
+    assert!(toml.contains("on = [\"_k0\"]"), "{toml}");
+    // A LEFT join's right side may be NULL: its time is no time attribute of the result.
+    let m = outcome(&format!("{IMPS}CREATE TABLE w (n BIGINT) WITH ('connector' = 'print');
+CREATE VIEW m AS SELECT i.ad_id, c.rt FROM imps i LEFT JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '10' SECOND;
+INSERT INTO w SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE m, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end")).unwrap_err();
+    assert!(m.contains("is not the time attribute of `m`"), "{m}");
+    // A subquery side with a computed column: its select and the side's select have two names.
+    job(&format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM (SELECT imp_id, ad_id, rt, imp_id + 1 AS nxt FROM imps) AS i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"));
+    // A view named like a part of another view.
+    let m = outcome(&format!("{IMPS}CREATE VIEW v_join AS SELECT ad_id FROM imps;
+CREATE VIEW v AS SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND;
+INSERT INTO o SELECT ad_id, click_id FROM v")).unwrap_err();
+    assert!(
+        m.contains("two parts of this job would both be named \"v_join\""),
+        "{m}"
+    );
+    // A temporal join's input with a column named `table`.
+    let m = outcome(&format!("{}{PRICES}INSERT INTO priced SELECT c.ad_id, c.bid, p.price FROM clicks AS c JOIN prices FOR SYSTEM_TIME AS OF c.rt AS p ON c.ad_id = p.ad_id", CLICKS.replace("user_id BIGINT", "`table` BIGINT"))).unwrap_err();
+    assert!(m.contains("has a column named `table`"), "{m}");
+    // Decimal scales sluice cannot hold.
+    let m = outcome(&format!(
+        "{CLICKS}CREATE TABLE d (x DECIMAL(38, 30)) WITH ('connector' = 'print');
+INSERT INTO d SELECT CAST(bid AS DECIMAL(38, 30)) FROM clicks"
+    ))
+    .unwrap_err();
+    assert!(m.contains("a scale of at most 28"), "{m}");
+}
+
+#[test]
+fn rank_bounds_read_either_way_round_and_the_tightest_wins() {
+    let top = |cond: &str| {
+        let cfg = job(&format!("{CLICKS}{TOPN}").replace("rn <= 3", cond));
+        let TransformConfig::TopN(t) = &cfg.transforms["insert_1_t_top_n"] else {
+            panic!();
+        };
+        let filtered = cfg.transforms.contains_key("insert_1_t_where");
+        (t.n, filtered)
+    };
+    assert_eq!(top("rn <= 5 AND rn <= 3"), (3, false));
+    // `3 <= rn` is a lower bound: ranks 3 to 5, the lower bound a filter on the rank.
+    assert_eq!(top("3 <= rn AND rn <= 5"), (5, true));
+    assert_eq!(top("5 >= rn"), (5, false));
+    let m = outcome(&format!("{CLICKS}{TOPN}").replace("rn <= 3", "3 <= rn")).unwrap_err();
+    assert!(m.contains("needs WHERE rn <= N"), "{m}");
+    let m = outcome(&format!("{CLICKS}{TOPN}").replace("rn <= 3", "rn <= 20000")).unwrap_err();
+    assert!(m.contains("at most 10000 rows"), "{m}");
+    let ttl = "SET 'table.exec.state.ttl' = '1 h';\n";
+    let m = outcome(&format!("{ttl}{CLICKS}{DEDUPE}").replace("rn = 1", "1 <= rn")).unwrap_err();
+    assert!(m.contains("needs WHERE rn = 1"), "{m}");
+    let m = outcome(&format!("{ttl}{CLICKS}{DEDUPE} GROUP BY ad_id")).unwrap_err();
+    assert!(m.contains("GROUP BY over a ROW_NUMBER query"), "{m}");
+    let m = outcome(
+        &format!("{ttl}{CLICKS}{DEDUPE}")
+            .replace("AS rn", "AS bid")
+            .replace("rn = 1", "bid = 1"),
+    )
+    .unwrap_err();
+    assert!(m.contains("has the name of a column it ranks"), "{m}");
+}
+
+#[test]
+fn statement_sets_the_sql_clients_way_and_the_idle_timeout() {
+    let sql = format!("SET 'table.exec.source.idle-timeout' = '10 s';\n{CLICKS}CREATE TABLE o (ad_id STRING) WITH ('connector' = 'print');
+BEGIN STATEMENT SET;
+INSERT INTO o SELECT ad_id FROM clicks;
+INSERT INTO o SELECT ad_id FROM clicks WHERE bid > 1;
+END;");
+    let toml = compile(&sql).unwrap();
+    assert!(toml.contains("idle_timeout = \"10000ms\""), "{toml}");
+    assert!(toml.contains("insert_2_o"), "{toml}");
+    job(&sql);
+    let late = format!(
+        "{CLICKS}CREATE TABLE o (ad_id STRING) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id FROM clicks;
+SET 'table.exec.source.idle-timeout' = '10 s';"
+    );
+    assert!(outcome(&late)
+        .unwrap_err()
+        .contains("before the first query"));
+}

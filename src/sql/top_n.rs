@@ -64,7 +64,9 @@ impl Compiler {
         }
         let mut conds = Vec::new();
         super::join::conjuncts_of(sel.selection.as_ref(), &mut conds);
-        let bound = conds.iter().find_map(|c| top_bound(c, &rn));
+        // The tightest upper bound is N; the other conditions on the rank (a lower bound, say)
+        // filter the ranked rows.
+        let bound = conds.iter().filter_map(|c| top_bound(c, &rn)).min();
         let Some(n) = bound else {
             return Err(SqlError::span(
                 sel.select_token.0.span,
@@ -72,6 +74,15 @@ impl Compiler {
             ));
         };
         conds.retain(|c| top_bound(c, &rn).is_none());
+        if n > crate::plan::TOP_N_MAX as i64 {
+            return Err(SqlError::span(
+                sel.select_token.0.span,
+                format!(
+                    "a window Top-N keeps at most {} rows per window",
+                    crate::plan::TOP_N_MAX
+                ),
+            ));
+        }
         let name = format!("{base}_top_n");
         self.transforms.push(format!(
             "[transforms.{}]\ntype = \"top_n\"\ninputs = [{}]\npartition_by = [{}]\norder_by = [{}]\nn = {n}\nrank_field = {}\n\n",

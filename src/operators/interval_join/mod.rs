@@ -11,9 +11,9 @@
 //! matched, exactly once, with its own time (the plan holds the watermark this join passes on
 //! back by as much, so that row is not late downstream). A row behind the watermark on arrival is
 //! late and counted, but still matched against the other side's rows held at that moment, and held
-//! itself if a later row could still match it, as Flink's interval join does; one that cannot be
-//! held (it may have missed pairs with rows already dropped) is also counted as dropped and sent to
-//! the late side output if there is one. A row whose key is missing or
+//! itself if a later row could still match it, as Flink's interval join does; one that can be
+//! neither held nor matched is counted as dropped and sent to the late side output if there is one
+//! (in an outer kind it is also emitted unmatched). A row whose key is missing or
 //! null never matches (SQL NULL): an inner join drops it, an outer one emits it unmatched at once.
 //! State is therefore bounded by rate x bound per side, whatever the run length.
 //!
@@ -285,9 +285,10 @@ impl Operator for IntervalJoin {
             self.send(e.ts.max(o.ts), Some(e), e.hash, out);
         }
         if self.expiry(side, e.ts) <= self.wm {
-            // Nothing can match it any more: it is done at once. A late one may have missed
-            // pairs: it goes to the late output too.
-            if late {
+            // Nothing can match it any more: it is done at once. A late one that met nothing
+            // is lost to the join (it may have missed pairs): it goes to the late output. One
+            // that matched is in the output already, so it is not sent there too.
+            if late && !matched {
                 self.counters.late_dropped += 1;
                 out.late(r);
             }

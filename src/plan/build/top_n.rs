@@ -9,8 +9,7 @@ use super::Builder;
 use crate::config::{KeyPath, TopNConfig};
 use crate::plan::{NodeKind, TopNPlan};
 
-/// The most rows a top-n keeps per key and time: they are held until the watermark passes.
-pub const MAX_N: usize = 10_000;
+use crate::plan::TOP_N_MAX as MAX_N;
 
 impl Builder<'_> {
     pub(super) fn top_n(&mut self, name: &str, t: &TopNConfig, g: &mut Graph<'_>) {

@@ -181,7 +181,7 @@ impl Replay<'_> {
             unreachable!()
         };
         // Behind the watermark, a row still meets the rows held now; it is late (to the side
-        // output) only when no later row could match it, so it is not held.
+        // output) only when it met none and no later row could match it, so it is not held.
         let wm = self.wm[node];
         let late = rec.ts <= wm;
         let key = key_of(&rec.v, on);
@@ -220,7 +220,9 @@ impl Replay<'_> {
             out.push(emitted(ts, v, origin));
         }
         if late && key.is_some() && expiry <= wm {
-            out.push(Emit::Late(rec.clone()));
+            if !matched {
+                out.push(Emit::Late(rec.clone()));
+            }
             if !matched && kind.outer()[side] {
                 let v = if side == 0 {
                     pair(on, &rec.v, Some(&rec.v), None)
