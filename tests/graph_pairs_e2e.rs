@@ -217,8 +217,8 @@ fn window_to_filter_and_select_sees_every_re_fire() {
 #[test]
 fn interval_join_to_window_over_its_output_and_its_late_rows() {
     // A second window reads the join's late rows: they are behind the join's watermark, and the
-    // window's is held 3 s further back (left outer), so some are on time there, some re-fire a
-    // window and some are late for it too. (Not the same window as the pairs: a late row can
+    // window's is held 3 s further back (left outer), so some are on time there and some are late
+    // for it too; late pairs (a late row meeting a held one) re-fire the first window. (Not the same window as the pairs: a late row can
     // also have met held rows, and its pairs and its late copy would re-fire one pane at once.)
     let p = routed(Pipeline::new(OOO), &["a", "b"])
         .interval_join(
@@ -266,7 +266,7 @@ fn interval_join_to_window_over_its_output_and_its_late_rows() {
     );
     covers(
         &m,
-        &["j.pairs", "j.unmatched", "j.late", "wl.refires", "wl.late"],
+        &["j.pairs", "j.unmatched", "j.late", "w.refires", "wl.late"],
     );
 }
 
