@@ -107,6 +107,12 @@ pub use record::Record;
 pub use value::{write_json_string, Value};
 
 /// Parses, checks and compiles `text` into a [`Program`] that can be evaluated many times.
+/// Epoch milliseconds as RFC 3339 UTC text (`2026-11-29T12:00:00.000Z`); `None` outside the
+/// years 0000 to 9999.
+pub fn rfc3339(ms: i64) -> Option<String> {
+    time::format(ms).ok()
+}
+
 pub fn compile(text: &str) -> Result<Program, ExprError> {
     Program::compile(text)
 }

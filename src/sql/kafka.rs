@@ -19,7 +19,10 @@ pub(super) fn kafka_source(t: &Table) -> Result<String, SqlError> {
         "format",
         "topic",
         "scan.startup.mode",
+        "scan.startup.timestamp-millis",
+        "scan.startup.specific-offsets",
         "scan.bounded.mode",
+        "scan.bounded.timestamp-millis",
         JSON_OPTIONS[0],
         JSON_OPTIONS[1],
     ];
@@ -39,28 +42,76 @@ pub(super) fn kafka_source(t: &Table) -> Result<String, SqlError> {
     if let Some(group) = t.option("properties.group.id") {
         out += &format!("group_id = {}\n", quote(group));
     }
-    let start = match t.option("scan.startup.mode") {
-        None | Some("group-offsets") => "committed",
-        Some("earliest-offset") => "earliest",
-        Some("latest-offset") => "latest",
-        Some(other) => {
-            return Err(option_error(t, "scan.startup.mode", format!("'{other}' is not supported yet (supported: 'earliest-offset', 'latest-offset', 'group-offsets')")));
-        }
-    };
-    out += &format!("start = \"{start}\"\n");
+    out += &format!("start = {}\n", startup(t)?);
     match t.option("scan.bounded.mode") {
         None | Some("unbounded") => {}
         Some("latest-offset") => out += "stop_at = \"end\"\n",
+        Some("timestamp") => {
+            let at = millis_option(t, "scan.bounded.timestamp-millis")?;
+            out += &format!("stop_at = {{ timestamp = \"{at}\" }}\n");
+        }
         Some(other) => {
             return Err(option_error(
                 t,
                 "scan.bounded.mode",
-                format!("'{other}' is not supported yet (supported: 'latest-offset', 'unbounded')"),
+                format!("'{other}' is not supported yet (supported: 'latest-offset', 'timestamp', 'unbounded')"),
             ));
         }
     }
     out += &properties(t, &["properties.bootstrap.servers", "properties.group.id"]);
     Ok(out)
+}
+
+/// `scan.startup.mode` (with its timestamp or offsets) as the source's `start`.
+fn startup(t: &Table) -> Result<String, SqlError> {
+    Ok(match t.option("scan.startup.mode") {
+        None | Some("group-offsets") => "\"committed\"".into(),
+        Some("earliest-offset") => "\"earliest\"".into(),
+        Some("latest-offset") => "\"latest\"".into(),
+        Some("timestamp") => {
+            let at = millis_option(t, "scan.startup.timestamp-millis")?;
+            format!("{{ timestamp = \"{at}\" }}")
+        }
+        Some("specific-offsets") => {
+            let key = "scan.startup.specific-offsets";
+            let text = required(t, key)?;
+            let mut offsets = Vec::new();
+            // `partition:0,offset:42;partition:1,offset:300`
+            for part in text.split(';').filter(|p| !p.trim().is_empty()) {
+                let mut p = None;
+                let mut o = None;
+                for kv in part.split(',') {
+                    match kv.trim().split_once(':') {
+                        Some(("partition", v)) => p = v.trim().parse::<u32>().ok(),
+                        Some(("offset", v)) => o = v.trim().parse::<i64>().ok().filter(|o| *o >= 0),
+                        _ => {}
+                    }
+                }
+                let (Some(p), Some(o)) = (p, o) else {
+                    return Err(option_error(
+                        t,
+                        key,
+                        format!("`{part}`: expected partition:N,offset:M"),
+                    ));
+                };
+                offsets.push(format!("\"{p}\" = {o}"));
+            }
+            format!("{{ offsets = {{ {} }} }}", offsets.join(", "))
+        }
+        Some(other) => {
+            return Err(option_error(t, "scan.startup.mode", format!("'{other}' is not supported (supported: 'earliest-offset', 'latest-offset', 'group-offsets', 'timestamp', 'specific-offsets')")));
+        }
+    })
+}
+
+/// An epoch-milliseconds option as RFC 3339 text, as the source's timestamps are written.
+fn millis_option(t: &Table, key: &str) -> Result<String, SqlError> {
+    let text = required(t, key)?;
+    text.trim()
+        .parse::<i64>()
+        .ok()
+        .and_then(crate::expr::rfc3339)
+        .ok_or_else(|| option_error(t, key, format!("'{text}' is not epoch milliseconds")))
 }
 
 /// `properties.*` other than the ones mapped to keys of their own, as librdkafka `options`.

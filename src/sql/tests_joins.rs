@@ -498,3 +498,31 @@ SET 'table.exec.source.idle-timeout' = '10 s';"
         .unwrap_err()
         .contains("before the first query"));
 }
+
+#[test]
+fn kafka_startup_by_timestamp_or_offsets_and_bounded_by_timestamp() {
+    let table = |opts: &str| {
+        format!("CREATE TABLE k (ad_id STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt)
+  WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json'{opts});
+CREATE TABLE o (ad_id STRING) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id FROM k")
+    };
+    for (opts, want) in [
+        (", 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '1700000000000'", "start = { timestamp = \"2023-11-14T22:13:20.000Z\" }"),
+        (", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:42;partition:1,offset:300'", "start = { offsets = { \"0\" = 42, \"1\" = 300 } }"),
+        (", 'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1700000000000'", "stop_at = { timestamp = \"2023-11-14T22:13:20.000Z\" }"),
+    ] {
+        let sql = table(opts);
+        let toml = compile(&sql).unwrap_or_else(|e| panic!("{opts}: {e}"));
+        assert!(toml.contains(want), "{want} not in\n{toml}");
+        job(&sql);
+    }
+    for (opts, why) in [
+        (", 'scan.startup.mode' = 'timestamp'", "needs the option 'scan.startup.timestamp-millis'"),
+        (", 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = 'soon'", "is not epoch milliseconds"),
+        (", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0'", "expected partition:N,offset:M"),
+    ] {
+        let (_, _, m) = refusal(&table(opts));
+        assert!(m.contains(why), "{opts}: {m}");
+    }
+}
