@@ -160,12 +160,23 @@ impl Compiler {
         let mut keys: Vec<(Col, Col)> = Vec::new();
         let mut bounds = Bounds::default();
         let mut rest = Vec::new();
+        // A window join: two window aggregations' results, equal on window_start and window_end
+        // (and keys). Rows of one window carry its end - 1, so they meet at bounds [0, 0].
+        let windowed = left.stream.window && right.stream.window;
+        let mut bounds_equal = [false; 2];
         for c in conds {
-            if let Some(pair) = key_pair(c, &left, &right)? {
+            if let Some(pair) = window_pair(c, &left, &right).filter(|_| windowed) {
+                bounds_equal[usize::from(pair.0.name == "window_end")] = true;
+                keys.push(pair);
+            } else if let Some(pair) = key_pair(c, &left, &right)? {
                 keys.push(pair);
             } else if !bounds.add(c, &left, &right)? {
                 rest.push(c);
             }
+        }
+        if bounds_equal == [true, true] && bounds.lower.is_none() && bounds.upper.is_none() {
+            bounds.lower = Some(0);
+            bounds.upper = Some(0);
         }
         if keys.is_empty() {
             return Err(SqlError::span(at, "a join needs an equality between the two sides' columns (a.k = b.k): a cross join is not supported"));
@@ -536,6 +547,24 @@ fn key_pair(e: &Expr, l: &Side, r: &Side) -> Result<Option<(Col, Col)>, SqlError
         (1, 0) => Some((cb, ca)),
         _ => None,
     })
+}
+
+/// `a.window_start = b.window_start` (or `window_end`) between two window results.
+fn window_pair(e: &Expr, l: &Side, r: &Side) -> Option<(Col, Col)> {
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::Eq,
+        right,
+    } = e
+    else {
+        return None;
+    };
+    let ((a, ca), (b, cb)) = (column_of(left, [l, r])?, column_of(right, [l, r])?);
+    let bound = |c: &Col| matches!(c.name.as_str(), "window_start" | "window_end");
+    if ca.name != cb.name || !bound(&ca) || a == b {
+        return None;
+    }
+    Some(if a == 0 { (ca, cb) } else { (cb, ca) })
 }
 
 /// The bounds on `right.rt - left.rt`, in milliseconds, both inclusive.

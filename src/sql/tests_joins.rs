@@ -526,3 +526,31 @@ INSERT INTO o SELECT ad_id FROM k")
         assert!(m.contains(why), "{opts}: {m}");
     }
 }
+
+#[test]
+fn a_window_join_is_an_interval_join_of_two_window_results_at_bounds_zero() {
+    let side = |t: &str| {
+        format!("(SELECT ad_id, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE {t}, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end)")
+    };
+    let sql = format!(
+        "{IMPS}CREATE TABLE wj (ad_id STRING, a BIGINT, b BIGINT) WITH ('connector' = 'print');
+INSERT INTO wj SELECT L.ad_id, L.n, R.n FROM {} L FULL OUTER JOIN {} R
+  ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.ad_id = R.ad_id",
+        side("imps"),
+        side("imps")
+    );
+    let cfg = job(&sql);
+    let TransformConfig::IntervalJoin(j) = &cfg.transforms["insert_1_wj_join"] else {
+        panic!("{:?}", cfg.transforms.keys());
+    };
+    assert_eq!(j.on, ["window_start", "window_end", "ad_id"]);
+    assert_eq!(
+        (j.between[0].0, j.between[1].0, j.kind),
+        (0, 0, IntervalJoinKind::Full)
+    );
+    // Without window_end the windows are not matched one to one: no bounds, refused.
+    let m = compile(&sql.replace(" AND L.window_end = R.window_end", ""))
+        .unwrap_err()
+        .message;
+    assert!(m.contains("needs bounds on their time attributes"), "{m}");
+}
