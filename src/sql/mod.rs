@@ -236,8 +236,30 @@ impl Compiler {
                     ty: SqlType::TimestampLtz,
                     expr,
                 });
-            } else if c.computed.is_some() {
-                return Err(SqlError::span(c.span, "computed columns other than the time attribute are not supported yet; compute the value in a view"));
+            } else if let Some(e) = &c.computed {
+                // A computed column is its expression over the physical columns, wherever it
+                // is read (as Flink computes it on read).
+                let physical = Stream {
+                    name: table.name.clone(),
+                    columns: table
+                        .columns
+                        .iter()
+                        .filter(|p| p.computed.is_none())
+                        .map(|p| Col {
+                            name: p.name.clone(),
+                            ty: p.ty.clone(),
+                            expr: p.name.clone(),
+                        })
+                        .collect(),
+                    time: None,
+                    window: false,
+                };
+                let (expr, ty) = expr::translate(e, &mut query::ColumnScope::new(&physical))?;
+                columns.push(Col {
+                    name: c.name.clone(),
+                    ty,
+                    expr: format!("({expr})"),
+                });
             } else {
                 columns.push(Col {
                     name: c.name.clone(),

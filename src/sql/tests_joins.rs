@@ -554,3 +554,28 @@ INSERT INTO wj SELECT L.ad_id, L.n, R.n FROM {} L FULL OUTER JOIN {} R
         .message;
     assert!(m.contains("needs bounds on their time attributes"), "{m}");
 }
+
+#[test]
+fn computed_columns_are_their_expressions_wherever_they_are_read() {
+    let sql = "CREATE TABLE c (ad_id STRING, bid BIGINT, ts BIGINT,
+  doubled AS bid * 2, label AS UPPER(ad_id),
+  rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt
+) WITH ('connector' = 'filesystem', 'path' = 'c.ndjson', 'format' = 'json');
+CREATE TABLE o (label STRING, doubled BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT label, doubled FROM c WHERE doubled > 10";
+    let toml = compile(sql).unwrap();
+    assert!(
+        toml.contains("where = \"((bid * 2)) > 10\"")
+            || toml.contains("where = \"(((bid * 2)) > 10)\""),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("\"label\" = \"(upper(ad_id))\", \"doubled\" = \"((bid * 2))\""),
+        "{toml}"
+    );
+    job(sql);
+    let m = compile(&sql.replace("doubled AS bid * 2", "doubled AS nope * 2"))
+        .unwrap_err()
+        .message;
+    assert!(m.contains("no column `nope`"), "{m}");
+}
