@@ -329,6 +329,30 @@ impl Checker<'_> {
                 }
                 null_or(Type::String)
             }
+            Func::Trim => {
+                want(0, Str, "a string")?;
+                null_or(Type::String)
+            }
+            Func::Substr => {
+                want(0, Str, "a string")?;
+                want(1, Num, "an int")?;
+                if count == 3 {
+                    want(2, Num, "an int")?;
+                }
+                null_or(Type::String)
+            }
+            Func::Replace => {
+                for i in 0..3 {
+                    want(i, Str, "a string")?;
+                }
+                null_or(Type::String)
+            }
+            Func::SplitIndex => {
+                want(0, Str, "a string")?;
+                want(1, Str, "a string")?;
+                want(2, Num, "an int")?;
+                null_or(Type::String)
+            }
             Func::ToInt => null_or(Type::Int),
             Func::ToString => null_or(Type::String),
             Func::ToDecimal => {

@@ -105,6 +105,7 @@ pub(super) enum Op {
     Extreme(bool, Box<[Node]>),
     Call1(Func, Box<Node>),
     Call2(Func, Box<[Node; 2]>),
+    Call3(Func, Box<[Node; 3]>),
 }
 
 impl Node {
@@ -117,7 +118,7 @@ impl Node {
             | Op::And(pair)
             | Op::Or(pair)
             | Op::Call2(_, pair) => pair.iter().collect(),
-            Op::Cond(three) => three.iter().collect(),
+            Op::Cond(three) | Op::Call3(_, three) => three.iter().collect(),
             Op::In(x, items) => std::iter::once(&**x).chain(items.iter()).collect(),
             Op::Coalesce(items) | Op::Concat(items) | Op::Extreme(_, items) => {
                 items.iter().collect()
@@ -207,6 +208,11 @@ impl Lower<'_> {
             (func, 2) => {
                 let b = nodes.remove(1);
                 Op::Call2(func, Box::new([nodes.remove(0), b]))
+            }
+            (func, 3) => {
+                let c = nodes.remove(2);
+                let b = nodes.remove(1);
+                Op::Call3(func, Box::new([nodes.remove(0), b, c]))
             }
             (_, count) => {
                 let message = format!("`{name}` does not take {count} arguments");

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use super::ast::FieldPath;
 use super::compile::{Node, Op, Program};
 use super::error::{EvalError, EvalReason};
-use super::functions::{call1, call2, concat_piece, extreme_step};
+use super::functions::{call1, call2, call3, concat_piece, extreme_step};
 use super::ops::{self, Blame, OpError};
 use super::record::Record;
 use super::value::Value;
@@ -189,6 +189,11 @@ impl<'a, R: Record + ?Sized> Ctx<'a, R> {
                 let [a, b] = &**pair;
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
                 call2(*func, x, y).map_err(|e| fail(n, &[a, b], e))
+            }
+            Op::Call3(func, three) => {
+                let [a, b, c] = &**three;
+                let (x, y, z) = (self.eval(a)?, self.eval(b)?, self.eval(c)?);
+                call3(*func, [x, y, z]).map_err(|e| fail(n, &[a, b, c], e))
             }
         }
     }

@@ -1,6 +1,8 @@
 //! The built-in functions: their names and arities, and their run-time semantics.
 //!
-//! Strings: `lower upper len starts_with ends_with contains concat`; math: `abs round floor ceil
+//! Strings: `lower upper len starts_with ends_with contains concat trim substr(s, start[, len])
+//! replace(s, from, to) split_index(s, separator, i)` (Flink's SUBSTRING, TRIM, REPLACE and
+//! SPLIT_INDEX: characters, not bytes; `substr` from 1, a negative start counting from the end); math: `abs round floor ceil
 //! min max`; time: `truncate_time format_time sql_timestamp date_format(ts_ms, 'yyyy-MM-dd HH:mm')`; casts (SQL's CAST, Flink's rules):
 //! `to_int` (decimals truncate toward zero, strings are read trimmed, booleans are 1 and 0),
 //! `to_decimal(x, scale)` (rounded half away from zero to the scale, which it keeps) and
@@ -41,6 +43,10 @@ pub(super) enum Func {
     ToDecimal,
     ToString,
     DateFormat,
+    Substr,
+    Trim,
+    Replace,
+    SplitIndex,
 }
 
 /// A function's name and how many arguments it takes (`max: None` for any number).
@@ -82,6 +88,10 @@ pub(super) const FUNCTIONS: &[Signature] = &[
     sig(Func::ToDecimal, "to_decimal", 2, Some(2)),
     sig(Func::ToString, "to_string", 1, Some(1)),
     sig(Func::DateFormat, "date_format", 2, Some(2)),
+    sig(Func::Substr, "substr", 2, Some(3)),
+    sig(Func::Trim, "trim", 1, Some(1)),
+    sig(Func::Replace, "replace", 3, Some(3)),
+    sig(Func::SplitIndex, "split_index", 3, Some(3)),
 ];
 
 /// Names people reach for from other languages, and ours.
@@ -182,6 +192,11 @@ pub(super) fn call1(func: Func, x: Value<'_>) -> OpResult<'_> {
         (Func::FormatTime | Func::SqlTimestamp, other) => {
             Err(type_error(name, 0, "an int (epoch milliseconds)", &other))
         }
+        (Func::Trim, Value::Str(s)) => Ok(match s {
+            Cow::Borrowed(b) => Value::Str(Cow::Borrowed(b.trim_matches(' '))),
+            Cow::Owned(o) => Value::Str(Cow::Owned(o.trim_matches(' ').to_string())),
+        }),
+        (Func::Trim, other) => Err(type_error(name, 0, "a string", &other)),
         (Func::ToInt, x) => to_int(x),
         (Func::ToString, Value::Bool(b)) => Ok(Value::str(if b { "TRUE" } else { "FALSE" })),
         (Func::ToString, Value::Str(s)) => Ok(Value::Str(s)),
@@ -327,6 +342,7 @@ pub(super) fn call2<'a>(func: Func, x: Value<'a>, y: Value<'a>) -> OpResult<'a> 
                     reason,
                 })
         }
+        Func::Substr => call3(func, [x, y, Value::Null]),
         Func::ToDecimal => {
             let scale = match y {
                 Value::Int(s) => s,
@@ -373,6 +389,80 @@ pub(super) fn call2<'a>(func: Func, x: Value<'a>, y: Value<'a>) -> OpResult<'a> 
                 op: name,
                 expected: "one argument",
                 found: "two",
+            },
+        }),
+    }
+}
+
+/// Functions of three arguments (`substr` with two gets a null length: to the end).
+pub(super) fn call3<'a>(func: Func, [x, y, z]: [Value<'a>; 3]) -> OpResult<'a> {
+    let name = func.name();
+    let want_str = |i: usize, v: &Value<'_>| match v {
+        Value::Str(_) | Value::Null => Ok(()),
+        other => Err(type_error(name, i, "a string", other)),
+    };
+    let want_int = |i: usize, v: &Value<'_>| match v {
+        Value::Int(_) | Value::Null => Ok(()),
+        other => Err(type_error(name, i, "an int", other)),
+    };
+    match func {
+        Func::Substr => {
+            want_str(0, &x)?;
+            want_int(1, &y)?;
+            want_int(2, &z)?;
+            let (Value::Str(s), Value::Int(pos)) = (&x, &y) else {
+                return Ok(Value::Null);
+            };
+            let chars = s.chars().count() as i64;
+            // Flink's substringSQL: from 1; 0 is 1; a negative start counts from the end.
+            let start = match *pos {
+                p if p > 0 => p - 1,
+                p if p < 0 => (chars + p).max(0),
+                _ => 0,
+            };
+            let len = match z {
+                Value::Int(l) => l.max(0),
+                _ => i64::MAX,
+            };
+            let out: String = s
+                .chars()
+                .skip(start.min(chars) as usize)
+                .take(len.min(chars) as usize)
+                .collect();
+            Ok(Value::Str(Cow::Owned(out)))
+        }
+        Func::Replace => {
+            for (i, v) in [&x, &y, &z].into_iter().enumerate() {
+                want_str(i, v)?;
+            }
+            let (Value::Str(s), Value::Str(from), Value::Str(to)) = (&x, &y, &z) else {
+                return Ok(Value::Null);
+            };
+            if from.is_empty() {
+                return Ok(Value::Str(Cow::Owned(s.to_string())));
+            }
+            Ok(Value::Str(Cow::Owned(s.replace(from.as_ref(), to))))
+        }
+        Func::SplitIndex => {
+            want_str(0, &x)?;
+            want_str(1, &y)?;
+            want_int(2, &z)?;
+            let (Value::Str(s), Value::Str(sep), Value::Int(i)) = (&x, &y, &z) else {
+                return Ok(Value::Null);
+            };
+            if sep.is_empty() || *i < 0 {
+                return Ok(Value::Null);
+            }
+            Ok(s.split(sep.as_ref())
+                .nth(*i as usize)
+                .map_or(Value::Null, |p| Value::Str(Cow::Owned(p.to_string()))))
+        }
+        _ => Err(OpError {
+            blame: Blame::Here,
+            reason: EvalReason::Type {
+                op: name,
+                expected: "three arguments",
+                found: "another number",
             },
         }),
     }

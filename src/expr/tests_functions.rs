@@ -380,3 +380,28 @@ fn date_format_writes_java_patterns_in_utc() {
         EvalReason::DatePattern(_)
     ));
 }
+
+#[test]
+fn substr_trim_replace_and_split_index_follow_flink() {
+    assert_eq!(v("substr('héllo', 2)"), r#""éllo""#);
+    assert_eq!(v("substr('héllo', 2, 3)"), r#""éll""#);
+    assert_eq!(v("substr('hello', 0, 2)"), r#""he""#);
+    assert_eq!(v("substr('hello', -3)"), r#""llo""#);
+    assert_eq!(v("substr('hello', -9, 2)"), r#""he""#);
+    assert_eq!(v("substr('hello', 9)"), r#""""#);
+    assert_eq!(v("substr('hello', 2, -1)"), r#""""#);
+    assert_eq!(v("substr(none, 1)"), "null");
+    assert_eq!(v("trim('  a b  ')"), r#""a b""#);
+    assert_eq!(v("trim(name)"), r#""Ada""#);
+    assert_eq!(v("replace('a-b-c', '-', '+')"), r#""a+b+c""#);
+    assert_eq!(v("replace('abc', '', 'x')"), r#""abc""#);
+    assert_eq!(v("split_index('a/b/c', '/', 1)"), r#""b""#);
+    assert_eq!(v("split_index('a/b/c', '/', 3)"), "null");
+    assert_eq!(v("split_index('a/b/c', '/', -1)"), "null");
+    assert_eq!(v("split_index('a/b/c', '', 0)"), "null");
+    assert_eq!(compile_err("substr(1, 1)").kind, ExprErrorKind::Type);
+    assert_eq!(
+        compile_err("replace('a', 1, 'b')").kind,
+        ExprErrorKind::Type
+    );
+}

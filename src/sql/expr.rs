@@ -130,6 +130,40 @@ pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), S
             (text, other())
         }
         Expr::Function(f) => function(f, e, scope)?,
+        Expr::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            let (s, _) = translate(expr, scope)?;
+            let from = match substring_from {
+                Some(f) => translate(f, scope)?.0,
+                None => "1".into(),
+            };
+            let text = match substring_for {
+                Some(n) => format!("substr({s}, {from}, {})", translate(n, scope)?.0),
+                None => format!("substr({s}, {from})"),
+            };
+            (text, SqlType::String)
+        }
+        Expr::Trim {
+            expr,
+            trim_where,
+            trim_what,
+            trim_characters: None,
+        } if matches!(
+            trim_where,
+            None | Some(sqlparser::ast::TrimWhereField::Both)
+        ) && trim_what.as_deref().is_none_or(
+            |w| matches!(w, Expr::Value(v) if v.value == Value::SingleQuotedString(" ".into())),
+        ) =>
+        {
+            (
+                format!("trim({})", translate(expr, scope)?.0),
+                SqlType::String,
+            )
+        }
         Expr::Cast {
             kind: sqlparser::ast::CastKind::Cast,
             expr,
@@ -268,6 +302,9 @@ const SCALARS: &[(&str, &str)] = &[
     ("CONCAT", "concat"),
     ("LEAST", "min"),
     ("GREATEST", "max"),
+    ("REPLACE", "replace"),
+    ("SPLIT_INDEX", "split_index"),
+    ("SUBSTR", "substr"),
 ];
 
 fn function(f: &Function, e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), SqlError> {
@@ -308,7 +345,7 @@ fn function(f: &Function, e: &Expr, scope: &mut dyn Scope) -> Result<(String, Sq
         texts.push(t);
     }
     let ty = match *ours {
-        "lower" | "upper" | "concat" => SqlType::String,
+        "lower" | "upper" | "concat" | "replace" | "split_index" | "substr" => SqlType::String,
         "len" => SqlType::Integer,
         _ => first_ty,
     };

@@ -579,3 +579,27 @@ INSERT INTO o SELECT label, doubled FROM c WHERE doubled > 10";
         .message;
     assert!(m.contains("no column `nope`"), "{m}");
 }
+
+#[test]
+fn string_functions_map_to_the_expression_language() {
+    let sql = format!("{CLICKS}CREATE TABLE s (a STRING, b STRING, c STRING, d STRING, e STRING) WITH ('connector' = 'print');
+INSERT INTO s SELECT SUBSTRING(ad_id FROM 4), SUBSTRING(ad_id, 2, 3), TRIM(ad_id), REPLACE(ad_id, 'ad-', ''), SPLIT_INDEX(ad_id, '-', 1) FROM clicks");
+    let toml = compile(&sql).unwrap();
+    for want in [
+        "\"a\" = \"substr(ad_id, 4)\"",
+        "\"b\" = \"substr(ad_id, 2, 3)\"",
+        "\"c\" = \"trim(ad_id)\"",
+        "\"d\" = \"replace(ad_id, \\\"ad-\\\", \\\"\\\")\"",
+        "\"e\" = \"split_index(ad_id, \\\"-\\\", 1)\"",
+    ] {
+        assert!(toml.contains(want), "{want} not in\n{toml}");
+    }
+    job(&sql);
+    let m = compile(&format!(
+        "{CLICKS}CREATE TABLE s (a STRING) WITH ('connector' = 'print');
+INSERT INTO s SELECT TRIM(LEADING 'a' FROM ad_id) FROM clicks"
+    ))
+    .unwrap_err()
+    .message;
+    assert!(m.contains("this expression is not supported"), "{m}");
+}
