@@ -48,9 +48,7 @@ impl Compiler {
                 "expected ROW_NUMBER() OVER (...)",
             ));
         };
-        if !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
-            || sel.having.is_some()
-        {
+        if super::query::groups(sel) {
             return Err(SqlError::span(sel.select_token.0.span, "GROUP BY over a ROW_NUMBER query needs a window: deduplicate or rank in a view, then window the view with a window table function"));
         }
         let call = Expr::Function(f.clone());

@@ -13,8 +13,8 @@ use sqlparser::ast::{
 use sqlparser::tokenizer::Span;
 
 use super::connectors::{interval_ms, MAX_INTERVAL_MS};
-use super::expr::{is_plain_name, quote, translate, unsupported, Scope};
-use super::query::{items, resolve, Item};
+use super::expr::{is_plain_name, quote, unsupported, Scope};
+use super::query::{and_of, groups, items, resolve, Item};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 
 /// What a join's conditions say: its kind, the conditions it keys and bounds on (and, for an
@@ -77,9 +77,7 @@ impl Compiler {
             }
             _ => return Err(unsupported(&from[1], "this FROM list is")),
         };
-        if !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
-            || sel.having.is_some()
-        {
+        if groups(sel) {
             return Err(SqlError::span(sel.select_token.0.span, "GROUP BY over a join needs a window: join in a view, then window the view with a window table function"));
         }
         let mut conds = Vec::new();
@@ -400,17 +398,9 @@ impl Compiler {
         let mut scope = JoinScope { sides: &sides };
         let mut name = join.to_string();
         if !filter.is_empty() {
-            let mut texts = Vec::new();
-            for c in filter {
-                texts.push(format!("({})", translate(c, &mut scope)?.0));
-            }
+            let text = and_of(&filter, &mut scope)?;
             let where_name = format!("{base}_where");
-            self.transforms.push(format!(
-                "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
-                quote(&where_name),
-                quote(&name),
-                quote(&texts.join(" && "))
-            ));
+            self.push_filter(&where_name, &name, &text);
             name = where_name;
         }
         let mut columns = Vec::new();

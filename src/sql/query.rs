@@ -88,9 +88,7 @@ impl Compiler {
         input: Stream,
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
-        if !matches!(&sel.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
-            || sel.having.is_some()
-        {
+        if groups(sel) {
             return Err(SqlError::span(sel.select_token.0.span, "GROUP BY needs a window table function (FROM TABLE(TUMBLE(...))): a GROUP BY over a whole stream is an updating result, which sluice does not produce yet"));
         }
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
@@ -109,16 +107,21 @@ impl Compiler {
             return Ok(input);
         };
         let (text, _) = translate(cond, &mut ColumnScope { input: &input })?;
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
-            quote(name),
-            quote(&input.name),
-            quote(&text)
-        ));
+        self.push_filter(name, &input.name, &text);
         Ok(Stream {
             name: name.to_string(),
             ..input
         })
+    }
+
+    /// Writes the filter transform `name` reading `input`, keeping what `cond` holds for.
+    pub(super) fn push_filter(&mut self, name: &str, input: &str, cond: &str) {
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
+            quote(name),
+            quote(input),
+            quote(cond)
+        ));
     }
 
     /// A filter for the `AND` of `conds` (none: the input unchanged).
@@ -131,19 +134,8 @@ impl Compiler {
         if conds.is_empty() {
             return Ok(input);
         }
-        let mut texts = Vec::new();
-        for c in conds {
-            texts.push(format!(
-                "({})",
-                translate(c, &mut ColumnScope { input: &input })?.0
-            ));
-        }
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
-            quote(name),
-            quote(&input.name),
-            quote(&texts.join(" && "))
-        ));
+        let text = and_of(conds, &mut ColumnScope { input: &input })?;
+        self.push_filter(name, &input.name, &text);
         Ok(Stream {
             name: name.to_string(),
             ..input
@@ -227,6 +219,21 @@ impl Compiler {
             window: input.window,
         })
     }
+}
+
+/// The `AND` of `conds`, each translated in `scope`.
+pub(super) fn and_of(conds: &[&Expr], scope: &mut dyn Scope) -> Result<String, SqlError> {
+    let mut texts = Vec::with_capacity(conds.len());
+    for c in conds {
+        texts.push(format!("({})", translate(c, scope)?.0));
+    }
+    Ok(texts.join(" && "))
+}
+
+/// Whether `sel` has a GROUP BY or a HAVING.
+pub(super) fn groups(sel: &Select) -> bool {
+    !matches!(&sel.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
+        || sel.having.is_some()
 }
 
 /// A value written into a column of type `ty`: timestamps held as epoch milliseconds become

@@ -171,12 +171,7 @@ impl Compiler {
         };
         if let Some(h) = having {
             let name = format!("{base}_having");
-            self.transforms.push(format!(
-                "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
-                quote(&name),
-                quote(&out.name),
-                quote(&h)
-            ));
+            self.push_filter(&name, &out.name, &h);
             out.name = name;
         }
         Ok((out, items))
