@@ -195,6 +195,10 @@ pub fn sink_toml(t: &Table, inputs: &[String]) -> Result<String, SqlError> {
     let list: Vec<String> = inputs.iter().map(|i| quote(i)).collect();
     let connector = required(t, "connector")?;
     match connector {
+        "filesystem" if t.option("format") == Some("parquet") => {
+            out += &super::table_sinks::parquet_sink(t)?
+        }
+        "jdbc" => out += &super::table_sinks::jdbc_sink(t)?,
         "filesystem" => {
             check_format(t)?;
             refuse_unknown(t, &["connector", "format", "path"], None)?;
@@ -209,7 +213,7 @@ pub fn sink_toml(t: &Table, inputs: &[String]) -> Result<String, SqlError> {
         "kafka" => out += &super::kafka::kafka_sink(t)?,
         "upsert-kafka" => out += &super::kafka::upsert_kafka_sink(t)?,
         other => {
-            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a sink yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'print')")));
+            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a sink yet (supported: 'filesystem' (json or parquet), 'kafka', 'upsert-kafka', 'jdbc' (PostgreSQL), 'print')")));
         }
     }
     out += &format!("inputs = [{}]\n\n", list.join(", "));

@@ -34,6 +34,21 @@ pub(super) fn row_number(q: &Query) -> Option<(&Function, String, usize)> {
     })
 }
 
+/// Whether `q` is `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) ... ) [WHERE ...]`: a
+/// ROW_NUMBER query at the top, the shape a versioned view has.
+pub(super) fn ranks_at_top(q: &Query) -> bool {
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return false;
+    };
+    match sel.from.as_slice() {
+        [from] if from.joins.is_empty() => matches!(
+            &from.relation,
+            sqlparser::ast::TableFactor::Derived { subquery, .. } if row_number(subquery).is_some()
+        ),
+        _ => false,
+    }
+}
+
 impl Compiler {
     /// `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn FROM t) WHERE rn = 1 [AND ...]`.
     pub(super) fn deduped(
@@ -42,6 +57,9 @@ impl Compiler {
         inner: &Query,
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
+        // Only the top query of a view may keep the last row per key: taken before the rows
+        // it ranks are compiled, so a ROW_NUMBER nested in them never sees it.
+        let keep_last_ok = std::mem::take(&mut self.keep_last_ok);
         let Some((f, rn, at)) = row_number(inner) else {
             return Err(SqlError::span(
                 inner.span(),
@@ -87,9 +105,11 @@ impl Compiler {
         if !orders_by_time {
             return Err(SqlError::span(order.expr.span(), format!("deduplication orders by the time attribute{}: a window Top-N or a Top-N over a whole stream is not supported yet", time.map_or(String::new(), |t| format!(" `{t}`")))));
         }
-        if matches!(order.options.sort, Some(OrderBySort::Desc)) {
-            return Err(SqlError::span(order.expr.span(), "ORDER BY ... DESC keeps the last row per key, an updating result (Flink retracts the row it emitted before), which sluice does not produce; ORDER BY rt ASC keeps the first"));
+        let keep_last = matches!(order.options.sort, Some(OrderBySort::Desc));
+        if keep_last && !keep_last_ok {
+            return Err(SqlError::span(order.expr.span(), "ORDER BY ... DESC keeps the last row per key, an updating result (Flink retracts the row it emitted before), which sluice does not produce except as a versioned view read by a temporal join (CREATE VIEW v AS SELECT ... WHERE rn = 1, then JOIN v FOR SYSTEM_TIME AS OF ...); ORDER BY rt ASC keeps the first"));
         }
+        let mut names = Vec::new();
         let mut keys = Vec::new();
         for p in &spec.partition_by {
             let Expr::Identifier(id) = p else {
@@ -102,12 +122,16 @@ impl Compiler {
                 ));
             };
             keys.push(quote(&c.expr));
+            names.push(c.name.clone());
         }
         if keys.is_empty() {
             return Err(SqlError::span(
                 call.span(),
                 "deduplication needs PARTITION BY the key",
             ));
+        }
+        if keep_last {
+            return self.versioned(sel, input, rn, names);
         }
         let Some(horizon) = self.state_ttl else {
             return Err(SqlError::span(call.span(), "Flink keeps every key of a deduplication forever unless table.exec.state.ttl is set; sluice needs that bound: add SET 'table.exec.state.ttl' = '10 min'; before the query (a key is remembered this long in event time)"));
@@ -142,6 +166,39 @@ impl Compiler {
         let mut scope = ColumnScope::new(&deduped);
         let items = super::query::items(sel, &deduped, &mut scope)?;
         Ok((deduped, items))
+    }
+}
+
+impl Compiler {
+    /// Flink's versioned view, `ROW_NUMBER() OVER (PARTITION BY k ORDER BY rt DESC) ... WHERE
+    /// rn = 1`: the last row per key as of each time, which is what a temporal join reads from a
+    /// versioned table. Its rows are every version (a row is valid from its time until the next
+    /// of its key), so nothing is compiled here: the view's stream is the rows themselves, with
+    /// `k` as their primary key, and only a temporal join may read it (`stream_of`).
+    fn versioned(
+        &mut self,
+        sel: &Select,
+        input: Stream,
+        rn: String,
+        keys: Vec<String>,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let mut conds = Vec::new();
+        super::join::conjuncts_of(sel.selection.as_ref(), &mut conds);
+        let first = conds.iter().filter(|c| is_first(c, &rn)).count();
+        if first == 0 || conds.len() > first {
+            return Err(SqlError::span(sel.select_token.0.span, format!("a versioned view keeps the last row per key with WHERE {rn} = 1 and nothing else: filter the rows it ranks, inside the subquery")));
+        }
+        self.keep_last_keys = Some(keys);
+        let mut columns = input.columns.clone();
+        columns.push(Col {
+            name: rn,
+            ty: SqlType::Integer,
+            expr: "1".into(),
+        });
+        let versions = Stream { columns, ..input };
+        let mut scope = ColumnScope::new(&versions);
+        let items = super::query::items(sel, &versions, &mut scope)?;
+        Ok((versions, items))
     }
 }
 

@@ -242,10 +242,14 @@ impl Compiler {
             .tables
             .get(&table_name)
             .map(|t| t.primary_key.clone())
+            .or_else(|| self.versioned_views.get(&table_name).cloned())
             .unwrap_or_default();
-        let table = self.side(table_tf, &format!("{base}_t"))?;
+        self.reading_versioned = true;
+        let table = self.side(table_tf, &format!("{base}_t"));
+        self.reading_versioned = false;
+        let table = table?;
         if pk.is_empty() || table.stream.time.is_none() {
-            return Err(SqlError::span(table_tf.span(), format!("`{table_name}` is not a versioned table: a temporal join needs a table with a PRIMARY KEY (...) NOT ENFORCED and a WATERMARK, as Flink's event-time temporal join does")));
+            return Err(SqlError::span(table_tf.span(), format!("`{table_name}` is not a versioned table: a temporal join needs a table with a PRIMARY KEY (...) NOT ENFORCED and a WATERMARK, or a versioned view (ROW_NUMBER() OVER (PARTITION BY k ORDER BY rt DESC) ... WHERE rn = 1), as Flink's event-time temporal join does")));
         }
         let at_ok = match time {
             Expr::CompoundIdentifier(p) if p.len() == 2 => {

@@ -22,10 +22,15 @@ mod kafka;
 mod lex;
 mod query;
 mod settings;
+mod table_sinks;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_joins;
+#[cfg(test)]
+mod tests_sinks;
+#[cfg(test)]
+mod tests_views;
 mod top_n;
 mod types;
 mod window;
@@ -96,6 +101,15 @@ struct Compiler {
     state_ttl: Option<i64>,
     /// `SET 'table.exec.source.idle-timeout'`, in milliseconds.
     idle_timeout: Option<i64>,
+    /// Set while a view's top query compiles if it has the shape of a versioned view: its
+    /// ROW_NUMBER may then keep the last row per key.
+    keep_last_ok: bool,
+    /// The primary key of the versioned view just compiled, if it was one.
+    keep_last_keys: Option<Vec<String>>,
+    /// Versioned views (ROW_NUMBER ... DESC, rn = 1) by name, with their primary key.
+    versioned_views: BTreeMap<String, Vec<String>>,
+    /// Set while a temporal join reads its versioned table: the one reader of a versioned view.
+    reading_versioned: bool,
     /// The current statement's hints not yet applied.
     hints: Vec<hints::Hint>,
 }
@@ -151,7 +165,21 @@ impl Compiler {
         if self.tables.contains_key(&name) || self.views.contains_key(&name) {
             return Err(SqlError::span(at, format!("`{name}` is already defined")));
         }
-        let stream = self.query(&v.query, &name, None)?;
+        self.keep_last_ok = dedupe::ranks_at_top(&v.query);
+        let stream = self.query(&v.query, &name, None);
+        self.keep_last_ok = false;
+        let stream = stream?;
+        if let Some(keys) = self.keep_last_keys.take() {
+            for k in &keys {
+                if !stream.columns.iter().any(|c| &c.name == k) {
+                    return Err(SqlError::span(at, format!("the versioned view `{name}` must keep its key column `{k}` (the PARTITION BY of its ROW_NUMBER) among its columns")));
+                }
+            }
+            if stream.time.is_none() {
+                return Err(SqlError::span(at, format!("the versioned view `{name}` must keep the time attribute its ROW_NUMBER orders by among its columns")));
+            }
+            self.versioned_views.insert(name.clone(), keys);
+        }
         self.views.insert(name, stream);
         Ok(())
     }
@@ -177,13 +205,19 @@ impl Compiler {
                 "INSERT OVERWRITE is not supported: a stream only appends",
             ));
         }
+        // A table-shaped sink types its time columns itself from epoch milliseconds: written
+        // as integers, no text formatting applies.
+        let epoch_time = table_sinks::takes_epoch_time(table);
         let mut columns: Vec<Col> = table
             .columns
             .iter()
             .filter(|c| c.computed.is_none())
             .map(|c| Col {
                 name: c.name.clone(),
-                ty: c.ty.clone(),
+                ty: match &c.ty {
+                    t if epoch_time && t.is_time() => SqlType::Integer,
+                    t => t.clone(),
+                },
                 expr: c.name.clone(),
             })
             .collect();
@@ -213,6 +247,9 @@ impl Compiler {
     /// The stream a table or view name reads, writing the table's source the first time.
     fn stream_of(&mut self, name: &str, span: Span) -> Result<Stream, SqlError> {
         if let Some(v) = self.views.get(name) {
+            if self.versioned_views.contains_key(name) && !self.reading_versioned {
+                return Err(SqlError::span(span, format!("`{name}` is a versioned view (its ROW_NUMBER keeps the last row per key, an updating result): sluice reads it only as the table of a temporal join, `JOIN {name} FOR SYSTEM_TIME AS OF ...`")));
+            }
             return Ok(v.clone());
         }
         if let Some((_, s)) = self.sources.get(name) {
