@@ -19,6 +19,7 @@ pub mod kafka_client;
 pub mod loadgen;
 pub mod loadgen_flow;
 pub mod loadgen_kafka;
+pub mod loadgen_nexmark;
 pub mod metrics;
 pub mod operators;
 pub mod plan;

@@ -1,5 +1,6 @@
 //! `sluice loadgen clicks`: writes the synthetic click stream to NDJSON files. (`sluice loadgen
-//! flow`, the three inputs of the ad-spend dataflow, lives in [`crate::loadgen_flow`].)
+//! flow`, the three inputs of the ad-spend dataflow, lives in [`crate::loadgen_flow`], and `sluice
+//! loadgen nexmark`, the Nexmark benchmark's data, in [`crate::loadgen_nexmark`].)
 //!
 //! It owns the command's arguments and the file writing; the events themselves come from
 //! [`crate::sources::generator::model`], so line `i` of the output (across all files, in order) is
@@ -39,6 +40,9 @@ pub enum LoadgenKind {
     /// Impressions, clicks (with duplicates) and ad prices for the ad-spend dataflow, as three
     /// files in the `--out` directory (see `loadgen_flow`).
     Flow,
+    /// The Nexmark benchmark's persons, auctions and bids, as three files in the `--out`
+    /// directory (see `loadgen_nexmark`).
+    Nexmark,
 }
 
 /// Arguments of `sluice loadgen`.
@@ -50,7 +54,7 @@ pub struct LoadgenArgs {
     /// Number of events to write (over all files); for `flow`, the number of impressions.
     #[arg(long)]
     pub events: u64,
-    /// Output file (a directory for `flow`); parent directories are created. Not with `--kafka`.
+    /// Output file (a directory for `flow` and `nexmark`); parent directories are created. Not with `--kafka`.
     #[arg(long, required_unless_present = "kafka", conflicts_with = "kafka")]
     pub out: Option<PathBuf>,
     /// Produce the events into Kafka (bootstrap servers) instead of writing files; needs --topic.
@@ -77,7 +81,7 @@ pub struct LoadgenArgs {
     /// Distinct user ids, drawn uniformly.
     #[arg(long, default_value_t = defaults::USERS)]
     pub users: u64,
-    /// Events per second of event time [default: 100000; flow: 10000].
+    /// Events per second of event time [default: 100000; flow and nexmark: 10000].
     #[arg(long)]
     pub rate: Option<u64>,
     /// Event time of the first event, epoch ms.
@@ -208,7 +212,8 @@ impl LoadgenArgs {
     fn shape(&self) -> (u64, u64, i64) {
         use crate::loadgen_flow::defaults as flow;
         let (keys, rate, ooo) = match self.kind {
-            LoadgenKind::Clicks => (
+            // `nexmark` reads none of these (see `loadgen_nexmark::config_from_args`).
+            LoadgenKind::Clicks | LoadgenKind::Nexmark => (
                 defaults::KEYS,
                 defaults::EVENTS_PER_SECOND,
                 defaults::OUT_OF_ORDERNESS_MS,
@@ -276,6 +281,9 @@ fn chunks(events: u64, files: usize, chunk_events: u64) -> Vec<Chunk> {
 pub fn run(args: &LoadgenArgs) -> Result<LoadgenReport, LoadgenError> {
     if args.kind == LoadgenKind::Flow {
         return crate::loadgen_flow::run(args);
+    }
+    if args.kind == LoadgenKind::Nexmark {
+        return crate::loadgen_nexmark::run(args);
     }
     let plan = args.plan()?;
     if let (Some(brokers), Some(topic)) = (&args.kafka, &args.topic) {

@@ -156,7 +156,7 @@ const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// splitmix64's output function: a bijection on u64 with full avalanche.
 #[inline]
-fn mix64(mut z: u64) -> u64 {
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -165,27 +165,27 @@ fn mix64(mut z: u64) -> u64 {
 /// A tiny splitmix64 stream for one event index. The start state hashes (seed, i), so streams of
 /// neighbouring indices do not overlap (a plain `seed + i * GOLDEN` start would make draw k of
 /// index i equal draw 0 of index i + k).
-struct IndexRng {
+pub(crate) struct IndexRng {
     state: u64,
 }
 
 impl IndexRng {
     #[inline]
-    fn new(seed_key: u64, i: u64) -> IndexRng {
+    pub(crate) fn new(seed_key: u64, i: u64) -> IndexRng {
         IndexRng {
             state: mix64(seed_key ^ i),
         }
     }
 
     #[inline]
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GOLDEN);
         mix64(self.state)
     }
 
     /// Uniform in [0, 1) with 53 bits.
     #[inline]
-    fn next_f64(&mut self) -> f64 {
+    pub(crate) fn next_f64(&mut self) -> f64 {
         (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
