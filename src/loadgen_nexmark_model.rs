@@ -384,6 +384,8 @@ impl NexmarkModel {
         };
         Bid {
             auction: auction + FIRST_AUCTION_ID,
+            // Once, as Beam does: nexmark-flink adds it a second time (a slip that makes most
+            // bidders people that do not exist yet).
             bidder: bidder + FIRST_PERSON_ID,
             price,
             channel,
