@@ -1,7 +1,8 @@
 //! `sluice loadgen nexmark`: the Nexmark benchmark's data (persons, auctions and bids of an
 //! online auction) written as `person.ndjson`, `auction.ndjson` and `bid.ndjson` into the `--out`
 //! directory. It owns the command's checks and the file writing; the events come from
-//! [`NexmarkModel`] (in `loadgen_nexmark_model.rs`, usable by a source too) and their lines from
+//! [`NexmarkModel`] (in `loadgen_nexmark_model.rs`, usable by a source too; its random strings and
+//! prices in `loadgen_nexmark_strings.rs`) and their lines from
 //! [`write_json`]. It never touches the runtime or any operator.
 //!
 //! Event numbers `0 .. --events` are made in chunks of [`CHUNK_EVENTS`] by two threads (chunk
@@ -34,6 +35,8 @@ pub use model::{
 mod json;
 #[path = "loadgen_nexmark_model.rs"]
 pub mod model;
+#[path = "loadgen_nexmark_strings.rs"]
+mod strings;
 
 pub const PERSON_FILE: &str = "person.ndjson";
 pub const AUCTION_FILE: &str = "auction.ndjson";
