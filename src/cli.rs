@@ -75,8 +75,8 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
     },
-    /// Write synthetic test data (the generator source's model, or the ad-spend flow's three
-    /// inputs) to NDJSON files.
+    /// Write synthetic test data (the generator source's model, the ad-spend flow's three inputs,
+    /// or the Nexmark benchmark's persons, auctions and bids) to NDJSON files.
     Loadgen(LoadgenArgs),
     /// Take a savepoint of the job running with this config and wait until it is written; with no
     /// job running, export the newest complete checkpoint as the savepoint.
