@@ -347,6 +347,31 @@ impl Checker<'_> {
                 }
                 null_or(Type::String)
             }
+            Func::Regexp | Func::RegexpExtract | Func::RegexpReplace => {
+                want(0, Str, "a string")?;
+                let ExprKind::Str(pattern) = &args[1].kind else {
+                    let message = format!("the pattern of `{name}` must be a string literal: it is compiled once, with the expression");
+                    return Err(self.error(ExprErrorKind::Type, args[1].pos, message));
+                };
+                if let Err(why) = super::regex::compile(pattern) {
+                    let message = format!("pattern `{pattern}`: {why}");
+                    return Err(self.error(ExprErrorKind::Type, args[1].pos, message));
+                }
+                match signature.func {
+                    Func::Regexp => null_or(Type::Bool),
+                    Func::RegexpExtract => {
+                        if count == 3 {
+                            want(2, Num, "an int")?;
+                        }
+                        // Null also where nothing matches: never proven non-null.
+                        Type::String
+                    }
+                    _ => {
+                        want(2, Str, "a string")?;
+                        null_or(Type::String)
+                    }
+                }
+            }
             Func::SplitIndex => {
                 want(0, Str, "a string")?;
                 want(1, Str, "a string")?;

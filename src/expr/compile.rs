@@ -106,6 +106,8 @@ pub(super) enum Op {
     Call1(Func, Box<Node>),
     Call2(Func, Box<[Node; 2]>),
     Call3(Func, Box<[Node; 3]>),
+    /// A regular-expression function: its pattern, compiled, and its other arguments.
+    Regex(Func, Box<regex::Regex>, Box<[Node]>),
 }
 
 impl Node {
@@ -120,9 +122,10 @@ impl Node {
             | Op::Call2(_, pair) => pair.iter().collect(),
             Op::Cond(three) | Op::Call3(_, three) => three.iter().collect(),
             Op::In(x, items) => std::iter::once(&**x).chain(items.iter()).collect(),
-            Op::Coalesce(items) | Op::Concat(items) | Op::Extreme(_, items) => {
-                items.iter().collect()
-            }
+            Op::Coalesce(items)
+            | Op::Concat(items)
+            | Op::Extreme(_, items)
+            | Op::Regex(_, _, items) => items.iter().collect(),
         }
     }
 }
@@ -198,6 +201,9 @@ impl Lower<'_> {
                 message,
             ));
         };
+        if super::regex::is_regex(signature.func) {
+            return self.regex_call(signature.func, pos, args);
+        }
         let mut nodes = self.nodes(args)?;
         Ok(match (signature.func, nodes.len()) {
             (Func::Coalesce, _) => Op::Coalesce(nodes.into()),
@@ -224,6 +230,27 @@ impl Lower<'_> {
                 ));
             }
         })
+    }
+
+    /// `regexp*(s, 'pattern'[, x])`: the pattern compiled here (`check` has proved it a literal
+    /// that compiles; refused again here rather than trusted).
+    fn regex_call(&mut self, func: Func, pos: usize, args: &[Expr]) -> Result<Op, ExprError> {
+        let pattern = match args.get(1).map(|a| &a.kind) {
+            Some(ExprKind::Str(p)) => p,
+            _ => {
+                let message = format!("the pattern of `{}` must be a string literal", func.name());
+                return Err(ExprError::new(ExprErrorKind::Type, self.text, pos, message));
+            }
+        };
+        let re = super::regex::compile(pattern)
+            .map_err(|why| ExprError::new(ExprErrorKind::Type, self.text, pos, why))?;
+        let rest: Vec<Expr> = args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 1)
+            .map(|(_, a)| a.clone())
+            .collect();
+        Ok(Op::Regex(func, Box::new(re), self.nodes(&rest)?.into()))
     }
 
     /// Replaces an operation on constants by its value.

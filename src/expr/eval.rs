@@ -190,6 +190,16 @@ impl<'a, R: Record + ?Sized> Ctx<'a, R> {
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
                 call2(*func, x, y).map_err(|e| fail(n, &[a, b], e))
             }
+            Op::Regex(func, re, items) => {
+                let values = items
+                    .iter()
+                    .map(|i| self.eval(i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                // Blame by argument as written: the pattern (argument 1) is the call itself.
+                let mut blame: Vec<&Node> = items.iter().collect();
+                blame.insert(1.min(blame.len()), n);
+                super::regex::call(*func, re, values).map_err(|e| fail(n, &blame, e))
+            }
             Op::Call3(func, three) => {
                 let [a, b, c] = &**three;
                 let (x, y, z) = (self.eval(a)?, self.eval(b)?, self.eval(c)?);

@@ -2,7 +2,8 @@
 //!
 //! Strings: `lower upper len starts_with ends_with contains concat trim substr(s, start[, len])
 //! replace(s, from, to) split_index(s, separator, i)` (Flink's SUBSTRING, TRIM, REPLACE and
-//! SPLIT_INDEX: characters, not bytes; `substr` from 1, a negative start counting from the end); math: `abs round floor ceil
+//! SPLIT_INDEX: characters, not bytes; `substr` from 1, a negative start counting from the end);
+//! `regexp regexp_extract regexp_replace` (a literal pattern, see `expr::regex`); math: `abs round floor ceil
 //! min max`; time: `truncate_time format_time sql_timestamp date_format(ts_ms, 'yyyy-MM-dd HH:mm')`; casts (SQL's CAST, Flink's rules):
 //! `to_int` (decimals truncate toward zero, strings are read trimmed, booleans are 1 and 0),
 //! `to_decimal(x, scale)` (rounded half away from zero to the scale, which it keeps) and
@@ -47,6 +48,9 @@ pub(super) enum Func {
     Trim,
     Replace,
     SplitIndex,
+    Regexp,
+    RegexpExtract,
+    RegexpReplace,
 }
 
 /// A function's name and how many arguments it takes (`max: None` for any number).
@@ -92,6 +96,9 @@ pub(super) const FUNCTIONS: &[Signature] = &[
     sig(Func::Trim, "trim", 1, Some(1)),
     sig(Func::Replace, "replace", 3, Some(3)),
     sig(Func::SplitIndex, "split_index", 3, Some(3)),
+    sig(Func::Regexp, "regexp", 2, Some(2)),
+    sig(Func::RegexpExtract, "regexp_extract", 2, Some(3)),
+    sig(Func::RegexpReplace, "regexp_replace", 3, Some(3)),
 ];
 
 /// Names people reach for from other languages, and ours.

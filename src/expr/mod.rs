@@ -76,6 +76,7 @@ mod ops;
 mod parse;
 mod raw_json;
 mod record;
+mod regex;
 mod time;
 mod value;
 

@@ -405,3 +405,47 @@ fn substr_trim_replace_and_split_index_follow_flink() {
         ExprErrorKind::Type
     );
 }
+
+#[test]
+fn regular_expressions_take_a_literal_pattern_compiled_once() {
+    assert_eq!(
+        v(r"regexp_extract('a=1&channel_id=77&b', '(&|^)channel_id=([^&]*)', 2)"),
+        r#""77""#
+    );
+    assert_eq!(v(r"regexp_extract('x', 'y')"), "null");
+    assert_eq!(v(r"regexp_extract(name, '^(.)')"), r#""A""#);
+    assert_eq!(v(r"regexp_extract(none, 'a', 1)"), "null");
+    assert_eq!(v(r"regexp(name, 'd.$')"), "true");
+    assert_eq!(v(r"regexp_replace('a-b-c', '-', '+')"), r#""a+b+c""#);
+    assert_eq!(
+        v(r"regexp_replace('2024-01', '(\\d+)-(\\d+)', '$2/$1')"),
+        r#""01/2024""#
+    );
+    // The pattern is checked when the expression compiles, where it is written.
+    let e = compile_err("regexp(name, name)");
+    assert!(
+        e.message.contains("must be a string literal"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.column, 14);
+    let e = compile_err("regexp_extract(name, '(a')");
+    assert!(e.message.contains("pattern `(a`"), "{}", e.message);
+    assert!(compile_err(r"regexp(name, '(a)\\1')")
+        .message
+        .contains("backreferences"));
+    assert_eq!(
+        compile_err("regexp_extract(name, 'a', 'b')").kind,
+        ExprErrorKind::Type
+    );
+    assert_eq!(compile_err("regexp(1, 'a')").kind, ExprErrorKind::Type);
+    let e = eval_err("regexp(qty, 'a')");
+    assert_eq!(
+        e.reason().clone(),
+        EvalReason::Type {
+            op: "regexp",
+            expected: "a string",
+            found: "int"
+        }
+    );
+}

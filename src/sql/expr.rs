@@ -305,6 +305,9 @@ const SCALARS: &[(&str, &str)] = &[
     ("REPLACE", "replace"),
     ("SPLIT_INDEX", "split_index"),
     ("SUBSTR", "substr"),
+    ("REGEXP", "regexp"),
+    ("REGEXP_EXTRACT", "regexp_extract"),
+    ("REGEXP_REPLACE", "regexp_replace"),
 ];
 
 fn function(f: &Function, e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), SqlError> {
@@ -345,7 +348,9 @@ fn function(f: &Function, e: &Expr, scope: &mut dyn Scope) -> Result<(String, Sq
         texts.push(t);
     }
     let ty = match *ours {
-        "lower" | "upper" | "concat" | "replace" | "split_index" | "substr" => SqlType::String,
+        "lower" | "upper" | "concat" | "replace" | "split_index" | "substr" | "regexp_extract"
+        | "regexp_replace" => SqlType::String,
+        "regexp" => SqlType::Boolean,
         "len" => SqlType::Integer,
         _ => first_ty,
     };

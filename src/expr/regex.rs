@@ -1,0 +1,215 @@
+//! The regular-expression functions, Flink's REGEXP, REGEXP_EXTRACT and REGEXP_REPLACE:
+//! `regexp(s, 'p')` (true if some substring of `s` matches), `regexp_extract(s, 'p'[, group])`
+//! (the group of the first match, 0 the whole match; null when nothing matches, the group does
+//! not exist or did not take part) and `regexp_replace(s, 'p', 'r')` (every match replaced, `r` in
+//! Java's syntax: `$1`, `${name}`, `\$` for a dollar). The pattern is a string literal, compiled
+//! once with the expression: a record never pays for it, and a bad pattern is refused before
+//! anything runs. Matching is linear in the input (Rust's `regex`), so no pattern can hang a
+//! shard; the price is that Java's backreferences and look-around are refused.
+
+use std::borrow::Cow;
+
+use super::functions::Func;
+use super::ops::{type_error, OpResult};
+use super::value::Value;
+
+/// Compiled patterns may take this much memory at most (a pattern past it is refused).
+const SIZE_LIMIT: usize = 1 << 20;
+
+/// Whether `func` takes a pattern as its second argument.
+pub(super) fn is_regex(func: Func) -> bool {
+    matches!(
+        func,
+        Func::Regexp | Func::RegexpExtract | Func::RegexpReplace
+    )
+}
+
+/// Compiles a pattern, or says why it cannot be.
+pub(super) fn compile(pattern: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => {
+                format!("the pattern compiles to more than {SIZE_LIMIT} bytes")
+            }
+            other => format!(
+                "not a regular expression sluice takes (Java's syntax without backreferences or look-around): {}",
+                other.to_string().lines().last().unwrap_or("")
+            ),
+        })
+}
+
+/// Runs `func` with its compiled pattern on the values of its other arguments (`s`, then the
+/// group or the replacement, if any).
+pub(super) fn call<'a>(func: Func, re: &regex::Regex, args: Vec<Value<'a>>) -> OpResult<'a> {
+    let name = func.name();
+    let mut args = args.into_iter();
+    let s = args.next().unwrap_or(Value::Null);
+    let extra = args.next();
+    let text = match &s {
+        Value::Str(t) => Some(t.as_ref()),
+        Value::Null => None,
+        other => return Err(type_error(name, 0, "a string", other)),
+    };
+    match func {
+        Func::RegexpExtract => {
+            let group = match extra {
+                None => Some(0),
+                Some(Value::Int(g)) => Some(g),
+                Some(Value::Null) => None,
+                Some(other) => return Err(type_error(name, 2, "an int", &other)),
+            };
+            let (Some(text), Some(group)) = (text, group) else {
+                return Ok(Value::Null);
+            };
+            let found = usize::try_from(group)
+                .ok()
+                .and_then(|g| re.captures(text).and_then(|c| c.get(g)));
+            Ok(found.map_or(Value::Null, |m| {
+                Value::Str(Cow::Owned(m.as_str().to_string()))
+            }))
+        }
+        Func::RegexpReplace => {
+            let with = match extra {
+                Some(Value::Str(r)) => Some(r),
+                Some(Value::Null) | None => None,
+                Some(other) => return Err(type_error(name, 2, "a string", &other)),
+            };
+            let (Some(text), Some(with)) = (text, with) else {
+                return Ok(Value::Null);
+            };
+            let with = java_replacement(&with, re.captures_len());
+            Ok(Value::Str(Cow::Owned(
+                re.replace_all(text, with.as_str()).into_owned(),
+            )))
+        }
+        _ => Ok(text.map_or(Value::Null, |t| Value::Bool(re.is_match(t)))),
+    }
+}
+
+/// A Java `Matcher.replaceAll` replacement in the `regex` crate's syntax: `\c` is the
+/// character `c`; `$n` takes as many digits as still name a group (Java's rule: `$12` is group
+/// 12 if there are 12 groups, else group 1 then `2`); `${name}` a named group; every other
+/// character is itself (a `$` in the output is written `$$`).
+fn java_replacement(r: &str, groups: usize) -> String {
+    let mut out = String::with_capacity(r.len() + 8);
+    let mut chars = r.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('$') | None => out.push_str("$$"),
+                Some(other) => out.push(other),
+            },
+            '$' if chars.peek().is_some_and(char::is_ascii_digit) => {
+                let mut n = 0usize;
+                let mut first = true;
+                while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                    let next = n.saturating_mul(10).saturating_add(d as usize);
+                    if !first && next >= groups {
+                        break;
+                    }
+                    n = next;
+                    first = false;
+                    chars.next();
+                }
+                out.push_str(&format!("${{{n}}}"));
+            }
+            '$' if chars.peek() == Some(&'{') => {
+                out.push('$');
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if c == '}' {
+                        break;
+                    }
+                }
+            }
+            '$' => out.push_str("$$"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(func: Func, pattern: &str, args: Vec<Value<'static>>) -> Value<'static> {
+        let re = compile(pattern).unwrap();
+        call(func, &re, args).unwrap().into_owned()
+    }
+
+    fn s(t: &'static str) -> Value<'static> {
+        Value::str(t)
+    }
+
+    #[test]
+    fn extract_follows_flink() {
+        let url = "https://www.nexmark.com/x?a=1&channel_id=1234&b=2";
+        let p = "(&|^)channel_id=([^&]*)";
+        let ex = |args| run(Func::RegexpExtract, p, args);
+        assert_eq!(ex(vec![s(url), Value::Int(2)]), s("1234"));
+        assert_eq!(ex(vec![s(url), Value::Int(0)]), s("&channel_id=1234"));
+        assert_eq!(
+            ex(vec![s(url)]),
+            s("&channel_id=1234"),
+            "group 0 by default"
+        );
+        assert_eq!(ex(vec![s("no id here"), Value::Int(2)]), Value::Null);
+        assert_eq!(ex(vec![s(url), Value::Int(3)]), Value::Null, "no group 3");
+        assert_eq!(ex(vec![s(url), Value::Int(-1)]), Value::Null);
+        assert_eq!(ex(vec![Value::Null, Value::Int(2)]), Value::Null);
+        assert_eq!(ex(vec![s(url), Value::Null]), Value::Null);
+        // A group that did not take part in the match.
+        let opt = run(Func::RegexpExtract, "a(x)?b", vec![s("ab"), Value::Int(1)]);
+        assert_eq!(opt, Value::Null);
+        assert_eq!(
+            run(
+                Func::RegexpExtract,
+                "foo(.*?)(bar)",
+                vec![s("foothebar"), Value::Int(2)]
+            ),
+            s("bar")
+        );
+    }
+
+    #[test]
+    fn matches_and_replaces() {
+        assert_eq!(run(Func::Regexp, "b+", vec![s("abbc")]), Value::Bool(true));
+        assert_eq!(run(Func::Regexp, "^b", vec![s("abbc")]), Value::Bool(false));
+        assert_eq!(run(Func::Regexp, "x*", vec![s("")]), Value::Bool(true));
+        assert_eq!(run(Func::Regexp, "b", vec![Value::Null]), Value::Null);
+        let rep = |p, t, r| run(Func::RegexpReplace, p, vec![s(t), s(r)]);
+        assert_eq!(rep("o", "foobar", "0"), s("f00bar"));
+        assert_eq!(rep("(\\w+)@(\\w+)", "me@host", "$2 at $1"), s("host at me"));
+        assert_eq!(rep("(a)", "a", "$1b"), s("ab"), "`$1b` is group 1 then b");
+        assert_eq!(
+            rep("(a)", "a", "$12"),
+            s("a2"),
+            "one group: `$12` is $1 then 2"
+        );
+        assert_eq!(rep("a", "a", "\\$1"), s("$1"), "an escaped dollar");
+        assert_eq!(rep("a", "a", "5$"), s("5$"));
+        assert_eq!(rep("(?P<x>a)", "a", "<${x}>"), s("<a>"));
+        assert_eq!(
+            run(Func::RegexpReplace, "a", vec![s("a"), Value::Null]),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn wrong_types_and_bad_patterns_are_errors() {
+        let re = compile("a").unwrap();
+        assert!(call(Func::Regexp, &re, vec![Value::Int(1)]).is_err());
+        assert!(call(Func::RegexpExtract, &re, vec![s("a"), s("1")]).is_err());
+        assert!(compile("(a")
+            .unwrap_err()
+            .contains("not a regular expression"));
+        assert!(compile("(a)\\1").is_err(), "backreferences are refused");
+        assert!(compile("a(?=b)").is_err(), "look-ahead is refused");
+        assert!(compile("(a{1000}){1000}")
+            .unwrap_err()
+            .contains("more than"));
+    }
+}

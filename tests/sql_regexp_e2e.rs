@@ -1,0 +1,124 @@
+//! Flink's regular-expression functions in SQL through the real binary: Nexmark's q21 (channel
+//! ids from a CASE over `lower(channel)` or REGEXP_EXTRACT of the URL) and REGEXP /
+//! REGEXP_REPLACE on hand-written bids, against the rows worked out by hand below.
+
+mod common;
+
+use common::{read_lines, sluice, toml_str};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+
+fn path(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn nexmark_q21_and_regexp_replace_give_the_hand_worked_rows() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let bids = [
+        // (auction, channel, url)
+        (1, "Apple", "https://www.nexmark.com/a/b/item.htm?query=1"),
+        (
+            2,
+            "channel-7",
+            "https://www.nexmark.com/a/b/item.htm?query=1&channel_id=2130706432",
+        ),
+        (
+            3,
+            "channel-8",
+            "https://www.nexmark.com/a/b/item.htm?query=1",
+        ),
+        (4, "channel-9", "channel_id=5&x=1"),
+        (5, "BAIDU", "https://www.nexmark.com/x?channel_id="),
+        (
+            6,
+            "channel-10",
+            "https://www.nexmark.com/x?not_channel_id=9",
+        ),
+    ];
+    let lines: Vec<String> = bids
+        .iter()
+        .enumerate()
+        .map(|(i, (a, c, u))| {
+            json!({"auction": a, "bidder": 10 + a, "price": 100 * a, "channel": c, "url": u,
+                   "dateTime": 1_700_000_000_000i64 + i as i64 * 1000, "extra": ""})
+            .to_string()
+        })
+        .collect();
+    let bid_file = dir.join("bid.ndjson");
+    std::fs::write(&bid_file, lines.join("\n") + "\n").unwrap();
+    let sql = format!(
+        "CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,
+  dateTime BIGINT, extra STRING, dt AS TO_TIMESTAMP_LTZ(dateTime, 3),
+  WATERMARK FOR dt AS dt - INTERVAL '4' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE q21 (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, channel_id STRING)
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE hosts (auction BIGINT, host STRING, has_query BOOLEAN)
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO q21
+SELECT
+    auction, bidder, price, channel,
+    CASE
+        WHEN lower(channel) = 'apple' THEN '0'
+        WHEN lower(channel) = 'google' THEN '1'
+        WHEN lower(channel) = 'facebook' THEN '2'
+        WHEN lower(channel) = 'baidu' THEN '3'
+        ELSE REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2)
+        END
+    AS channel_id FROM bid
+    where REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2) is not null or
+          lower(channel) in ('apple', 'google', 'facebook', 'baidu');
+INSERT INTO hosts
+SELECT auction, REGEXP_REPLACE(url, '^https://([^/]+)/.*$', '$1'), REGEXP(url, '\\?query=')
+FROM bid WHERE auction <= 3;",
+        path(&bid_file),
+        path(&dir.join("q21")),
+        path(&dir.join("hosts"))
+    );
+    std::fs::write(dir.join("job.sql"), sql).unwrap();
+    let toml = format!(
+        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
+        toml_str(&path(&dir.join("job.sql"))),
+        toml_str(&path(&dir.join("dead.ndjson")))
+    );
+    std::fs::write(dir.join("job.toml"), toml).unwrap();
+    let exit = sluice(
+        dir,
+        &["run", "--config", &path(&dir.join("job.toml"))],
+        Duration::from_secs(120),
+    );
+    assert!(exit.success, "{}", exit.stderr);
+    let rows = |name: &str| {
+        let mut v: Vec<Value> = read_lines(&dir.join(name).join("part-0.json"))
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        v.sort_by_key(|r| r["auction"].as_i64());
+        v
+    };
+    let q21 = |a: i64, c: &str, id: &str| json!({"auction": a, "bidder": 10 + a, "price": 100 * a, "channel": c, "channel_id": id});
+    // 1: Apple -> '0'. 2: its url's channel_id after `&`. 3: no channel_id, not a known
+    // channel: dropped. 4: channel_id at the start of the url. 5: BAIDU -> '3' (its empty
+    // channel_id would be ''). 6: `not_channel_id` is neither after `&` nor at the start.
+    assert_eq!(
+        rows("q21"),
+        vec![
+            q21(1, "Apple", "0"),
+            q21(2, "channel-7", "2130706432"),
+            q21(4, "channel-9", "5"),
+            q21(5, "BAIDU", "3"),
+        ]
+    );
+    let host = |a: i64, h: &str, q: bool| json!({"auction": a, "host": h, "has_query": q});
+    assert_eq!(
+        rows("hosts"),
+        vec![
+            host(1, "www.nexmark.com", true),
+            host(2, "www.nexmark.com", true),
+            host(3, "www.nexmark.com", true),
+        ]
+    );
+}
