@@ -255,6 +255,19 @@ fn cast(
     scope: &mut dyn Scope,
 ) -> Result<(String, SqlType), SqlError> {
     let (text, from) = translate(x, scope)?;
+    use sqlparser::ast::{CharacterLength, DataType};
+    match dt {
+        DataType::Char(Some(_)) | DataType::Character(Some(_)) => {
+            return Err(unsupported(e, "CAST to CHAR(n) (padded with spaces) is"))
+        }
+        DataType::Varchar(Some(CharacterLength::IntegerLength { length, .. }))
+        | DataType::CharacterVarying(Some(CharacterLength::IntegerLength { length, .. })) => {
+            // Flink cuts a string to the length of the VARCHAR(n) it is cast to.
+            let (inner, _) = cast(e, x, &DataType::String(None), scope)?;
+            return Ok((format!("substr({inner}, 1, {length})"), SqlType::String));
+        }
+        _ => {}
+    }
     let to = SqlType::of_data_type(dt, e.span())?;
     if let SqlType::Decimal { precision, scale } = to {
         if scale > 28 || scale > precision || precision > 38 {
@@ -273,8 +286,8 @@ fn cast(
             return Err(unsupported(e, "CAST of a timestamp to a number is"))
         }
         (SqlType::Integer, _) => (format!("to_int({text})"), to),
-        (SqlType::Decimal { scale, .. }, t) if !t.is_time() => {
-            (format!("to_decimal({text}, {scale})"), to.clone())
+        (SqlType::Decimal { precision, scale }, t) if !t.is_time() => {
+            (within_precision(&format!("to_decimal({text}, {scale})"), *precision, *scale), to.clone())
         }
         (SqlType::Timestamp | SqlType::TimestampLtz, t) if t.is_time() => (text, to),
         _ => {
@@ -284,6 +297,23 @@ fn cast(
             ))
         }
     })
+}
+
+/// `d` where it fits DECIMAL(p, s) (at most `p - s` integer digits), else NULL, as Flink's
+/// CAST gives. From 28 integer digits on it is not checked: the bound would not fit sluice's
+/// 28-digit decimals, whose largest value (7.9e28) barely passes it.
+fn within_precision(d: &str, precision: u32, scale: u32) -> String {
+    let digits = precision - scale;
+    if digits > 27 {
+        return d.to_string();
+    }
+    let bound = format!("1{}", "0".repeat(digits as usize));
+    let bound = if digits > 18 {
+        format!("{bound}.0")
+    } else {
+        bound
+    };
+    format!("(coalesce(abs({d}) < {bound}, true) ? ({d}) : null)")
 }
 
 /// Flink's scalar functions that sluice has, by their Flink name.

@@ -1,6 +1,7 @@
-//! Flink's regular-expression functions in SQL through the real binary: Nexmark's q21 (channel
-//! ids from a CASE over `lower(channel)` or REGEXP_EXTRACT of the URL) and REGEXP /
-//! REGEXP_REPLACE on hand-written bids, against the rows worked out by hand below.
+//! Flink's scalar functions in SQL through the real binary, on hand-written bids, against the
+//! rows worked out by hand below: Nexmark's q21 (channel ids from a CASE over `lower(channel)`
+//! or REGEXP_EXTRACT of the URL), REGEXP / REGEXP_REPLACE, and CAST's precision and length
+//! rules (NULL past a DECIMAL's precision, a string cut to its VARCHAR(n)).
 
 mod common;
 
@@ -56,6 +57,8 @@ fn nexmark_q21_and_regexp_replace_give_the_hand_worked_rows() {
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE q21 (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, channel_id STRING)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE casts (auction BIGINT, small DECIMAL(3, 1), cut STRING, wide DECIMAL(25, 2))
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE hosts (auction BIGINT, host STRING, has_query BOOLEAN)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 INSERT INTO q21
@@ -73,9 +76,13 @@ SELECT
           lower(channel) in ('apple', 'google', 'facebook', 'baidu');
 INSERT INTO hosts
 SELECT auction, REGEXP_REPLACE(url, '^https://([^/]+)/.*$', '$1'), REGEXP(url, '\\?query=')
-FROM bid WHERE auction <= 3;",
+FROM bid WHERE auction <= 3;
+INSERT INTO casts
+SELECT auction, CAST(price / 5 AS DECIMAL(3, 1)), CAST(channel AS VARCHAR(5)), CAST(price AS DECIMAL(25, 2))
+FROM bid WHERE auction IN (1, 6);",
         path(&bid_file),
         path(&dir.join("q21")),
+        path(&dir.join("casts")),
         path(&dir.join("hosts"))
     );
     std::fs::write(dir.join("job.sql"), sql).unwrap();
@@ -120,5 +127,19 @@ FROM bid WHERE auction <= 3;",
             host(2, "www.nexmark.com", true),
             host(3, "www.nexmark.com", true),
         ]
+    );
+    // 100 / 5 = 20.0 fits DECIMAL(3, 1); 600 / 5 = 120.0 has three integer digits: NULL, as
+    // Flink's CAST gives; a string cut to 5 characters; a wide DECIMAL keeps its two digits.
+    assert_eq!(
+        rows("casts"),
+        vec![
+            json!({"auction": 1, "small": 20.0, "cut": "Apple", "wide": 100.00}),
+            json!({"auction": 6, "small": null, "cut": "chann", "wide": 600.00}),
+        ]
+    );
+    let text = read_lines(&dir.join("casts").join("part-0.json")).join("\n");
+    assert!(
+        text.contains("\"small\":20.0,") && text.contains("\"wide\":100.00"),
+        "{text}"
     );
 }
