@@ -1,7 +1,7 @@
 //! Flink's scalar functions in SQL through the real binary, on hand-written bids, against the
 //! rows worked out by hand below: Nexmark's q21 (channel ids from a CASE over `lower(channel)`
 //! or REGEXP_EXTRACT of the URL), REGEXP / REGEXP_REPLACE, and CAST's precision and length
-//! rules (NULL past a DECIMAL's precision, a string cut to its VARCHAR(n)).
+//! rules (NULL past a DECIMAL's precision, a string cut to its VARCHAR(n)), EXTRACT and HOUR etc.
 
 mod common;
 
@@ -57,7 +57,8 @@ fn nexmark_q21_and_regexp_replace_give_the_hand_worked_rows() {
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE q21 (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, channel_id STRING)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
-CREATE TABLE casts (auction BIGINT, small DECIMAL(3, 1), cut STRING, wide DECIMAL(25, 2))
+CREATE TABLE casts (auction BIGINT, small DECIMAL(3, 1), cut STRING, wide DECIMAL(25, 2),
+  y BIGINT, mo BIGINT, dd BIGINT, h BIGINT, mi BIGINT, s BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE hosts (auction BIGINT, host STRING, has_query BOOLEAN)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
@@ -78,7 +79,8 @@ INSERT INTO hosts
 SELECT auction, REGEXP_REPLACE(url, '^https://([^/]+)/.*$', '$1'), REGEXP(url, '\\?query=')
 FROM bid WHERE auction <= 3;
 INSERT INTO casts
-SELECT auction, CAST(price / 5 AS DECIMAL(3, 1)), CAST(channel AS VARCHAR(5)), CAST(price AS DECIMAL(25, 2))
+SELECT auction, CAST(price / 5 AS DECIMAL(3, 1)), CAST(channel AS VARCHAR(5)), CAST(price AS DECIMAL(25, 2)),
+  YEAR(dt), EXTRACT(MONTH FROM dt), EXTRACT(DAY FROM dt), HOUR(dt), MINUTE(dt), EXTRACT(SECOND FROM dt)
 FROM bid WHERE auction IN (1, 6);",
         path(&bid_file),
         path(&dir.join("q21")),
@@ -133,8 +135,10 @@ FROM bid WHERE auction IN (1, 6);",
     assert_eq!(
         rows("casts"),
         vec![
-            json!({"auction": 1, "small": 20.0, "cut": "Apple", "wide": 100.00}),
-            json!({"auction": 6, "small": null, "cut": "chann", "wide": 600.00}),
+            json!({"auction": 1, "small": 20.0, "cut": "Apple", "wide": 100.00,
+                   "y": 2023, "mo": 11, "dd": 14, "h": 22, "mi": 13, "s": 20}),
+            json!({"auction": 6, "small": null, "cut": "chann", "wide": 600.00,
+                   "y": 2023, "mo": 11, "dd": 14, "h": 22, "mi": 13, "s": 25}),
         ]
     );
     let text = read_lines(&dir.join("casts").join("part-0.json")).join("\n");

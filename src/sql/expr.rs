@@ -130,6 +130,7 @@ pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), S
             (text, other())
         }
         Expr::Function(f) => function(f, e, scope)?,
+        Expr::Extract { field, expr, .. } => time_part(&field.to_string(), expr, e, scope)?,
         Expr::Substring {
             expr,
             substring_from,
@@ -410,6 +411,15 @@ fn time_function(
             let (p, _) = translate(pattern, scope)?;
             (format!("date_format({t}, {p})"), SqlType::String)
         }
+        "YEAR" | "MONTH" | "DAYOFMONTH" | "HOUR" | "MINUTE" | "SECOND" => {
+            let [ts] = plain_args(f, e)?[..] else {
+                return Err(SqlError::span(
+                    e.span(),
+                    format!("{name} takes one timestamp"),
+                ));
+            };
+            time_part(name, ts, e, scope)?
+        }
         "TO_TIMESTAMP_LTZ" => {
             let args = plain_args(f, e)?;
             let (Some(n), precision) = (args.first(), args.get(1)) else {
@@ -433,6 +443,39 @@ fn time_function(
         }
         _ => return Ok(None),
     }))
+}
+
+/// `EXTRACT(unit FROM ts)`, `HOUR(ts)`, ...: the field of the timestamp's UTC calendar time, a
+/// BIGINT as in Flink.
+fn time_part(
+    unit: &str,
+    ts: &Expr,
+    e: &Expr,
+    scope: &mut dyn Scope,
+) -> Result<(String, SqlType), SqlError> {
+    let pattern =
+        match unit.to_ascii_uppercase().as_str() {
+            "YEAR" => "yyyy",
+            "MONTH" => "MM",
+            "DAY" | "DAYOFMONTH" => "dd",
+            "HOUR" => "HH",
+            "MINUTE" => "mm",
+            "SECOND" => "ss",
+            other => return Err(unsupported(
+                e,
+                &format!(
+                    "the time unit {other} is (supported: YEAR, MONTH, DAY, HOUR, MINUTE, SECOND)"
+                ),
+            )),
+        };
+    let (t, ty) = translate(ts, scope)?;
+    if !ty.is_time() {
+        return Err(SqlError::span(ts.span(), format!("{unit} of something other than a TIMESTAMP(3) or TIMESTAMP_LTZ(3) is not supported yet")));
+    }
+    Ok((
+        format!("to_int(date_format({t}, \"{pattern}\"))"),
+        SqlType::Integer,
+    ))
 }
 
 /// A call's arguments, each a plain expression (no `*`, named arguments or clauses).
