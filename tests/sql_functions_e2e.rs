@@ -1,7 +1,8 @@
 //! Flink's scalar functions in SQL through the real binary, on hand-written bids, against the
 //! rows worked out by hand below: Nexmark's q21 (channel ids from a CASE over `lower(channel)`
 //! or REGEXP_EXTRACT of the URL), REGEXP / REGEXP_REPLACE, and CAST's precision and length
-//! rules (NULL past a DECIMAL's precision, a string cut to its VARCHAR(n)), EXTRACT and HOUR etc.
+//! rules (NULL past a DECIMAL's precision, a string cut to its VARCHAR(n)), EXTRACT and HOUR etc.;
+//! and a `csv` table read by the DDL's column order, its malformed line a dead letter.
 
 mod common;
 
@@ -146,4 +147,49 @@ FROM bid WHERE auction IN (1, 6);",
         text.contains("\"small\":20.0,") && text.contains("\"wide\":100.00"),
         "{text}"
     );
+}
+
+#[test]
+fn a_csv_table_reads_its_fields_by_the_ddls_column_order() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    // `;`-separated, a quoted field holding the delimiter, a malformed line (two fields).
+    let csv = "ad-1;\"a;b\";2.50;1700000000000\nad-2;c;1.25;1700000001000\nbroken;line\nad-1;d;0.25;1700000002000\n";
+    std::fs::write(dir.join("t.csv"), csv).unwrap();
+    let sql = format!(
+        "CREATE TABLE t (ad_id STRING, note STRING, price DECIMAL(10, 2), ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt - INTERVAL '1' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv', 'csv.field-delimiter' = ';');
+CREATE TABLE o (ad_id STRING, note STRING, doubled DECIMAL(11, 2))
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO o SELECT ad_id, note, price * 2 FROM t;",
+        path(&dir.join("t.csv")),
+        path(&dir.join("o"))
+    );
+    std::fs::write(dir.join("job.sql"), sql).unwrap();
+    let toml = format!(
+        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
+        toml_str(&path(&dir.join("job.sql"))),
+        toml_str(&path(&dir.join("dead.ndjson")))
+    );
+    std::fs::write(dir.join("job.toml"), toml).unwrap();
+    let exit = sluice(
+        dir,
+        &["run", "--config", &path(&dir.join("job.toml"))],
+        Duration::from_secs(120),
+    );
+    assert!(exit.success, "{}", exit.stderr);
+    let mut got = read_lines(&dir.join("o").join("part-0.json"));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            r#"{"ad_id":"ad-1","note":"a;b","doubled":5.00}"#,
+            r#"{"ad_id":"ad-1","note":"d","doubled":0.50}"#,
+            r#"{"ad_id":"ad-2","note":"c","doubled":2.50}"#,
+        ]
+    );
+    let dead = read_lines(&dir.join("dead.ndjson"));
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert!(dead[0].contains("not a CSV record"), "{}", dead[0]);
 }

@@ -9,6 +9,7 @@ use sqlparser::ast::{DateTimeField, Expr, Value};
 use super::ddl::{Column, Table};
 use super::error::SqlError;
 use super::expr::{plain_args, quote};
+use super::formats;
 use super::types::SqlType;
 
 /// Where a source table's event time comes from.
@@ -107,34 +108,25 @@ pub fn source_toml(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<
     if connector == "datagen" {
         return Ok(out + &datagen_source(t, time, &idle)?);
     }
-    // upsert-kafka names its key's and value's formats apart.
-    if connector != "upsert-kafka" {
-        check_format(t)?;
-        check_json_options(t)?;
-    }
     match connector {
         "filesystem" => {
-            refuse_unknown(
-                t,
-                &[
-                    "connector",
-                    "format",
-                    "path",
-                    JSON_OPTIONS[0],
-                    JSON_OPTIONS[1],
-                ],
-                None,
-            )?;
+            let known: Vec<&str> = ["connector", "format", "path"]
+                .iter()
+                .chain(formats::options(t))
+                .copied()
+                .collect();
+            refuse_unknown(t, &known, None)?;
             out += "type = \"file\"\n";
             out += &format!("path = {}\n", quote(required(t, "path")?));
+            out += &formats::toml(t, formats::Place::FileSource)?;
         }
         "kafka" => out += &super::kafka::kafka_source(t)?,
-        "upsert-kafka" => out += &super::kafka::upsert_kafka_source(t)?,
+        // upsert-kafka names its key's and value's formats apart: JSON both.
+        "upsert-kafka" => out += &(super::kafka::upsert_kafka_source(t)? + "format = \"json\"\n"),
         other => {
             return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'datagen')")));
         }
     }
-    out += "format = \"json\"\n";
     out += &format!(
         "event_time = {{ field = {}, unit = \"{}\" }}\n",
         quote(&time.field),

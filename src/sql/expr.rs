@@ -453,21 +453,22 @@ fn time_part(
     e: &Expr,
     scope: &mut dyn Scope,
 ) -> Result<(String, SqlType), SqlError> {
-    let pattern =
-        match unit.to_ascii_uppercase().as_str() {
-            "YEAR" => "yyyy",
-            "MONTH" => "MM",
-            "DAY" | "DAYOFMONTH" => "dd",
-            "HOUR" => "HH",
-            "MINUTE" => "mm",
-            "SECOND" => "ss",
-            other => return Err(unsupported(
+    let pattern = match unit.to_ascii_uppercase().as_str() {
+        "YEAR" => "yyyy",
+        "MONTH" => "MM",
+        "DAY" | "DAYOFMONTH" => "dd",
+        "HOUR" => "HH",
+        "MINUTE" => "mm",
+        "SECOND" => "ss",
+        other => {
+            return Err(unsupported(
                 e,
                 &format!(
                     "the time unit {other} is (supported: YEAR, MONTH, DAY, HOUR, MINUTE, SECOND)"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     let (t, ty) = translate(ts, scope)?;
     if !ty.is_time() {
         return Err(SqlError::span(ts.span(), format!("{unit} of something other than a TIMESTAMP(3) or TIMESTAMP_LTZ(3) is not supported yet")));

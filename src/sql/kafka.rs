@@ -6,15 +6,14 @@
 //! per key. Keys and values are JSON, the value holding every column (`value.fields-include` =
 //! `ALL`, Flink's default).
 
-use super::connectors::{
-    check_format, check_json_options, option_error, refuse_unknown, required, JSON_OPTIONS,
-};
+use super::connectors::{check_json_options, option_error, refuse_unknown, required, JSON_OPTIONS};
 use super::ddl::Table;
 use super::error::SqlError;
 use super::expr::quote;
+use super::formats::{self, Place};
 
 pub(super) fn kafka_source(t: &Table) -> Result<String, SqlError> {
-    let known = [
+    let known: Vec<&str> = [
         "connector",
         "format",
         "topic",
@@ -23,11 +22,14 @@ pub(super) fn kafka_source(t: &Table) -> Result<String, SqlError> {
         "scan.startup.specific-offsets",
         "scan.bounded.mode",
         "scan.bounded.timestamp-millis",
-        JSON_OPTIONS[0],
-        JSON_OPTIONS[1],
-    ];
+    ]
+    .iter()
+    .chain(formats::options(t))
+    .copied()
+    .collect();
     refuse_unknown(t, &known, Some("properties."))?;
     let mut out = String::from("type = \"kafka\"\n");
+    out += &formats::toml(t, Place::KafkaSource)?;
     out += &format!(
         "brokers = {}\n",
         quote(required(t, "properties.bootstrap.servers")?)
@@ -130,16 +132,24 @@ fn properties(t: &Table, mapped: &[&str]) -> String {
 }
 
 pub(super) fn kafka_sink(t: &Table) -> Result<String, SqlError> {
-    check_format(t)?;
-    let known = [
+    let known: Vec<&str> = [
         "connector",
         "format",
         "topic",
         "sink.delivery-guarantee",
         "sink.transactional-id-prefix",
-    ];
+    ]
+    .iter()
+    .chain(if t.option("format") == Some("avro-confluent") {
+        formats::options(t)
+    } else {
+        &[]
+    })
+    .copied()
+    .collect();
     refuse_unknown(t, &known, Some("properties."))?;
     let mut out = String::from("type = \"kafka\"\n");
+    out += &formats::toml(t, Place::KafkaSink)?;
     out += &format!(
         "brokers = {}\n",
         quote(required(t, "properties.bootstrap.servers")?)

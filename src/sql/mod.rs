@@ -15,6 +15,7 @@ mod dedupe;
 mod error;
 pub mod export;
 mod expr;
+mod formats;
 mod hints;
 pub mod job;
 mod join;
@@ -25,6 +26,8 @@ mod settings;
 mod table_sinks;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_formats;
 #[cfg(test)]
 mod tests_joins;
 #[cfg(test)]
