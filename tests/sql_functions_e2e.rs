@@ -77,7 +77,7 @@ SELECT
     where REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2) is not null or
           lower(channel) in ('apple', 'google', 'facebook', 'baidu');
 INSERT INTO hosts
-SELECT auction, REGEXP_REPLACE(url, '^https://([^/]+)/.*$', '$1'), REGEXP(url, '\\?query=')
+SELECT auction, REGEXP_REPLACE(url, '^https://|/.*$', ''), REGEXP(url, '\\?query=')
 FROM bid WHERE auction <= 3;
 INSERT INTO casts
 SELECT auction, CAST(price / 5 AS DECIMAL(3, 1)), CAST(channel AS VARCHAR(5)), CAST(price AS DECIMAL(25, 2)),

@@ -456,6 +456,14 @@ pub struct IntervalJoinConfig {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
+pub enum OutOfOrderVersions {
+    #[default]
+    Keep,
+    Drop,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum IntervalJoinKind {
     #[default]
     Inner,
@@ -476,6 +484,10 @@ pub struct TemporalJoinConfig {
     pub kind: TemporalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
     pub late_events: Option<String>,
+    /// What a table version older than its key's latest one, arriving after it, does: `keep`
+    /// (a version like any other) or `drop` (as Flink's ROW_NUMBER keep-last view does).
+    #[serde(default)]
+    pub out_of_order_versions: OutOfOrderVersions,
     /// Not supported: present only so `validate` can say why (see `plan::build`).
     #[serde(default)]
     pub hot_keys: Option<toml::Value>,

@@ -102,6 +102,9 @@ pub struct JoinStats {
     /// Rows whose key was missing or null: they never match (an inner join drops them, an outer
     /// join emits them unmatched, a dedupe passes them).
     pub null_keys: u64,
+    /// Table versions of a temporal join dropped for arriving after a later version of their
+    /// key (`out_of_order_versions = "drop"`).
+    pub superseded: u64,
 }
 
 impl JoinStats {
@@ -114,6 +117,7 @@ impl JoinStats {
         }
         self.state_bytes += o.state_bytes;
         self.null_keys += o.null_keys;
+        self.superseded += o.superseded;
     }
 }
 

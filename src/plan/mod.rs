@@ -422,6 +422,8 @@ pub struct TemporalJoinPlan {
     pub on_table: FieldPath,
     /// `left`: input records with no version get `"table":null`.
     pub left: bool,
+    /// A version older than its key's latest, arriving after it, is dropped (and counted).
+    pub drop_older_versions: bool,
 }
 
 /// Event-time deduplication on key fields.

@@ -304,8 +304,14 @@ impl Compiler {
         let in_key = key_expr(&input, in_key);
         let t_key = key_expr(&table, t_key);
         let name = format!("{base}_join");
+        // Flink's keep-last view never emits a row older than its key's last one.
+        let keep_last = if self.versioned_views.contains_key(&table_name) {
+            "out_of_order_versions = \"drop\"\n"
+        } else {
+            ""
+        };
         self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"temporal_join\"\ninput = {}\ntable = {}\non = {{ input = {}, table = {} }}\nkind = \"{}\"\n\n",
+            "[transforms.{}]\ntype = \"temporal_join\"\ninput = {}\ntable = {}\non = {{ input = {}, table = {} }}\nkind = \"{}\"\n{keep_last}\n",
             quote(&name),
             quote(&input.stream.name),
             quote(&table.stream.name),

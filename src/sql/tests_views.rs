@@ -41,6 +41,11 @@ fn a_versioned_view_is_the_temporal_join_table_of_every_version() {
         })
         .collect();
     assert_eq!(joins.len(), 1, "{:?}", cfg.transforms);
+    assert_eq!(
+        joins[0].out_of_order_versions,
+        crate::config::OutOfOrderVersions::Drop,
+        "a row older than its key's last is never the last row"
+    );
     assert!(
         !cfg.transforms
             .values()

@@ -41,6 +41,7 @@ struct KeyState {
 
 pub struct TemporalJoin {
     left_outer: bool,
+    drop_older_versions: bool,
     first_port: u16,
     index: Keys,
     keys: Vec<KeyState>,
@@ -91,6 +92,7 @@ impl TemporalJoin {
     pub fn new(plan: &TemporalJoinPlan, ctx: BuildCtx) -> TemporalJoin {
         TemporalJoin {
             left_outer: plan.left,
+            drop_older_versions: plan.drop_older_versions,
             first_port: ctx.first_port,
             index: Keys::default(),
             keys: Vec::new(),
@@ -203,6 +205,12 @@ impl TemporalJoin {
             return;
         }
         let k = self.intern(e.hash, r.key());
+        // The last version is never pruned, so it is the latest the key has had.
+        let latest = self.keys[k as usize].versions.last().map(|(from, _)| *from);
+        if self.drop_older_versions && latest.is_some_and(|from| from > e.ts) {
+            self.join.superseded += 1;
+            return;
+        }
         let row = self.table.put(r.row().unwrap_or(b"{}"));
         let v = &mut self.keys[k as usize].versions;
         let at = v.partition_point(|(from, _)| *from <= e.ts);

@@ -43,10 +43,15 @@ fn event(r: &Row) -> Owned {
 }
 
 fn join(left: bool) -> TemporalJoin {
+    join_with(left, false)
+}
+
+fn join_with(left: bool, drop_older_versions: bool) -> TemporalJoin {
     let plan = TemporalJoinPlan {
         on_input: FieldPath::parse("k").unwrap(),
         on_table: FieldPath::parse("k").unwrap(),
         left,
+        drop_older_versions,
     };
     TemporalJoin::new(&plan, BuildCtx { first_port: FIRST })
 }
@@ -357,4 +362,40 @@ proptest! {
         got.sort();
         prop_assert_eq!(got, want);
     }
+}
+
+#[test]
+fn a_keep_last_table_drops_a_version_older_than_its_keys_latest() {
+    // Arrival order: key 1's version at 200 comes before its version at 150 (within the
+    // watermark bound). Kept, the order at 180 takes the version from 150; as Flink's
+    // ROW_NUMBER keep-last view, the version from 150 was never the key's last row, so the order
+    // takes the one from 100. A version at the latest's own time still replaces it.
+    let rows: [Row; 6] = [
+        (true, 1, 100, 10),
+        (true, 1, 200, 20),
+        (true, 1, 150, 15),
+        (true, 1, 200, 21),
+        (false, 1, 180, 1),
+        (false, 1, 210, 2),
+    ];
+    let feed = |j: &mut TemporalJoin| {
+        let mut out = Collect::default();
+        for r in &rows {
+            j.on_event(&event(r).rec(), i64::MIN, &mut out);
+        }
+        j.on_watermark(i64::MAX, &mut out);
+        out.sorted()
+    };
+    let kept = feed(&mut join_with(false, false));
+    assert_eq!(kept, reference(&rows, false));
+    let mut keep_last = join_with(false, true);
+    let dropped = feed(&mut keep_last);
+    let without: Vec<Row> = rows.iter().copied().filter(|r| r.3 != 15).collect();
+    assert_eq!(dropped, reference(&without, false));
+    assert!(
+        dropped[0].contains("\"order\":1,\"table\":{\"k\":\"1\",\"ts\":100"),
+        "{dropped:?}"
+    );
+    assert!(dropped[1].contains("\"rate\":21"), "{dropped:?}");
+    assert_eq!(keep_last.join.superseded, 1);
 }

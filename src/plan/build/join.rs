@@ -92,6 +92,8 @@ impl Builder<'_> {
                 on_input: on_input.clone(),
                 on_table: on_table.clone(),
                 left: j.kind == TemporalJoinKind::Left,
+                drop_older_versions: j.out_of_order_versions
+                    == crate::config::OutOfOrderVersions::Drop,
             }),
             late_events: j.late_events.clone(),
             hold_ms: 0,
