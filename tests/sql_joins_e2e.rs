@@ -8,6 +8,7 @@ mod common;
 
 use common::flow_job::flow_data;
 use common::flow_model::{exact_number, spend_model_dir};
+use common::sql::flink_ts;
 use common::{read_lines, sluice, toml_str};
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -38,32 +39,6 @@ fn run_sql(dir: &Path, sql: &str) -> common::Exit {
     );
     assert!(exit.success, "{}", exit.stderr);
     exit
-}
-
-/// Epoch ms as Flink's JSON writes a TIMESTAMP(3): `2023-11-14 22:13:20` (no fraction at .000).
-fn flink_ts(ms: i64) -> String {
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = rem / 1000;
-    let frac = if rem % 1000 == 0 {
-        String::new()
-    } else {
-        format!(".{:03}", rem % 1000)
-    };
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}{frac}",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
-    )
 }
 
 fn table(name: &str, cols: &str, file: &Path, extra: &str) -> String {

@@ -61,6 +61,7 @@ mod model;
 pub mod pg;
 pub mod registry;
 mod run;
+pub mod sql;
 
 // Each test binary uses a subset, so a glob may go unused in one of them (as dead_code above).
 #[allow(unused_imports)]
