@@ -222,7 +222,11 @@ Run it with `./run.sh` (the SQL client of `$FLINK_HOME`, submitting to the clust
 
 On a cluster:
 - Kafka tables need the connector jar on the cluster's class path
-  (`flink-sql-connector-kafka` for Flink 2.x, in `$FLINK_HOME/lib` or `ADD JAR`).
+  (`flink-sql-connector-kafka` for Flink 2.x, in `$FLINK_HOME/lib` or `ADD JAR`); `jdbc` tables
+  `flink-connector-jdbc` and the PostgreSQL driver; `parquet` tables `flink-sql-parquet`;
+  `avro-confluent` tables `flink-sql-avro-confluent-registry`.
+- A `jdbc` table must exist in the database (in sluice as in Flink); Flink's JDBC sink is
+  at-least-once, upserts with a PRIMARY KEY making it end as sluice's does.
 - Exactly-once Kafka sinks (`sink.delivery-guarantee` = `exactly-once`) need checkpoints and a
   `sink.transactional-id-prefix` unique per job, and consumers reading `read_committed`, as in sluice.
 - A filesystem sink writes `part-*` files into its directory, committed on each checkpoint (sluice
