@@ -59,7 +59,7 @@ WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE q21 (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, channel_id STRING)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE casts (auction BIGINT, small DECIMAL(3, 1), cut STRING, wide DECIMAL(25, 2),
-  y BIGINT, mo BIGINT, dd BIGINT, h BIGINT, mi BIGINT, s BIGINT)
+  y BIGINT, mo BIGINT, dd BIGINT, h BIGINT, mi BIGINT, s BIGINT, m BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE hosts (auction BIGINT, host STRING, has_query BOOLEAN)
 WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
@@ -81,7 +81,7 @@ SELECT auction, REGEXP_REPLACE(url, '^https://|/.*$', ''), REGEXP(url, '\\?query
 FROM bid WHERE auction <= 3;
 INSERT INTO casts
 SELECT auction, CAST(price / 5 AS DECIMAL(3, 1)), CAST(channel AS VARCHAR(5)), CAST(price AS DECIMAL(25, 2)),
-  YEAR(dt), EXTRACT(MONTH FROM dt), EXTRACT(DAY FROM dt), HOUR(dt), MINUTE(dt), EXTRACT(SECOND FROM dt)
+  YEAR(dt), EXTRACT(MONTH FROM dt), EXTRACT(DAY FROM dt), HOUR(dt), MINUTE(dt), EXTRACT(SECOND FROM dt), MOD(price, 7)
 FROM bid WHERE auction IN (1, 6);",
         path(&bid_file),
         path(&dir.join("q21")),
@@ -137,9 +137,9 @@ FROM bid WHERE auction IN (1, 6);",
         rows("casts"),
         vec![
             json!({"auction": 1, "small": 20.0, "cut": "Apple", "wide": 100.00,
-                   "y": 2023, "mo": 11, "dd": 14, "h": 22, "mi": 13, "s": 20}),
+                   "y": 2023, "mo": 11, "dd": 14, "h": 22, "mi": 13, "s": 20, "m": 2}),
             json!({"auction": 6, "small": null, "cut": "chann", "wide": 600.00,
-                   "y": 2023, "mo": 11, "dd": 14, "h": 22, "mi": 13, "s": 25}),
+                   "y": 2023, "mo": 11, "dd": 14, "h": 22, "mi": 13, "s": 25, "m": 5}),
         ]
     );
     let text = read_lines(&dir.join("casts").join("part-0.json")).join("\n");

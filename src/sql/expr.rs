@@ -411,6 +411,19 @@ fn time_function(
             let (p, _) = translate(pattern, scope)?;
             (format!("date_format({t}, {p})"), SqlType::String)
         }
+        "MOD" => {
+            let [a, b] = plain_args(f, e)?[..] else {
+                return Err(SqlError::span(e.span(), "MOD takes two numbers"));
+            };
+            let (a, at) = translate(a, scope)?;
+            let (b, bt) = translate(b, scope)?;
+            let ty = if at == SqlType::Integer && bt == SqlType::Integer {
+                SqlType::Integer
+            } else {
+                SqlType::Other(String::new())
+            };
+            (format!("({a} % {b})"), ty)
+        }
         "YEAR" | "MONTH" | "DAYOFMONTH" | "HOUR" | "MINUTE" | "SECOND" => {
             let [ts] = plain_args(f, e)?[..] else {
                 return Err(SqlError::span(

@@ -117,10 +117,15 @@ impl Compiler {
         };
         let aggregates = scope.aggregates;
         let window_name = format!("{base}_window");
-        let aggs: Vec<String> = aggregates
+        let mut aggs: Vec<String> = aggregates
             .iter()
             .map(|(n, a, _)| format!("{n} = {}", quote(a)))
             .collect();
+        if aggs.is_empty() {
+            // Flink groups a window without aggregates (the distinct keys per window); sluice's
+            // window needs one: a count no output column reads.
+            aggs.push("_rows = \"count()\"".into());
+        }
         let group_by: Vec<String> = keys.iter().map(|k| quote(&k.expr)).collect();
         let mut extra = String::new();
         if let Some(h) = &hinted.hot_keys {
@@ -163,10 +168,18 @@ impl Compiler {
             ty: SqlType::Timestamp,
             expr: "window_end".into(),
         });
+        // As in Flink, window_time (window_end - 1 ms, the time every result of the window
+        // carries) is the results' time attribute: a later window or an interval join reads it.
+        columns.push(Col {
+            name: "window_time".into(),
+            ty: SqlType::TimestampLtz,
+            expr: "(window_end - 1)".into(),
+        });
+        let time = Some(columns.len() - 1);
         let mut out = Stream {
             name: window_name,
             columns,
-            time: None,
+            time,
             window: true,
         };
         if let Some(h) = having {
