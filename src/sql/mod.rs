@@ -16,6 +16,7 @@ mod error;
 pub mod export;
 mod expr;
 mod formats;
+mod functions;
 mod hints;
 pub mod job;
 mod join;
