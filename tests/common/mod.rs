@@ -45,7 +45,8 @@
 //! `common::flow_model::x` (with `flow_job`, the same pipeline as a job for fault tests), since its names (`Click`, `dedupe`) would clash with the others; and
 //! `graph_model` (a reference engine for dataflow graphs of every operator kind) with `graph_run`
 //! (running such a graph through the binary and comparing) and `graph_data` (their input files),
-//! used the same way; and `pg` (a local PostgreSQL server for the postgres sink's tests).
+//! used the same way; `nexmark_model` (the Nexmark queries' reference model), used as
+//! `common::nexmark_model::x`; and `pg` (a local PostgreSQL server for the postgres sink's tests).
 #![allow(dead_code)]
 
 pub mod duckdb;
@@ -58,6 +59,7 @@ mod http;
 mod input;
 pub mod kafka;
 mod model;
+pub mod nexmark_model;
 pub mod pg;
 pub mod registry;
 mod run;
