@@ -2,8 +2,7 @@
 //! auctions, bids) into a temporary directory, and each supported query of `benches/nexmark/`
 //! (`ddl.sql` + `qN.sql`, its paths pointed at those files) runs with 2 shards; its output, as a
 //! multiset of rows, must equal the rows `common::nexmark_model` computes from the same files.
-//! q7 (a regular join) and q21 (REGEXP_EXTRACT) are not in sluice's subset yet
-//! (benches/nexmark/README.md). The Flink comparison is `scripts/nexmark.sh`'s.
+//! The Flink comparison is `scripts/nexmark.sh`'s.
 
 mod common;
 
@@ -143,6 +142,16 @@ fn q2_selection() {
 #[test]
 fn q5_hot_items() {
     check("q5", &run("q5"), model::q5(&input().data), 100);
+}
+
+#[test]
+fn q7_highest_bid() {
+    check("q7", &run("q7"), model::q7(&input().data), 20);
+}
+
+#[test]
+fn q21_channel_id() {
+    check("q21", &run("q21"), model::q21(&input().data), 1_000);
 }
 
 #[test]

@@ -1,9 +1,8 @@
 -- Query 14: Calculation (nexmark-flink q14.sql; run after ddl.sql). Bid times as day/night types
 -- and bids in a price range. The sink is a JSON file instead of a blackhole.
 --
--- Rewritten for sluice, same rows in Flink: sluice has no HOUR function and no user-defined
--- functions, so HOUR(`dateTime`) is CAST(DATE_FORMAT(`dateTime`, 'HH') AS INT) (the hour in UTC,
--- the session time zone both engines use here), and nexmark-flink's UDF count_char(extra, 'c')
+-- Rewritten for sluice, same rows in Flink: sluice has no user-defined functions, so
+-- nexmark-flink's UDF count_char(extra, 'c')
 -- (the number of 'c' characters in extra) is CHAR_LENGTH(extra) - CHAR_LENGTH(REPLACE(extra,
 -- 'c', '')). nexmark-flink's text:
 --
@@ -41,10 +40,10 @@ SELECT
     bidder,
     0.908 * price as price,
     CASE
-        WHEN CAST(DATE_FORMAT(`dateTime`, 'HH') AS INT) >= 8
-            AND CAST(DATE_FORMAT(`dateTime`, 'HH') AS INT) <= 18 THEN 'dayTime'
-        WHEN CAST(DATE_FORMAT(`dateTime`, 'HH') AS INT) <= 6
-            OR CAST(DATE_FORMAT(`dateTime`, 'HH') AS INT) >= 20 THEN 'nightTime'
+        WHEN HOUR(`dateTime`) >= 8
+            AND HOUR(`dateTime`) <= 18 THEN 'dayTime'
+        WHEN HOUR(`dateTime`) <= 6
+            OR HOUR(`dateTime`) >= 20 THEN 'nightTime'
         ELSE 'otherTime'
     END AS bidTimeType,
     `dateTime`,

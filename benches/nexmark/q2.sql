@@ -6,9 +6,5 @@ CREATE TABLE nexmark_q2 (
   price  BIGINT
 ) WITH ('connector' = 'filesystem', 'path' = 'out/nexmark_q2', 'format' = 'json');
 
--- Rewritten for sluice, which has no MOD function: `auction % 123` is the same in Flink.
--- nexmark-flink's text:
--- INSERT INTO nexmark_q2
--- SELECT auction, price FROM bid WHERE MOD(auction, 123) = 0;
 INSERT INTO nexmark_q2
-SELECT auction, price FROM bid WHERE auction % 123 = 0;
+SELECT auction, price FROM bid WHERE MOD(auction, 123) = 0;

@@ -438,3 +438,41 @@ pub fn q22(d: &Data) -> Vec<String> {
         })
         .collect()
 }
+
+/// q21: bids of the four named channels (their fixed ids) or whose URL has a `channel_id`
+/// parameter (at its start or after a `&`), with that id; the others are dropped.
+pub fn q21(d: &Data) -> Vec<String> {
+    const KEY: &str = "channel_id=";
+    let param = |url: &str| {
+        let at = if url.starts_with(KEY) {
+            Some(0)
+        } else {
+            url.find(&format!("&{KEY}")).map(|i| i + 1)
+        }?;
+        let rest = &url[at + KEY.len()..];
+        Some(rest.split('&').next().unwrap_or("").to_string())
+    };
+    let mut out = Vec::new();
+    for b in &d.bids {
+        let named = match b.channel.to_lowercase().as_str() {
+            "apple" => Some("0"),
+            "google" => Some("1"),
+            "facebook" => Some("2"),
+            "baidu" => Some("3"),
+            _ => None,
+        };
+        let id = match (named, param(&b.url)) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(p)) => p,
+            (None, None) => continue,
+        };
+        out.push(row(&[
+            ("auction", Tok::Int(b.auction)),
+            ("bidder", Tok::Int(b.bidder)),
+            ("price", Tok::Int(b.price)),
+            ("channel", Tok::Str(b.channel.clone())),
+            ("channel_id", Tok::Str(id)),
+        ]));
+    }
+    out
+}
