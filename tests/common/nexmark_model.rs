@@ -122,33 +122,7 @@ pub fn load(dir: &Path) -> Data {
     }
 }
 
-/// Epoch ms as Flink's JSON writes a TIMESTAMP(3) in UTC: `2023-11-14 22:13:20`, then the
-/// milliseconds without trailing zeros when there are any (`.5`, `.14`, `.123`).
-pub fn flink_ts(ms: i64) -> String {
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let s = rem / 1000;
-    // Flink's SQL timestamp format has a fraction of 0 to 9 digits, trailing zeros dropped.
-    let frac = match rem % 1000 {
-        0 => String::new(),
-        f => format!(".{f:03}").trim_end_matches('0').to_string(),
-    };
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}{frac}",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
-    )
-}
+pub use super::sql::flink_ts;
 
 fn number(t: &str) -> String {
     if t.contains(['.', 'e', 'E']) {

@@ -1,7 +1,8 @@
 //! What SQL jobs' tests share: Flink's JSON text of a timestamp, to compare output rows with
 //! models that work in epoch milliseconds.
 
-/// Epoch ms as Flink's JSON writes a TIMESTAMP(3): `2023-11-14 22:13:20` (no fraction at .000).
+/// Epoch ms as Flink's JSON writes a TIMESTAMP(3) in UTC: `2023-11-14 22:13:20`, then the
+/// milliseconds without trailing zeros when there are any (`.5`, `.14`, `.123`).
 pub fn flink_ts(ms: i64) -> String {
     let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
     let z = days + 719_468;
@@ -14,10 +15,10 @@ pub fn flink_ts(ms: i64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     let s = rem / 1000;
-    let frac = if rem % 1000 == 0 {
-        String::new()
-    } else {
-        format!(".{:03}", rem % 1000)
+    // Flink's SQL timestamp text: the fraction without trailing zeros (`.5`, `.14`), none at .000.
+    let frac = match rem % 1000 {
+        0 => String::new(),
+        f => format!(".{f:03}").trim_end_matches('0').to_string(),
     };
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}{frac}",
