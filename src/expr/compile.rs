@@ -232,18 +232,23 @@ impl Lower<'_> {
         })
     }
 
-    /// `regexp*(s, 'pattern'[, x])`: the pattern compiled here (`check` has proved it a literal
-    /// that compiles; refused again here rather than trusted).
+    /// `regexp*(s, 'pattern'[, x])`: the pattern compiled here, once (`check` has proved it a
+    /// literal; refused again here rather than trusted), a bad one refused where it is written.
     fn regex_call(&mut self, func: Func, pos: usize, args: &[Expr]) -> Result<Op, ExprError> {
-        let pattern = match args.get(1).map(|a| &a.kind) {
-            Some(ExprKind::Str(p)) => p,
+        let (pattern, at) = match args.get(1) {
+            Some(Expr {
+                kind: ExprKind::Str(p),
+                pos,
+            }) => (p, *pos),
             _ => {
                 let message = format!("the pattern of `{}` must be a string literal", func.name());
                 return Err(ExprError::new(ExprErrorKind::Type, self.text, pos, message));
             }
         };
-        let re = super::regex::compile(pattern)
-            .map_err(|why| ExprError::new(ExprErrorKind::Type, self.text, pos, why))?;
+        let re = super::regex::compile(pattern).map_err(|why| {
+            let message = format!("pattern `{pattern}`: {why}");
+            ExprError::new(ExprErrorKind::Type, self.text, at, message)
+        })?;
         let rest: Vec<Expr> = args
             .iter()
             .enumerate()

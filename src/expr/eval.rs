@@ -191,14 +191,22 @@ impl<'a, R: Record + ?Sized> Ctx<'a, R> {
                 call2(*func, x, y).map_err(|e| fail(n, &[a, b], e))
             }
             Op::Regex(func, re, items) => {
-                let values = items
-                    .iter()
-                    .map(|i| self.eval(i))
-                    .collect::<Result<Vec<_>, _>>()?;
-                // Blame by argument as written: the pattern (argument 1) is the call itself.
-                let mut blame: Vec<&Node> = items.iter().collect();
-                blame.insert(1.min(blame.len()), n);
-                super::regex::call(*func, re, values).map_err(|e| fail(n, &blame, e))
+                let (s, extra) = match &**items {
+                    [s] => (s, None),
+                    [s, x, ..] => (s, Some(x)),
+                    [] => return Ok(Value::Null),
+                };
+                let text = self.eval(s)?;
+                let extra = match extra {
+                    Some(x) => Some(self.eval(x)?),
+                    None => None,
+                };
+                super::regex::call(*func, re, text, extra).map_err(|e| {
+                    // Blame by argument as written: the pattern (argument 1) is the call itself.
+                    let written: Vec<&Node> =
+                        std::iter::once(s).chain([n]).chain(items.get(1)).collect();
+                    fail(n, &written, e)
+                })
             }
             Op::Call3(func, three) => {
                 let [a, b, c] = &**three;

@@ -40,13 +40,15 @@ pub(super) fn compile(pattern: &str) -> Result<regex::Regex, String> {
         })
 }
 
-/// Runs `func` with its compiled pattern on the values of its other arguments (`s`, then the
-/// group or the replacement, if any).
-pub(super) fn call<'a>(func: Func, re: &regex::Regex, args: Vec<Value<'a>>) -> OpResult<'a> {
+/// Runs `func` with its compiled pattern on the string `s` and its third argument, if any
+/// (the group or the replacement).
+pub(super) fn call<'a>(
+    func: Func,
+    re: &regex::Regex,
+    s: Value<'a>,
+    extra: Option<Value<'a>>,
+) -> OpResult<'a> {
     let name = func.name();
-    let mut args = args.into_iter();
-    let s = args.next().unwrap_or(Value::Null);
-    let extra = args.next();
     let text = match &s {
         Value::Str(t) => Some(t.as_ref()),
         Value::Null => None,
@@ -94,7 +96,9 @@ mod tests {
 
     fn run(func: Func, pattern: &str, args: Vec<Value<'static>>) -> Value<'static> {
         let re = compile(pattern).unwrap();
-        call(func, &re, args).unwrap().into_owned()
+        let mut args = args.into_iter();
+        let s = args.next().unwrap_or(Value::Null);
+        call(func, &re, s, args.next()).unwrap().into_owned()
     }
 
     fn s(t: &'static str) -> Value<'static> {
@@ -152,8 +156,8 @@ mod tests {
     #[test]
     fn wrong_types_and_bad_patterns_are_errors() {
         let re = compile("a").unwrap();
-        assert!(call(Func::Regexp, &re, vec![Value::Int(1)]).is_err());
-        assert!(call(Func::RegexpExtract, &re, vec![s("a"), s("1")]).is_err());
+        assert!(call(Func::Regexp, &re, Value::Int(1), None).is_err());
+        assert!(call(Func::RegexpExtract, &re, s("a"), Some(s("1"))).is_err());
         assert!(compile("(a")
             .unwrap_err()
             .contains("not a regular expression"));

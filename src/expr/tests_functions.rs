@@ -432,6 +432,7 @@ fn regular_expressions_take_a_literal_pattern_compiled_once() {
     assert_eq!(e.column, 14);
     let e = compile_err("regexp_extract(name, '(a')");
     assert!(e.message.contains("pattern `(a`"), "{}", e.message);
+    assert_eq!(e.column, 22, "the error points at the pattern");
     assert!(compile_err(r"regexp(name, '(a)\\1')")
         .message
         .contains("backreferences"));
