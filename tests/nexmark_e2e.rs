@@ -7,7 +7,8 @@
 mod common;
 
 use common::nexmark_model::{self as model, Data};
-use common::{read_lines, sluice, toml_str};
+use common::sql::sql_job;
+use common::{read_lines, sluice};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -60,16 +61,9 @@ fn run(q: &str) -> Vec<String> {
     let sql = format!("{}\n{}", read("ddl.sql"), read(&format!("{q}.sql")))
         .replace("'data/nexmark/", &format!("'{}/", text(&input.path)))
         .replace("'out/", &format!("'{}/", text(&dir.join("out"))));
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
     let dead = dir.join("dead.ndjson");
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&text(&dir.join("job.sql"))),
-        toml_str(&text(&dead))
-    );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    let args = ["run", "--config", &text(&dir.join("job.toml"))];
-    let exit = sluice(dir, &args, Duration::from_secs(120));
+    let cfg = sql_job(dir, &sql, "");
+    let exit = sluice(dir, &["run", "--config", &cfg], Duration::from_secs(120));
     assert!(exit.success, "{q}: {}", exit.stderr);
     assert!(read_lines(&dead).is_empty(), "{q}: dead letters");
     read_lines(&dir.join(format!("out/nexmark_{q}/part-0.json")))

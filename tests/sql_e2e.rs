@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::sql::{run_job, sql_job};
 use common::{read_lines, sluice, toml_str};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -32,26 +33,6 @@ fn clicks_table(file: &Path, bound_s: u32) -> String {
 ",
         path(file)
     )
-}
-
-/// Writes `job.toml` (and the SQL beside it) in `dir`; returns the config path.
-fn sql_job(dir: &Path, sql: &str) -> String {
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&path(&dir.join("job.sql"))),
-        toml_str(&path(&dir.join("dead.ndjson")))
-    );
-    let cfg = dir.join("job.toml");
-    std::fs::write(&cfg, toml).unwrap();
-    path(&cfg)
-}
-
-/// Runs `sluice run --config cfg` in `dir`; it must succeed.
-fn run_ok(dir: &Path, cfg: &str) -> common::Exit {
-    let exit = sluice(dir, &["run", "--config", cfg], MIN * 2);
-    assert!(exit.success, "{}", exit.stderr);
-    exit
 }
 
 /// A window result row as Flink's JSON writes it, within minute 22:13 of 2023-11-14; `count` names
@@ -122,8 +103,8 @@ END;
         path(&cpm),
         path(&tiers)
     );
-    let cfg = sql_job(d, &sql);
-    let exit = run_ok(d, &cfg);
+    let cfg = sql_job(d, &sql, "");
+    let exit = run_job(d, &cfg);
     assert!(
         exit.stderr.contains("1 late dropped, 1 dead letters"),
         "{}",
@@ -225,7 +206,7 @@ fn a_toml_window_job_and_its_sql_twin_write_identical_lines_equal_to_a_model() {
         toml_str(&path(&toml_out))
     );
     std::fs::write(d.join("window.toml"), toml).unwrap();
-    run_ok(d, &path(&d.join("window.toml")));
+    run_job(d, &path(&d.join("window.toml")));
 
     let sql_out = d.join("sql");
     let sql = format!(
@@ -237,8 +218,8 @@ GROUP BY ad_id, window_start, window_end;",
         clicks_table(&input, 5),
         path(&sql_out)
     );
-    let cfg = sql_job(d, &sql);
-    let exit_sql = run_ok(d, &cfg);
+    let cfg = sql_job(d, &sql, "");
+    let exit_sql = run_job(d, &cfg);
 
     let mut toml_lines = read_lines(&toml_out);
     let mut sql_lines = read_lines(&sql_out.join("part-0.json"));
@@ -300,7 +281,7 @@ INSERT INTO o SELECT ad_id, COUNT(*) FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(rt)
 GROUP BY window_start, window_end, ad_id;",
         clicks_table(&input, 5)
     );
-    let cfg = sql_job(d, &good);
+    let cfg = sql_job(d, &good, "");
     let exit = sluice(d, &["explain", "--config", &cfg], MIN);
     assert!(exit.success, "{}", exit.stderr);
     for want in [
@@ -320,7 +301,7 @@ GROUP BY window_start, window_end, ad_id;",
 
     // The bad column is on line 7 of job.sql, column 40.
     let bad = good.replace("SELECT ad_id, COUNT(*)", "SELECT ad_id, COUNT(*) + nope");
-    let cfg = sql_job(d, &bad);
+    let cfg = sql_job(d, &bad, "");
     let exit = sluice(d, &["validate", "--config", &cfg], MIN);
     assert!(!exit.success);
     let sql_file = path(&d.join("job.sql"));
@@ -356,8 +337,8 @@ GROUP BY ad_id, window_start, window_end;",
         clicks_table(&input, 0),
         path(&out)
     );
-    let cfg = sql_job(d, &sql);
-    run_ok(d, &cfg);
+    let cfg = sql_job(d, &sql, "");
+    run_job(d, &cfg);
     let s = |ad, start, end, n, spend| window_row(ad, start, end, ("n", n), spend);
     let want = vec![
         s("a", "21", "32.5", 3, 7),
@@ -393,8 +374,8 @@ INSERT INTO counts SELECT COUNT(*), COUNT(bid), COUNT(user_id)
         path(&set),
         path(&d.join("counts"))
     );
-    let cfg = sql_job(d, &sql);
-    run_ok(d, &cfg);
+    let cfg = sql_job(d, &sql, "");
+    run_job(d, &cfg);
     let ads = |p: &Path| parsed_sorted(&p.join("part-0.json"));
     assert_eq!(
         ads(&nulls),
@@ -439,8 +420,8 @@ GROUP BY ad_id, window_start, window_end;",
         path(&out),
         path(&late)
     );
-    let cfg = sql_job(d, &sql);
-    run_ok(d, &cfg);
+    let cfg = sql_job(d, &sql, "");
+    run_job(d, &cfg);
     let row = |ad: &str, m: &str, n: i64, spend: i64| json!({"ad_id": ad, "window_start": format!("2023-11-14 22:{m}:00"), "n": n, "spend": spend});
     // The re-fire is an update: the file holds both values of minute 13, in order.
     let got: Vec<Value> = read_lines(&out.join("part-0.json"))
@@ -482,8 +463,8 @@ INSERT INTO o SELECT window_start, COUNT(*), COUNT(user_id)
 FROM TABLE(TUMBLE(TABLE g, DESCRIPTOR(rt), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;",
         path(&out)
     );
-    let cfg = sql_job(d, &sql);
-    run_ok(d, &cfg);
+    let cfg = sql_job(d, &sql, "");
+    run_job(d, &cfg);
     let rows = parsed_sorted(&out.join("part-0.json"));
     let total: i64 = rows.iter().map(|r| r["n"].as_i64().unwrap()).sum();
     // Every generated row once (the generator's jitter stays within the 5 s bound: none late),

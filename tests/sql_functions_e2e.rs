@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{read_lines, sluice, toml_str};
+use common::read_lines;
+use common::sql::run_sql;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Duration;
 
 fn path(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -88,19 +88,7 @@ FROM bid WHERE auction IN (1, 6);",
         path(&dir.join("casts")),
         path(&dir.join("hosts"))
     );
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&path(&dir.join("job.sql"))),
-        toml_str(&path(&dir.join("dead.ndjson")))
-    );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    let exit = sluice(
-        dir,
-        &["run", "--config", &path(&dir.join("job.toml"))],
-        Duration::from_secs(120),
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    run_sql(dir, &sql);
     let rows = |name: &str| {
         let mut v: Vec<Value> = read_lines(&dir.join(name).join("part-0.json"))
             .iter()
@@ -166,19 +154,7 @@ INSERT INTO o SELECT ad_id, note, price * 2 FROM t;",
         path(&dir.join("t.csv")),
         path(&dir.join("o"))
     );
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&path(&dir.join("job.sql"))),
-        toml_str(&path(&dir.join("dead.ndjson")))
-    );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    let exit = sluice(
-        dir,
-        &["run", "--config", &path(&dir.join("job.toml"))],
-        Duration::from_secs(120),
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    run_sql(dir, &sql);
     let mut got = read_lines(&dir.join("o").join("part-0.json"));
     got.sort();
     assert_eq!(

@@ -8,37 +8,18 @@ mod common;
 
 use common::flow_job::flow_data;
 use common::flow_model::{exact_number, spend_model_dir};
-use common::sql::flink_ts;
-use common::{read_lines, sluice, toml_str};
+use common::read_lines;
+use common::sql::{flink_ts, run_sql};
 use rust_decimal::Decimal;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
-const MIN: Duration = Duration::from_secs(60);
 /// 2023-11-14 22:13:20 UTC.
 const B: i64 = 1_700_000_000_000;
 
 fn path(p: &Path) -> String {
     p.to_string_lossy().into_owned()
-}
-
-fn run_sql(dir: &Path, sql: &str) -> common::Exit {
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&path(&dir.join("job.sql"))),
-        toml_str(&path(&dir.join("dead.ndjson")))
-    );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    let exit = sluice(
-        dir,
-        &["run", "--config", &path(&dir.join("job.toml"))],
-        MIN * 2,
-    );
-    assert!(exit.success, "{}", exit.stderr);
-    exit
 }
 
 fn table(name: &str, cols: &str, file: &Path, extra: &str) -> String {

@@ -10,7 +10,7 @@ mod common;
 use common::flow_job::flow_data;
 use common::flow_model::{exact_number, spend_model_dir};
 use common::kafka::{broker, read_all, topic};
-use common::sql::flink_ts;
+use common::sql::{flink_ts, sql_job};
 use common::{read_lines, sluice, toml_str};
 use rdkafka::config::ClientConfig;
 use rdkafka::message::Message;
@@ -100,20 +100,13 @@ fn ad_spend_sql_on_kafka_and_upsert_kafka_equals_the_model_exactly_once() {
                 std::process::id()
             ),
         );
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
     let p = |x: &Path| x.to_string_lossy().into_owned();
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[checkpoint]\ndir = {}\ninterval = \"200ms\"\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&p(&dir.join("state"))),
-        toml_str(&p(&dir.join("job.sql"))),
-        toml_str(&p(&dir.join("dead.ndjson")))
+    let checkpoint = format!(
+        "[checkpoint]\ndir = {}\ninterval = \"200ms\"\n\n",
+        toml_str(&p(&dir.join("state")))
     );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    let exit = sluice(
-        dir,
-        &["run", "--config", &p(&dir.join("job.toml"))],
-        Duration::from_secs(180),
-    );
+    let cfg = sql_job(dir, &sql, &checkpoint);
+    let exit = sluice(dir, &["run", "--config", &cfg], Duration::from_secs(180));
     assert!(exit.success, "{}", exit.stderr);
     let mut got = BTreeMap::new();
     for m in read_all(&t[3]) {

@@ -10,11 +10,8 @@ use common::duckdb::duckdb;
 use common::flow_job::flow_data;
 use common::flow_model::{assert_spend_eq, decimal, spend_model_dir, SpendMap};
 use common::pg::Pg;
-use common::{sluice, toml_str};
+use common::sql::run_sql;
 use std::path::Path;
-use std::time::Duration;
-
-const MIN: Duration = Duration::from_secs(60);
 
 fn path(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -36,19 +33,7 @@ fn run_ad_spend(dir: &Path, extra_key: &str, with: &str) {
         json_sink,
         &format!("clicks BIGINT, spend DECIMAL(38, 4){extra_key}\n) WITH ({with});"),
     );
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&path(&dir.join("job.sql"))),
-        toml_str(&path(&dir.join("dead.ndjson")))
-    );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    let exit = sluice(
-        dir,
-        &["run", "--config", &path(&dir.join("job.toml"))],
-        MIN * 2,
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    run_sql(dir, &sql);
 }
 
 fn model(dir: &Path) -> SpendMap {

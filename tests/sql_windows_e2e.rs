@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::{read_lines, sluice, toml_str};
+use common::read_lines;
+use common::sql::run_sql;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Duration;
 
 /// 2023-11-14 22:13:20 UTC: a multiple of 10 s.
 const B: i64 = 1_700_000_000_000;
@@ -66,19 +66,7 @@ GROUP BY auction, window_start, window_end;",
         path(&dir.join("rollup")),
         path(&dir.join("keys"))
     );
-    std::fs::write(dir.join("job.sql"), sql).unwrap();
-    let toml = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
-        toml_str(&path(&dir.join("job.sql"))),
-        toml_str(&path(&dir.join("dead.ndjson")))
-    );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    let exit = sluice(
-        dir,
-        &["run", "--config", &path(&dir.join("job.toml"))],
-        Duration::from_secs(120),
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    run_sql(dir, &sql);
     let rows = |name: &str| {
         let mut v: Vec<String> = read_lines(&dir.join(name).join("part-0.json"));
         v.sort();

@@ -27,3 +27,35 @@ pub fn flink_ts(ms: i64) -> String {
         s % 60
     )
 }
+
+/// Writes `sql` as `dir/job.sql` and a `dir/job.toml` that runs it on 2 shards, its dead letters
+/// in `dir/dead.ndjson`, with `extra` (more TOML tables, e.g. a `[checkpoint]`) before them;
+/// returns the TOML file's path.
+pub fn sql_job(dir: &std::path::Path, sql: &str, extra: &str) -> String {
+    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    std::fs::write(dir.join("job.sql"), sql).unwrap();
+    let toml = format!(
+        "[runtime]\nshards = 2\n\n{extra}[pipeline]\nsql = {}\n\n[dead_letter]\npath = {}\n",
+        super::toml_str(&path(&dir.join("job.sql"))),
+        super::toml_str(&path(&dir.join("dead.ndjson")))
+    );
+    let cfg = dir.join("job.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    path(&cfg)
+}
+
+/// Runs `sql` in `dir` as [`sql_job`] writes it (no extra TOML); the run must succeed.
+pub fn run_sql(dir: &std::path::Path, sql: &str) -> super::Exit {
+    run_job(dir, &sql_job(dir, sql, ""))
+}
+
+/// Runs `sluice run --config cfg` in `dir` (two minutes at most); it must succeed.
+pub fn run_job(dir: &std::path::Path, cfg: &str) -> super::Exit {
+    let exit = super::sluice(
+        dir,
+        &["run", "--config", cfg],
+        std::time::Duration::from_secs(120),
+    );
+    assert!(exit.success, "{}", exit.stderr);
+    exit
+}
