@@ -401,6 +401,7 @@ pub enum TransformConfig {
     Select(SelectTransformConfig),
     TemporalJoin(TemporalJoinConfig),
     IntervalJoin(IntervalJoinConfig),
+    Join(RegularJoinConfig),
     Dedupe(DedupeConfig),
     TopN(TopNConfig),
 }
@@ -445,6 +446,27 @@ pub struct IntervalJoinConfig {
     pub right: String,
     pub on: Vec<String>,
     pub between: [SignedDuration; 2],
+    #[serde(default)]
+    pub kind: IntervalJoinKind,
+    /// Name of the side output that receives rows behind the watermark on arrival.
+    pub late_events: Option<String>,
+    /// Not supported: present only so `validate` can say why (see `plan::build`).
+    #[serde(default)]
+    pub hot_keys: Option<toml::Value>,
+}
+
+/// `type = "join"`: Flink's regular (unbounded) equi-join of two append-only streams, with its
+/// state expiring `ttl` after each row's event time (`table.exec.state.ttl` in event time): a
+/// row stays until the watermark passes its time + `ttl`, so two rows with equal `on` fields
+/// join when their times differ by at most `ttl`. Inner only: an outer regular join's result
+/// updates (Flink retracts a NULL-padded row when its match arrives).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegularJoinConfig {
+    pub left: String,
+    pub right: String,
+    pub on: Vec<String>,
+    pub ttl: Duration,
     #[serde(default)]
     pub kind: IntervalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
@@ -532,6 +554,12 @@ impl TransformConfig {
                     ("right", None, j.right.as_str()),
                 ]
             }
+            TransformConfig::Join(j) => {
+                vec![
+                    ("left", None, j.left.as_str()),
+                    ("right", None, j.right.as_str()),
+                ]
+            }
             TransformConfig::TemporalJoin(j) => vec![
                 ("input", None, j.input.as_str()),
                 ("table", None, j.table.as_str()),
@@ -546,6 +574,7 @@ impl TransformConfig {
             TransformConfig::Dedupe(d) => d.late_events.as_deref(),
             TransformConfig::TopN(t) => t.late_events.as_deref(),
             TransformConfig::IntervalJoin(j) => j.late_events.as_deref(),
+            TransformConfig::Join(j) => j.late_events.as_deref(),
             TransformConfig::TemporalJoin(j) => j.late_events.as_deref(),
             TransformConfig::Filter(_) | TransformConfig::Select(_) => None,
         }
@@ -559,7 +588,9 @@ impl TransformConfig {
             // Not a list: `input` and `table` are checked by the join's own validation.
             TransformConfig::Dedupe(d) => &d.inputs,
             TransformConfig::TopN(t) => &t.inputs,
-            TransformConfig::TemporalJoin(_) | TransformConfig::IntervalJoin(_) => &[],
+            TransformConfig::TemporalJoin(_)
+            | TransformConfig::IntervalJoin(_)
+            | TransformConfig::Join(_) => &[],
         }
     }
 }

@@ -124,6 +124,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             TransformConfig::Window(w) => b.window(name, w, &mut g),
             TransformConfig::TemporalJoin(j) => b.temporal_join(name, j, &mut g),
             TransformConfig::IntervalJoin(j) => b.interval_join(name, j, &mut g),
+            TransformConfig::Join(j) => b.regular_join(name, j, &mut g),
             TransformConfig::Dedupe(d) => b.dedupe(name, d, &mut g),
             TransformConfig::TopN(t) => b.top_n(name, t, &mut g),
         }

@@ -214,7 +214,7 @@ fn refusals_point_at_line_and_column() {
         ("SELECT 1".into(), (1, 1), "`SELECT` statements are not supported"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT nope FROM clicks"), (7, 22), "no column `nope`"),
         (format!("{CLICKS}CREATE TABLE o (a BIGINT) WITH ('connector' = 'print');\nINSERT INTO o SELECT COUNT(*) FROM clicks"), (7, 22), "needs a GROUP BY over a window"),
-        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a.ad_id FROM clicks a JOIN clicks b ON a.ad_id = b.ad_id"), (7, 61), "a regular join keeps every row forever"),
+        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a.ad_id FROM clicks a JOIN clicks b ON a.ad_id = b.ad_id"), (7, 61), "keeps every row forever in Flink; sluice keeps each row for table.exec.state.ttl"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o /*+ OPTIONS('x'='y') */ SELECT ad_id FROM clicks"), (7, 15), "dynamic table options other than sluice.*"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id, bid FROM clicks"), (7, 15), "gives 2 columns but the sink table has 1"),
         ("CREATE TABLE t (a STRING) WITH ('connector' = 'filesystem', 'path' = 'p', 'format' = 'json', 'bogus' = '1');\nCREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a FROM t".into(), (1, 1), "no WATERMARK"),

@@ -76,9 +76,9 @@ fn interval_join_kinds_keys_and_filters() {
         toml.contains("\"_k0\" = \"imp\"") || toml.contains("_k0 = \"imp\""),
         "{toml}"
     );
-    // The other condition filters the joined rows, reading the right side where the join puts it.
+    // A condition on one side of an inner join filters that side before the join.
     assert!(
-        toml.contains("where = \"((right.click_id > 3))\""),
+        toml.contains("[transforms.\"insert_1_o_rwhere\"]\ntype = \"filter\"\ninputs = [\"cl\"]\nwhere = \"((click_id > 3))\""),
         "{toml}"
     );
     job(&sql);
@@ -161,7 +161,9 @@ fn row_number_first_row_is_a_dedupe_with_the_state_ttl_as_horizon() {
 fn join_dedupe_and_set_refusals_point_at_line_and_column() {
     let ttl = "SET 'table.exec.state.ttl' = '1 h';\n";
     let cases: Vec<(String, (u64, u64), &str)> = vec![
-        (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id"), (8, 67), "needs bounds on their time attributes"),
+        (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id"), (8, 67), "SET 'table.exec.state.ttl'"),
+        (format!("{ttl}{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i LEFT JOIN cl c ON i.imp_id = c.imp_id"), (9, 72), "an outer join without time bounds has an updating result"),
+        (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt >= i.rt"), (8, 67), "needs bounds on both sides"),
         (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"), (8, 67), "needs an equality"),
         (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i LEFT JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND AND c.click_id > 1"), (8, 149), "in an outer join, a condition in ON"),
         (format!("{IMPS}INSERT INTO o SELECT nope, click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"), (8, 22), "no column `nope` on either side of the join (i, c)"),
@@ -558,7 +560,10 @@ INSERT INTO wj SELECT L.ad_id, L.n, R.n FROM {} L FULL OUTER JOIN {} R
     let m = compile(&sql.replace(" AND L.window_end = R.window_end", ""))
         .unwrap_err()
         .message;
-    assert!(m.contains("needs bounds on their time attributes"), "{m}");
+    assert!(
+        m.contains("without time bounds has an updating result"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -608,4 +613,31 @@ INSERT INTO s SELECT TRIM(LEADING 'a' FROM ad_id) FROM clicks"
     .unwrap_err()
     .message;
     assert!(m.contains("this expression is not supported"), "{m}");
+}
+
+#[test]
+fn a_regular_join_keeps_rows_for_the_state_ttl_and_loses_the_time_attribute() {
+    let sql = format!("SET 'table.exec.state.ttl' = '90 s';\n{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp WHERE i.ad_id <> 'x' AND c.click_id + i.imp_id > 2");
+    let cfg = job(&sql);
+    let TransformConfig::Join(j) = &cfg.transforms["insert_1_o_join"] else {
+        panic!("{:?}", cfg.transforms.keys());
+    };
+    assert_eq!(j.ttl.as_millis(), 90_000);
+    assert_eq!(j.on, ["_k0"]);
+    let toml = compile(&sql).unwrap();
+    // The left-only condition filters the impressions before the join; the one reading both
+    // sides filters the pairs.
+    assert!(
+        toml.contains("[transforms.\"insert_1_o_lwhere\"]\ntype = \"filter\"\ninputs = [\"imps\"]\nwhere = \"((ad_id != \\\"x\\\"))\""),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("where = \"(((right.click_id + left.imp_id) > 2))\""),
+        "{toml}"
+    );
+    // Flink's regular join result has no time attribute: no window over it.
+    let (_, _, m) = refusal(&format!("SET 'table.exec.state.ttl' = '90 s';\n{IMPS}CREATE TABLE w (ad_id STRING, n BIGINT) WITH ('connector' = 'print');
+CREATE VIEW m AS SELECT i.ad_id, c.rt FROM imps i JOIN cl c ON i.imp_id = c.imp_id;
+INSERT INTO w SELECT ad_id, COUNT(*) FROM TABLE(TUMBLE(TABLE m, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"));
+    assert!(m.contains("is not the time attribute of `m`"), "{m}");
 }

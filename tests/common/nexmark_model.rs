@@ -34,12 +34,22 @@ pub struct Bid {
 pub struct Person {
     pub id: i64,
     pub name: String,
+    pub city: String,
+    pub state: String,
     pub date_time: i64,
 }
 
 pub struct Auction {
+    pub id: i64,
+    pub item_name: String,
+    pub description: String,
+    pub initial_bid: i64,
+    pub reserve: i64,
+    pub expires: i64,
     pub seller: i64,
+    pub category: i64,
     pub date_time: i64,
+    pub extra: String,
 }
 
 pub struct Data {
@@ -105,14 +115,24 @@ pub fn load(dir: &Path) -> Data {
         .map(|v| Person {
             id: int(v, "id"),
             name: text(v, "name"),
+            city: text(v, "city"),
+            state: text(v, "state"),
             date_time: int(v, "dateTime"),
         })
         .collect();
     let auctions = records(&dir.join("auction.ndjson"))
         .iter()
         .map(|v| Auction {
+            id: int(v, "id"),
+            item_name: text(v, "itemName"),
+            description: text(v, "description"),
+            initial_bid: int(v, "initialBid"),
+            reserve: int(v, "reserve"),
+            expires: int(v, "expires"),
             seller: int(v, "seller"),
+            category: int(v, "category"),
             date_time: int(v, "dateTime"),
+            extra: text(v, "extra"),
         })
         .collect();
     Data {
@@ -447,6 +467,74 @@ pub fn q21(d: &Data) -> Vec<String> {
             ("channel", Tok::Str(b.channel.clone())),
             ("channel_id", Tok::Str(id)),
         ]));
+    }
+    out
+}
+
+/// Whether two rows of a regular join meet before the earlier expires: their event times are
+/// at most `ttl_ms` apart (sluice's `table.exec.state.ttl`, in event time).
+fn within(a: i64, b: i64, ttl_ms: i64) -> bool {
+    (a - b).abs() <= ttl_ms
+}
+
+/// q3: auctions of category 10 with their seller, when the seller lives in OR, ID or CA; a
+/// regular join whose rows expire `ttl_ms` after their time.
+pub fn q3(d: &Data, ttl_ms: i64) -> Vec<String> {
+    let mut by_id: BTreeMap<i64, Vec<&Person>> = BTreeMap::new();
+    for p in d
+        .persons
+        .iter()
+        .filter(|p| ["OR", "ID", "CA"].contains(&p.state.as_str()))
+    {
+        by_id.entry(p.id).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    for a in d.auctions.iter().filter(|a| a.category == 10) {
+        for p in by_id.get(&a.seller).into_iter().flatten() {
+            if within(a.date_time, p.date_time, ttl_ms) {
+                out.push(row(&[
+                    ("name", Tok::Str(p.name.clone())),
+                    ("city", Tok::Str(p.city.clone())),
+                    ("state", Tok::Str(p.state.clone())),
+                    ("id", Tok::Int(a.id)),
+                ]));
+            }
+        }
+    }
+    out
+}
+
+/// q20: each bid of an auction of category 10 with the auction's columns; a regular join whose
+/// rows expire `ttl_ms` after their time.
+pub fn q20(d: &Data, ttl_ms: i64) -> Vec<String> {
+    let mut by_id: BTreeMap<i64, Vec<&Auction>> = BTreeMap::new();
+    for a in d.auctions.iter().filter(|a| a.category == 10) {
+        by_id.entry(a.id).or_default().push(a);
+    }
+    let mut out = Vec::new();
+    for b in &d.bids {
+        for a in by_id.get(&b.auction).into_iter().flatten() {
+            if within(b.date_time, a.date_time, ttl_ms) {
+                out.push(row(&[
+                    ("auction", Tok::Int(b.auction)),
+                    ("bidder", Tok::Int(b.bidder)),
+                    ("price", Tok::Int(b.price)),
+                    ("channel", Tok::Str(b.channel.clone())),
+                    ("url", Tok::Str(b.url.clone())),
+                    ("bid_dateTime", Tok::Ts(b.date_time)),
+                    ("bid_extra", Tok::Str(b.extra.clone())),
+                    ("itemName", Tok::Str(a.item_name.clone())),
+                    ("description", Tok::Str(a.description.clone())),
+                    ("initialBid", Tok::Int(a.initial_bid)),
+                    ("reserve", Tok::Int(a.reserve)),
+                    ("auction_dateTime", Tok::Ts(a.date_time)),
+                    ("expires", Tok::Ts(a.expires)),
+                    ("seller", Tok::Int(a.seller)),
+                    ("category", Tok::Int(a.category)),
+                    ("auction_extra", Tok::Str(a.extra.clone())),
+                ]));
+            }
+        }
     }
     out
 }

@@ -308,3 +308,34 @@ fn hot_keys_need_a_window_that_reads_sources() {
         "{e}"
     );
 }
+
+#[test]
+fn a_regular_join_is_the_interval_join_of_plus_minus_its_ttl_and_inner_only() {
+    let regular = JOINS
+        .replace("type = \"interval_join\"", "type = \"join\"")
+        .replace(
+            "between = [\"-5s\", \"10s\"]\nkind = \"full\"",
+            "ttl = \"1m\"",
+        );
+    let p = plan(&regular).unwrap();
+    let NodeKind::IntervalJoin(j) = &p.nodes[node(&p, "m")].kind else {
+        panic!("not a join");
+    };
+    assert_eq!(
+        (j.lower_ms, j.upper_ms, j.outer),
+        (-60_000, 60_000, [false; 2])
+    );
+    assert_eq!(p.nodes[node(&p, "m")].hold_ms, 0, "pairs are never late");
+    let e = plan(&regular.replace("ttl = \"1m\"", "ttl = \"0s\"")).unwrap_err();
+    assert!(
+        e.contains("transforms.m.ttl") && e.contains("positive ttl"),
+        "{e}"
+    );
+    let e = plan(&regular.replace("ttl = \"1m\"", "ttl = \"1m\"\nkind = \"left\"")).unwrap_err();
+    assert!(
+        e.contains("transforms.m.kind") && e.contains("inner only"),
+        "{e}"
+    );
+    let e = plan(&regular.replace("ttl = \"1m\"", "between = [\"0s\", \"1s\"]")).unwrap_err();
+    assert!(e.contains("between"), "{e}");
+}

@@ -1,4 +1,4 @@
-//! Validation of temporal and interval joins and of dedupe: their inputs (any stream that carries
+//! Validation of temporal, interval and regular joins and of dedupe: their inputs (any stream that carries
 //! no updates), their key fields (checked against what the inputs are known to hold), and their
 //! ports. All three keep whole records, so their events carry the row by value.
 
@@ -7,8 +7,8 @@ use super::schema::{merged, Schema};
 use super::window::late_schema;
 use super::Builder;
 use crate::config::{
-    DedupeConfig, IntervalJoinConfig, IntervalJoinKind, KeyPath, TemporalJoinConfig,
-    TemporalJoinKind,
+    DedupeConfig, IntervalJoinConfig, IntervalJoinKind, KeyPath, RegularJoinConfig,
+    TemporalJoinConfig, TemporalJoinKind,
 };
 use crate::expr::FieldPath;
 use crate::plan::{DedupePlan, IntervalJoinPlan, NodeKind, TemporalJoinPlan};
@@ -21,6 +21,19 @@ fn refuse_hot_keys(b: &mut Builder<'_>, name: &str, what: &str, h: &Option<toml:
             format!("{what} cannot be salted: it must see every row of a key in one place and in event-time order (rows are matched or dropped one by one, not summed), so rows cannot be combined into partial results on other shards; hot_keys applies to tumbling, sliding and cumulative windows"),
         );
     }
+}
+
+/// What an interval join and a regular join both are: two inputs keyed on `on`, rows of the
+/// right side matching a left row whose time is within `bounds_ms` of theirs (right - left).
+struct TwoSided<'a> {
+    what: &'static str,
+    left: &'a str,
+    right: &'a str,
+    on: &'a [String],
+    bounds_ms: (i64, i64),
+    kind: IntervalJoinKind,
+    late_events: &'a Option<String>,
+    hot_keys: &'a Option<toml::Value>,
 }
 
 impl Builder<'_> {
@@ -122,25 +135,72 @@ impl Builder<'_> {
     }
 
     pub(super) fn interval_join(&mut self, name: &str, j: &IntervalJoinConfig, g: &mut Graph<'_>) {
-        refuse_hot_keys(self, name, "an interval join", &j.hot_keys);
-        let at = |k: &str| KeyPath::new(["transforms", name, k]);
-        let left = self.side(g, name, "left", &j.left, "an interval join");
-        let right = self.side(g, name, "right", &j.right, "an interval join");
-        if j.on.is_empty() {
-            self.err(
-                at("on"),
-                "an interval join needs at least one field to match on, e.g. on = [\"imp_id\"]"
-                    .into(),
-            );
-        }
-        let on = self.key_fields(&at("on"), &j.on, &[&left, &right]);
         let (lower_ms, upper_ms) = (j.between[0].as_millis(), j.between[1].as_millis());
         if lower_ms > upper_ms {
             self.err(
-                at("between"),
+                KeyPath::new(["transforms", name, "between"]),
                 format!("lower bound {} is above upper bound {}: right - left must be within [lower, upper]", j.between[0], j.between[1]),
             );
         }
+        let spec = TwoSided {
+            what: "an interval join",
+            left: &j.left,
+            right: &j.right,
+            on: &j.on,
+            bounds_ms: (lower_ms, upper_ms),
+            kind: j.kind,
+            late_events: &j.late_events,
+            hot_keys: &j.hot_keys,
+        };
+        self.two_sided(name, &spec, g);
+    }
+
+    /// A regular join with event-time state TTL is the interval join whose bounds are `±ttl`:
+    /// a row waits for matches until the watermark passes its time + `ttl`, on either side.
+    pub(super) fn regular_join(&mut self, name: &str, j: &RegularJoinConfig, g: &mut Graph<'_>) {
+        let ttl = j.ttl.as_millis();
+        if ttl <= 0 {
+            self.err(
+                KeyPath::new(["transforms", name, "ttl"]),
+                "a regular join needs a positive ttl (how long, in event time, a row waits for its matches; Flink's 0 means forever, which bounded state cannot do)".into(),
+            );
+        }
+        if j.kind != IntervalJoinKind::Inner {
+            self.err(
+                KeyPath::new(["transforms", name, "kind"]),
+                "a regular join is inner only: an outer one's result updates (Flink retracts a NULL-padded row when its match arrives); use an interval_join, whose unmatched rows are final once its bound passes".into(),
+            );
+        }
+        let spec = TwoSided {
+            what: "a regular join",
+            left: &j.left,
+            right: &j.right,
+            on: &j.on,
+            bounds_ms: (ttl.saturating_neg(), ttl),
+            kind: IntervalJoinKind::Inner,
+            late_events: &j.late_events,
+            hot_keys: &j.hot_keys,
+        };
+        self.two_sided(name, &spec, g);
+    }
+
+    /// The node of an interval or regular join: both sides keep rows by value, keyed on `on`.
+    fn two_sided(&mut self, name: &str, j: &TwoSided<'_>, g: &mut Graph<'_>) {
+        refuse_hot_keys(self, name, j.what, j.hot_keys);
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
+        let left = self.side(g, name, "left", j.left, j.what);
+        let right = self.side(g, name, "right", j.right, j.what);
+        if j.on.is_empty() {
+            self.err(
+                at("on"),
+                format!(
+                    "{} needs at least one field to match on, e.g. on = [\"imp_id\"]",
+                    j.what
+                ),
+            );
+        }
+        let on = self.key_fields(&at("on"), j.on, &[&left, &right]);
+        let (lower_ms, upper_ms) = j.bounds_ms;
         let outer = match j.kind {
             IntervalJoinKind::Inner => [false, false],
             IntervalJoinKind::Left => [true, false],

@@ -1,21 +1,27 @@
 //! Joins in a `FROM` clause: an interval join (`a JOIN b ON a.k = b.k AND b.rt BETWEEN a.rt -
 //! INTERVAL .. AND a.rt + INTERVAL ..`, or the same conditions in `WHERE` over `FROM a, b`; inner,
 //! LEFT, RIGHT and FULL OUTER) becomes an `interval_join` transform; a temporal join (`a JOIN t FOR
-//! SYSTEM_TIME AS OF a.rt ON a.k = t.pk`, inner or LEFT) an event-time `temporal_join`. The other
-//! conditions become a filter after the join. Within the query, a side's columns are read from
+//! SYSTEM_TIME AS OF a.rt ON a.k = t.pk`, inner or LEFT) an event-time `temporal_join`; a
+//! regular inner join (no time bounds) a `join` whose rows expire after `table.exec.state.ttl`.
+//! In an inner join, the other conditions that read one side filter it before the join; the rest
+//! become a filter after the join. Within the query, a side's columns are read from
 //! where the join writes them (`left.`/`right.`, or `table.` for the versioned table).
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, Function, Ident, Join, JoinConstraint, JoinOperator, Select, Spanned,
-    TableFactor, TableVersion, TableWithJoins,
+    BinaryOperator, Expr, Join, JoinConstraint, JoinOperator, Select, Spanned, TableFactor,
+    TableVersion, TableWithJoins,
 };
 
 use sqlparser::tokenizer::Span;
 
-use super::connectors::{interval_ms, MAX_INTERVAL_MS};
-use super::expr::{is_plain_name, quote, unsupported, Scope};
-use super::query::{and_of, groups, items, resolve, Item};
-use super::{Col, Compiler, SqlError, SqlType, Stream};
+mod bounds;
+mod scope;
+
+use super::expr::{is_plain_name, quote, unsupported};
+use super::query::{and_of, groups, items, Item};
+use super::{Col, Compiler, SqlError, Stream};
+use bounds::{window_pair, Bounds};
+use scope::JoinScope;
 
 /// What a join's conditions say: its kind, the conditions it keys and bounds on (and, for an
 /// inner join, filters after), those of `WHERE` after an outer join, and where to point errors.
@@ -25,6 +31,10 @@ struct Conditions<'e> {
     post: Vec<&'e Expr>,
     at: Span,
 }
+
+/// What a regular join takes over from the conditions: kind, keys, other conditions, those of
+/// `WHERE` after it, and where to point errors.
+type RegularParts<'k, 'e> = (Kind, &'k [(Col, Col)], Vec<&'e Expr>, Vec<&'e Expr>, Span);
 
 /// One side of a join: the name the query calls it by and its stream.
 struct Side {
@@ -179,8 +189,10 @@ impl Compiler {
         if keys.is_empty() {
             return Err(SqlError::span(at, "a join needs an equality between the two sides' columns (a.k = b.k): a cross join is not supported"));
         }
-        let (Some(lower), Some(upper)) = (bounds.lower, bounds.upper) else {
-            return Err(SqlError::span(at, format!("a join of two streams needs bounds on their time attributes on both sides ({}.{} BETWEEN {}.{} - INTERVAL ... AND {}.{} + INTERVAL ...): a regular join keeps every row forever, which sluice does not run yet", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"))));
+        let (lower, upper) = match (bounds.lower, bounds.upper) {
+            (Some(lower), Some(upper)) => (lower, upper),
+            (None, None) => return self.regular(sel, left, right, (kind, &keys, rest, post, at), base),
+            _ => return Err(SqlError::span(at, format!("an interval join needs bounds on both sides ({}.{} BETWEEN {}.{} - INTERVAL ... AND {}.{} + INTERVAL ...)", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt")))),
         };
         if kind != Kind::Inner && !rest.is_empty() {
             return Err(unsupported(rest[0], "in an outer join, a condition in ON other than the key equality and the time bounds is"));
@@ -188,6 +200,11 @@ impl Compiler {
         if lower > upper {
             return Err(SqlError::span(at, format!("these time bounds leave nothing to join: {}.{} - {}.{} must be at least {lower} ms and at most {upper} ms", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"))));
         }
+        let ([left, right], rest) = if kind == Kind::Inner {
+            self.push_down([left, right], rest, base)?
+        } else {
+            ([left, right], rest)
+        };
         let (left, right, on) = self.keyed(left, right, &keys, base)?;
         let name = format!("{base}_join");
         self.transforms.push(format!(
@@ -209,6 +226,45 @@ impl Compiler {
         let sides = [
             prefixed(left, "left", time_side == Some(0)),
             prefixed(right, "right", time_side == Some(1)),
+        ];
+        self.finish_join(
+            sel,
+            sides.into(),
+            rest.into_iter().chain(post).collect(),
+            &name,
+            base,
+        )
+    }
+
+    /// A regular join (no time bounds): Flink keeps its rows for `table.exec.state.ttl`, here in
+    /// event time; its result has no time attribute, as in Flink.
+    fn regular(
+        &mut self,
+        sel: &Select,
+        left: Side,
+        right: Side,
+        (kind, keys, rest, post, at): RegularParts<'_, '_>,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        if kind != Kind::Inner {
+            return Err(SqlError::span(at, "an outer join without time bounds has an updating result (Flink retracts a NULL-padded row when its match arrives), which sluice does not write: bound it by time (an interval join: b.rt BETWEEN a.rt - INTERVAL ... AND a.rt + INTERVAL ...)"));
+        }
+        let Some(ttl) = self.state_ttl else {
+            return Err(SqlError::span(at, format!("a regular join (no time bounds) keeps every row forever in Flink; sluice keeps each row for table.exec.state.ttl in event time: SET 'table.exec.state.ttl' = '...' before the query, or bound the join by time ({}.{} BETWEEN {}.{} - INTERVAL ... AND {}.{} + INTERVAL ...)", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"))));
+        };
+        let ([left, right], rest) = self.push_down([left, right], rest, base)?;
+        let (left, right, on) = self.keyed(left, right, keys, base)?;
+        let name = format!("{base}_join");
+        self.transforms.push(format!(
+            "[transforms.{}]\ntype = \"join\"\nleft = {}\nright = {}\non = [{}]\nttl = \"{ttl}ms\"\n\n",
+            quote(&name),
+            quote(&left.stream.name),
+            quote(&right.stream.name),
+            on.iter().map(|k| quote(k)).collect::<Vec<_>>().join(", "),
+        ));
+        let sides = [
+            prefixed(left, "left", false),
+            prefixed(right, "right", false),
         ];
         self.finish_join(
             sel,
@@ -547,198 +603,4 @@ fn key_pair(e: &Expr, l: &Side, r: &Side) -> Result<Option<(Col, Col)>, SqlError
         (1, 0) => Some((cb, ca)),
         _ => None,
     })
-}
-
-/// `a.window_start = b.window_start` (or `window_end`) between two window results.
-fn window_pair(e: &Expr, l: &Side, r: &Side) -> Option<(Col, Col)> {
-    let Expr::BinaryOp {
-        left,
-        op: BinaryOperator::Eq,
-        right,
-    } = e
-    else {
-        return None;
-    };
-    let ((a, ca), (b, cb)) = (column_of(left, [l, r])?, column_of(right, [l, r])?);
-    let bound = |c: &Col| matches!(c.name.as_str(), "window_start" | "window_end");
-    if ca.name != cb.name || !bound(&ca) || a == b {
-        return None;
-    }
-    Some(if a == 0 { (ca, cb) } else { (cb, ca) })
-}
-
-/// The bounds on `right.rt - left.rt`, in milliseconds, both inclusive.
-#[derive(Default)]
-struct Bounds {
-    lower: Option<i64>,
-    upper: Option<i64>,
-}
-
-impl Bounds {
-    /// Reads `e` as a bound when it compares the two time attributes; false when it does not.
-    fn add(&mut self, e: &Expr, l: &Side, r: &Side) -> Result<bool, SqlError> {
-        match e {
-            Expr::Between {
-                expr,
-                negated: false,
-                low,
-                high,
-            } => {
-                let (Some(x), Some(lo), Some(hi)) = (
-                    time_term(expr, l, r)?,
-                    time_term(low, l, r)?,
-                    time_term(high, l, r)?,
-                ) else {
-                    return Ok(false);
-                };
-                Ok(self.compare(x, BinaryOperator::GtEq, lo, e)?
-                    && self.compare(x, BinaryOperator::LtEq, hi, e)?)
-            }
-            Expr::BinaryOp { left, op, right } => {
-                let (Some(a), Some(b)) = (time_term(left, l, r)?, time_term(right, l, r)?) else {
-                    return Ok(false);
-                };
-                self.compare(a, op.clone(), b, e)
-            }
-            _ => Ok(false),
-        }
-    }
-
-    /// `a op b` with a = side_a.rt + off_a: as a bound on d = right - left.
-    fn compare(
-        &mut self,
-        (sa, oa): (usize, i64),
-        op: BinaryOperator,
-        (sb, ob): (usize, i64),
-        e: &Expr,
-    ) -> Result<bool, SqlError> {
-        if sa == sb {
-            return Err(SqlError::span(
-                e.span(),
-                "this condition compares a side's time attribute with itself",
-            ));
-        }
-        // right + oa op left + ob  <=>  d op ob - oa;  left + oa op right + ob  <=>  d op' oa - ob.
-        let (op, v) = if sa == 1 {
-            (op, ob - oa)
-        } else {
-            let flipped = match op {
-                BinaryOperator::Gt => BinaryOperator::Lt,
-                BinaryOperator::GtEq => BinaryOperator::LtEq,
-                BinaryOperator::Lt => BinaryOperator::Gt,
-                BinaryOperator::LtEq => BinaryOperator::GtEq,
-                other => other,
-            };
-            (flipped, oa - ob)
-        };
-        let (lo, hi) = match op {
-            BinaryOperator::GtEq => (Some(v), None),
-            BinaryOperator::Gt => (Some(v + 1), None),
-            BinaryOperator::LtEq => (None, Some(v)),
-            BinaryOperator::Lt => (None, Some(v - 1)),
-            BinaryOperator::Eq => (Some(v), Some(v)),
-            _ => return Err(unsupported(e, "this comparison of time attributes is")),
-        };
-        if let Some(lo) = lo {
-            self.lower = Some(self.lower.map_or(lo, |x| x.max(lo)));
-        }
-        if let Some(hi) = hi {
-            self.upper = Some(self.upper.map_or(hi, |x| x.min(hi)));
-        }
-        Ok(true)
-    }
-}
-
-/// `side.rt`, `side.rt + INTERVAL ...` or `side.rt - INTERVAL ...`: (side, offset ms).
-fn time_term(e: &Expr, l: &Side, r: &Side) -> Result<Option<(usize, i64)>, SqlError> {
-    if let Expr::Nested(inner) = e {
-        return time_term(inner, l, r);
-    }
-    if let Some((side, col)) = column_of(e, [l, r]) {
-        let s = if side == 0 { l } else { r };
-        return Ok((s.stream.time_name() == Some(col.name.as_str())).then_some((side, 0)));
-    }
-    let Expr::BinaryOp { left, op, right } = e else {
-        return Ok(None);
-    };
-    let sign = match op {
-        BinaryOperator::Plus => 1,
-        BinaryOperator::Minus => -1,
-        _ => return Ok(None),
-    };
-    let Some((side, off)) = time_term(left, l, r)? else {
-        return Ok(None);
-    };
-    if !matches!(right.as_ref(), Expr::Interval(_)) {
-        return Ok(None);
-    }
-    let off = off
-        .checked_add(sign * interval_ms(right)?)
-        .filter(|o| o.abs() <= MAX_INTERVAL_MS)
-        .ok_or_else(|| {
-            SqlError::span(
-                e.span(),
-                "this time bound is too far (at most 100 000 years)",
-            )
-        })?;
-    Ok(Some((side, off)))
-}
-
-/// Names in a query over a join: `alias.col` on that side, or `col` where one side has it.
-struct JoinScope<'s> {
-    sides: &'s [Side],
-}
-
-impl Scope for JoinScope<'_> {
-    fn column(&mut self, parts: &[Ident], e: &Expr) -> Result<(String, SqlType), SqlError> {
-        if let [first, rest @ ..] = parts {
-            if let Some(s) = self.sides.iter().find(|s| s.alias == first.value) {
-                if !rest.is_empty() {
-                    return resolve(&s.stream, rest, e);
-                }
-            }
-        }
-        let found: Vec<_> = self
-            .sides
-            .iter()
-            .filter_map(|s| resolve(&s.stream, parts, e).ok())
-            .collect();
-        match found.as_slice() {
-            [one] => Ok(one.clone()),
-            [] => Err(SqlError::span(
-                e.span(),
-                format!(
-                    "no column `{}` on either side of the join ({})",
-                    parts
-                        .iter()
-                        .map(|p| p.value.as_str())
-                        .collect::<Vec<_>>()
-                        .join("."),
-                    self.sides
-                        .iter()
-                        .map(|s| s.alias.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )),
-            _ => Err(SqlError::span(
-                e.span(),
-                format!(
-                    "column `{}` is on both sides of the join: name it as alias.column",
-                    parts
-                        .iter()
-                        .map(|p| p.value.as_str())
-                        .collect::<Vec<_>>()
-                        .join(".")
-                ),
-            )),
-        }
-    }
-    fn aggregate(
-        &mut self,
-        _f: &Function,
-        _e: &Expr,
-    ) -> Result<Option<(String, SqlType)>, SqlError> {
-        Ok(None)
-    }
 }
