@@ -2,10 +2,11 @@
 -- particular US states? Auctions of category 10 joined with their seller when the seller lives
 -- in OR, ID or CA. The sink is a JSON file instead of a blackhole.
 --
--- A regular join: Flink keeps both sides' rows for `table.exec.state.ttl` (in processing time;
--- none set means forever), sluice for that long in event time. A seller is one of the last
--- 1000 people (5 s of events at 10 000 events/s) or up to 10 people ahead, so one minute joins
--- every auction with its seller, as Flink's unexpired state does on these files.
+-- A regular join: Flink keeps both sides' rows for `table.exec.state.ttl` in processing time
+-- (none set, as in nexmark-flink: forever; scripts/nexmark.sh runs Flink so), sluice for that
+-- long in event time. A seller is one of the last 1000 people (5 s of events at 10 000 events/s)
+-- or up to 10 people ahead, so one minute joins every auction with its seller, as Flink's
+-- unbounded state does.
 SET 'table.exec.state.ttl' = '1 min';
 
 CREATE TABLE nexmark_q3 (

@@ -22,6 +22,7 @@ pub mod job;
 mod join;
 mod kafka;
 mod lex;
+mod prune;
 mod query;
 mod settings;
 mod table_sinks;
@@ -342,6 +343,7 @@ impl Compiler {
                 ));
             }
         }
+        let used = prune::used_parts(&self.transforms, self.sinks.values().flatten());
         let mut out = String::new();
         for (name, (toml, _)) in &self.sources {
             if self.sinks.contains_key(name) {
@@ -350,10 +352,19 @@ impl Compiler {
                     format!("table `{name}` is both read and written by this job"),
                 ));
             }
-            out += toml;
+            // A table only a view reads, that no INSERT reaches, is not read (as in Flink).
+            if used.contains(name.as_str()) {
+                out += toml;
+            }
         }
-        for t in &self.transforms {
-            out += t;
+        for (t, name) in self
+            .transforms
+            .iter()
+            .zip(prune::part_names(&self.transforms))
+        {
+            if name.is_empty() || used.contains(name.as_str()) {
+                out += t;
+            }
         }
         if self.sinks.is_empty() {
             return Err(SqlError::at(

@@ -183,6 +183,28 @@ impl Compiler {
                 ));
             }
         }
+        // A view or subquery that only keeps some of its input's fields under their own names
+        // is no transform: the next stage reads them where they are, and no stage re-writes
+        // every record (Nexmark's `bid` view over its table).
+        if sink.is_none() && named.iter().all(|(n, e, _)| n == e && is_plain_name(e)) {
+            let time = input.time.and_then(|i| {
+                let te = &input.columns[i].expr;
+                named
+                    .iter()
+                    .position(|(_, e, ty)| e == te && ty.is_time())
+                    .or_else(|| named.iter().position(|(_, e, _)| e == te))
+            });
+            let columns = named
+                .into_iter()
+                .map(|(name, expr, ty)| Col { name, expr, ty })
+                .collect();
+            return Ok(Stream {
+                name: input.name,
+                columns,
+                time,
+                window: input.window,
+            });
+        }
         let fields: Vec<String> = named
             .iter()
             .map(|(n, e, _)| format!("{} = {}", quote(n), quote(e)))

@@ -254,3 +254,25 @@ fn a_table_both_read_and_written_and_a_job_without_insert_are_refused() {
     let (_, _, m) = refusal(CLICKS);
     assert!(m.contains("no INSERT INTO"), "{m}");
 }
+
+#[test]
+fn a_view_that_only_keeps_fields_is_no_transform_and_unread_tables_are_not_read() {
+    let sql = format!(
+        "{CLICKS}CREATE TABLE other (ad_id STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt) WITH ('connector' = 'filesystem', 'path' = 'other.ndjson', 'format' = 'json');
+CREATE VIEW unused AS SELECT ad_id FROM other;
+CREATE VIEW kept AS SELECT ad_id, bid FROM clicks;
+CREATE VIEW computed AS SELECT ad_id, bid * 2 AS b2 FROM clicks;
+CREATE TABLE o (ad_id STRING, bid BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT ad_id, bid FROM kept WHERE bid > 1;"
+    );
+    let cfg = job(&sql);
+    assert_eq!(cfg.sources.keys().collect::<Vec<_>>(), ["clicks"]);
+    // `kept` reads clicks' fields in place: its filter reads the source itself; `computed`
+    // is a select no INSERT reads, so it is not run either.
+    let names: Vec<&String> = cfg.transforms.keys().collect();
+    assert_eq!(names, ["insert_1_o", "insert_1_o_where"], "{names:?}");
+    let TransformConfig::Filter(f) = &cfg.transforms["insert_1_o_where"] else {
+        panic!("not a filter");
+    };
+    assert_eq!(f.inputs, ["clicks"]);
+}

@@ -434,8 +434,9 @@ INSERT INTO w SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE m, DESCRIPTOR(rt), INTERVA
     assert!(m.contains("is not the time attribute of `m`"), "{m}");
     // A subquery side with a computed column: its select and the side's select have two names.
     job(&format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM (SELECT imp_id, ad_id, rt, imp_id + 1 AS nxt FROM imps) AS i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"));
-    // A view named like a part of another view.
-    let m = outcome(&format!("{IMPS}CREATE VIEW v_join AS SELECT ad_id FROM imps;
+    // A view named like a part of another view (one that computes, so it is a transform: a view
+    // that only keeps fields is none).
+    let m = outcome(&format!("{IMPS}CREATE VIEW v_join AS SELECT ad_id, imp_id + 1 AS n FROM imps;
 CREATE VIEW v AS SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND;
 INSERT INTO o SELECT ad_id, click_id FROM v")).unwrap_err();
     assert!(
