@@ -5,7 +5,8 @@
 # watermark after every event) on the same `sluice loadgen nexmark` files; the outputs must be
 # identical as multisets of rows (scripts/parity/compare.py), and a table is printed: events/s
 # per core (the generated events, all three files, over the wall seconds and the shards or
-# Flink's parallelism), the ratio, sluice's peak RSS (2 shards), and whether the results agree.
+# Flink's parallelism), the ratio, sluice's peak RSS and its operators' peak state (2 shards;
+# `--stats` `state_bytes_peak`, each shard's peak summed), and whether the results agree.
 # Installs PyFlink from PyPI into target/flink/venv on first use (needs Java 17), as
 # scripts/flink_parity.sh does. Flink's seconds include its mini-cluster's start-up.
 #
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EVENTS=10000000
-QUERIES=q0,q1,q2,q5,q8,q11,q14,q22
+QUERIES=q0,q1,q2,q3,q5,q7,q8,q11,q14,q20,q21,q22
 while [ $# -gt 0 ]; do
     case "$1" in
         --events) EVENTS="$2"; shift 2 ;;
@@ -56,11 +57,11 @@ run_sluice() {
     local t0 t1 rss=0
     t0=$(date +%s.%N)
     if [ -x /usr/bin/time ]; then
-        /usr/bin/time -v -o "$dir/time.txt" "$SLUICE" run --config "$dir/job.toml" > "$dir/sluice.log" 2>&1 || return 1
+        /usr/bin/time -v -o "$dir/time.txt" "$SLUICE" run --config "$dir/job.toml" --stats "$dir/stats.json" > "$dir/sluice.log" 2>&1 || return 1
         rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
     else
         # No GNU time: the kernel's high-water mark of the process, read until it exits.
-        "$SLUICE" run --config "$dir/job.toml" > "$dir/sluice.log" 2>&1 &
+        "$SLUICE" run --config "$dir/job.toml" --stats "$dir/stats.json" > "$dir/sluice.log" 2>&1 &
         local pid=$!
         while kill -0 "$pid" 2>/dev/null; do
             local hwm
@@ -77,8 +78,8 @@ run_sluice() {
 per_core() { echo "scale=0; $EVENTS / $1 / $2" | bc; }
 
 echo "Nexmark, $EVENTS events ($(basename "$SLUICE") binary $SLUICE), $(nproc) cores"
-echo "| query | sluice ev/s/core (2 shards) | sluice ev/s/core (1 shard) | Flink ev/s/core (p=2) | ratio (2 shards / Flink) | sluice peak RSS MiB | identical |"
-echo "|---|---|---|---|---|---|---|"
+echo "| query | sluice ev/s/core (2 shards) | sluice ev/s/core (1 shard) | Flink ev/s/core (p=2) | ratio (2 shards / Flink) | sluice peak RSS MiB | sluice peak state MiB | identical |"
+echo "|---|---|---|---|---|---|---|---|"
 failed=0
 IFS=',' read -r -a names <<< "$QUERIES"
 for q in "${names[@]}"; do
@@ -109,6 +110,8 @@ for q in "${names[@]}"; do
     a=$(per_core "$s2" 2) b=$(per_core "$s1" 1) f=$(per_core "$fs" 2)
     ratio=$(echo "scale=1; $a / $f" | bc)
     rows=$(head -1 "$dir/compare.txt" | awk -F'|' '{gsub(/ /, "", $4); print $4}')
-    echo "| $q | $a | $b | $f | $ratio | $((rss / 1024)) | $same ($rows rows) |"
+    # The operators' peak state (each shard's peak, summed) of the 2-shard run.
+    state=$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print("%.1f" % (sum(o["state_bytes_peak"] for o in s["operators"]) / 2**20))' "$dir/s2/stats.json")
+    echo "| $q | $a | $b | $f | $ratio | $((rss / 1024)) | $state | $same ($rows rows) |"
 done
 exit $failed

@@ -174,10 +174,19 @@ fn kept_rows_are_bounded_by_rate_times_ttl_not_run_length() {
         let j = &s["joins"][0];
         assert_eq!(j["name"], "paid");
         let p = |i: usize| j["peak"][i].as_u64().unwrap();
-        (p(0) + p(1), j["cleaned"][0].as_u64().unwrap())
+        let op = &s["operators"][0];
+        assert_eq!(op["name"], "paid");
+        let bytes = op["state_bytes_peak"].as_u64().unwrap();
+        (p(0) + p(1), j["cleaned"][0].as_u64().unwrap(), bytes)
     };
-    let (short, cleaned_short) = peak(100);
-    let (long, cleaned_long) = peak(400);
+    let (short, cleaned_short, bytes_short) = peak(100);
+    let (long, cleaned_long, bytes_long) = peak(400);
+    // The sampled peak of the state's bytes is stable too (and was sampled at all).
+    assert!(bytes_short > 0, "no state sampled");
+    assert!(
+        bytes_long <= bytes_short + bytes_short / 2,
+        "peak state bytes {bytes_short} -> {bytes_long}"
+    );
     assert!(
         cleaned_long > 3 * cleaned_short,
         "four times the rows went through"

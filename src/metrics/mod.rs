@@ -136,9 +136,16 @@ pub struct OperatorReport {
     pub keys: u64,
     /// Approximate bytes of state held now.
     pub state_bytes: u64,
+    /// The most `state_bytes` the shard saw (sampled every [`STATE_SAMPLE_EVERY`] and at exit;
+    /// the shard fills it, not the operator).
+    pub state_bytes_peak: u64,
     /// Joins and dedupe: rows per side.
     pub rows: Option<JoinStats>,
 }
+
+/// How often a shard samples its operators' state for `state_bytes_peak`: often enough to see a
+/// window's state before it fires, rare enough to cost nothing per event.
+pub const STATE_SAMPLE_EVERY: Duration = Duration::from_millis(50);
 
 impl OperatorReport {
     pub fn add(&mut self, o: &OperatorReport) {
@@ -148,6 +155,7 @@ impl OperatorReport {
         self.open += o.open;
         self.keys += o.keys;
         self.state_bytes += o.state_bytes;
+        self.state_bytes_peak += o.state_bytes_peak;
         if let Some(r) = &o.rows {
             self.rows.get_or_insert_with(Default::default).add(r);
         }
@@ -226,6 +234,9 @@ pub struct RunSummary {
     /// Per join or dedupe: rows buffered at exit, peak (each shard's peak, summed), dropped by
     /// cleanup, late; `[left, right]` (`[input, table]` for a temporal join).
     pub joins: Vec<JoinSummary>,
+    /// Per operator: its name and the peak of its approximate state bytes (each shard's peak,
+    /// summed).
+    pub operators: Vec<OperatorSummary>,
     /// Per input partition, under watermark alignment only: rounds of chunks it sat out because
     /// it ran more than `max_drift` ahead (empty without alignment).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -244,6 +255,12 @@ pub struct HotKeySummary {
     pub key: String,
     /// The key's recent share of the events the shard read.
     pub share: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OperatorSummary {
+    pub name: String,
+    pub state_bytes_peak: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -322,6 +339,7 @@ impl RunSummary {
             latency_max_us: hist.max(),
             checkpoint: None,
             joins: Vec::new(),
+            operators: Vec::new(),
             alignment_paused_rounds: Vec::new(),
             load_max_over_avg: load_balance(per_shard),
             hot_keys: Vec::new(),
@@ -343,12 +361,20 @@ impl RunSummary {
         }
     }
 
-    /// Names the join statistics the shards gathered (operator `i` is `names[i]`).
+    /// Names the operator and join statistics the shards gathered (operator `i` is `names[i]`).
     pub fn set_joins(&mut self, names: &[String], per_shard: &[ShardStats]) {
         let mut total = ShardStats::default();
         for s in per_shard {
             total.add(s);
         }
+        self.operators = names
+            .iter()
+            .zip(&total.operators)
+            .map(|(n, r)| OperatorSummary {
+                name: n.clone(),
+                state_bytes_peak: r.state_bytes_peak,
+            })
+            .collect();
         self.joins = names
             .iter()
             .zip(&total.operators)

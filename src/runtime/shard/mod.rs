@@ -180,6 +180,9 @@ pub struct Shard {
     /// Event-to-emit latency in ms (see `receive::advance`).
     event_hist: Histogram<u64>,
     last_publish: Instant,
+    /// When the operators' state was last sampled, and each one's peak (`state_bytes_peak`).
+    last_state_sample: Instant,
+    state_peaks: Vec<u64>,
     /// Per source: records this shard read since `rate_start` (for `rate_limit`).
     rate_read: Vec<u64>,
     /// Per source: how many shards read it, so each reads its share of `rate_limit`.
@@ -297,6 +300,8 @@ impl Shard {
             hist: latency_histogram(),
             event_hist: crate::metrics::event_latency_histogram(),
             last_publish: Instant::now(),
+            last_state_sample: Instant::now(),
+            state_peaks: Vec::new(),
             rate_read: vec![0; setup.sources.len()],
             rate_readers: rate_readers(&setup),
             source_read: vec![i64::MIN; setup.sources.len()],
@@ -377,6 +382,7 @@ impl Shard {
             let dt = now - last;
             last = now;
             self.maybe_publish(now);
+            self.maybe_sample_state(now);
             for s in &mut self.emitter.sinks {
                 if let Err(e) = s.tick(now) {
                     self.failure.get_or_insert(e.to_string());
@@ -432,9 +438,12 @@ impl Shard {
             return Err(why);
         }
         self.stats.operators.clear();
-        for op in &self.ops {
+        for (i, op) in self.ops.iter().enumerate() {
             let mut r = crate::metrics::OperatorReport::default();
             op.report(&mut r);
+            r.state_bytes_peak = r
+                .state_bytes
+                .max(self.state_peaks.get(i).copied().unwrap_or(0));
             self.stats.fired += r.fired;
             self.stats.refired += r.refired;
             self.stats.late_dropped += r.late_dropped;

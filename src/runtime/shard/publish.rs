@@ -1,6 +1,7 @@
 //! A shard's part in the live metrics: every `PUBLISH_EVERY` it copies its counters, watermark,
 //! ring fill and latency quantiles into the shared `Live` in one batch (never per event), and
-//! shard 0 marks the job as draining once a stop was asked for.
+//! shard 0 marks the job as draining once a stop was asked for; and, live or not, it samples its
+//! operators' state sizes for their peaks in the run summary.
 
 use super::Shard;
 use crate::metrics::live::{ShardSnapshot, PUBLISH_EVERY};
@@ -8,6 +9,20 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 impl Shard {
+    /// Samples each operator's state size into its peak, every `STATE_SAMPLE_EVERY`.
+    pub(super) fn maybe_sample_state(&mut self, now: Instant) {
+        if now.duration_since(self.last_state_sample) < crate::metrics::STATE_SAMPLE_EVERY {
+            return;
+        }
+        self.last_state_sample = now;
+        self.state_peaks.resize(self.ops.len(), 0);
+        for (op, peak) in self.ops.iter().zip(&mut self.state_peaks) {
+            let mut r = crate::metrics::OperatorReport::default();
+            op.report(&mut r);
+            *peak = (*peak).max(r.state_bytes);
+        }
+    }
+
     /// Publishes if the last batch is `PUBLISH_EVERY` old (`now`: the loop's clock reading).
     pub(super) fn maybe_publish(&mut self, now: Instant) {
         // The clock first: cloning the shared Arc every loop would bounce its count between cores.
