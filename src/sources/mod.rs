@@ -1,10 +1,10 @@
 //! Sources: where events come from, cut into chunks that any shard can read on its own.
 //!
 //! A source has partitions (each file of a glob; the generator has one). A partition is cut into
-//! chunks (`chunk_bytes` of a file, `chunk_bytes / 64` click generator indices, `chunk_bytes / 190`
-//! Nexmark event numbers) so that several shards can
-//! parse one large file in parallel; `runtime::schedule` fixes the global order of chunks. This
-//! module knows formats and files, never operators, rings or threads.
+//! chunks (`chunk_bytes` of a file, `chunk_bytes / 64` click generator indices, `chunk_bytes /
+//! 190` Nexmark event numbers) so that several shards can parse one large file in parallel;
+//! `runtime::schedule` fixes the global order of chunks. This module knows formats and files,
+//! never operators, rings or threads.
 
 pub mod bind;
 pub mod csv;

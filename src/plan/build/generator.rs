@@ -98,7 +98,7 @@ impl Builder<'_> {
         for k in g.click_keys_given() {
             self.err(
                 key(k),
-                format!("applies to model = \"clicks\" only; model = \"nexmark\" draws its ids, skew and timing as the Nexmark generator does (its keys: table, seed, events_per_second, start_ms, count, rate_limit, event_time, watermark)"),
+                "applies to model = \"clicks\" only; model = \"nexmark\" draws its ids, skew and timing as the Nexmark generator does (its keys: table, seed, events_per_second, start_ms, count, rate_limit, event_time, watermark)".into(),
             );
         }
         let table = match g.table {

@@ -212,18 +212,14 @@ impl Shard {
             }
             PartKind::Generator {
                 per_chunk, count, ..
-            } => {
-                let k = k + p.first_chunk;
-                chunk.next = k * per_chunk;
-                chunk.end = ((k + 1) * per_chunk).min(count.unwrap_or(u64::MAX));
             }
-            PartKind::Nexmark {
+            | PartKind::Nexmark {
                 per_chunk, count, ..
             } => {
                 let k = k + p.first_chunk;
                 chunk.next = k * per_chunk;
                 chunk.end = ((k + 1) * per_chunk).min(count.unwrap_or(u64::MAX));
-                // The clock-skew guard's wall clock, read once per chunk (as for a file).
+                // A Nexmark record's time is a field, guarded as a file's: the guard's wall clock.
                 if let SourceParser::Json(jp) = &mut self.parsers[p.source] {
                     jp.set_clock(super::nexmark::wall_clock_ms());
                 }
