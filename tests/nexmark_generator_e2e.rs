@@ -3,13 +3,15 @@
 //! records are, as a multiset of lines, the file loadgen writes for it with the same seed, rate
 //! and event count, on 1 shard and on 2; and a query of `benches/nexmark/` over the generator
 //! (its raw tables declared with `'connector' = 'nexmark'`) gives the rows it gives over the
-//! files, which are also the reference model's rows.
+//! files, which are also the reference model's rows. A job killed after a checkpoint resumes
+//! from it and ends with exactly the table's file (the position is the chunks made, as for the
+//! click generator).
 
 mod common;
 
 use common::nexmark_model as model;
 use common::sql::sql_job;
-use common::{read_lines, sluice, toml_str};
+use common::{read_lines, sluice, toml_str, BIN};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -148,4 +150,76 @@ fn q2_and_q5_over_the_generator_give_the_rows_they_give_over_the_files() {
         assert_eq!(canonical(&from_gen), canonical(&from_files), "{q}");
         assert_eq!(canonical(&from_gen), multiset(expected), "{q}: the model");
     }
+}
+
+/// Killed (SIGKILL, by its handle) once a checkpoint exists, the job resumes from it on restart,
+/// and its exactly-once file sink ends with the bid file, line for line as a multiset.
+#[test]
+fn a_killed_job_resumes_from_its_checkpoint_with_exactly_the_file() {
+    const MANY: &str = "200000";
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let files = dir.join("files");
+    let args = [
+        "loadgen",
+        "nexmark",
+        "--events",
+        MANY,
+        "--out",
+        &text(&files),
+    ];
+    assert!(sluice(dir, &args, Duration::from_secs(60)).success);
+    let (ckpt, out) = (dir.join("ckpt"), dir.join("out/bid.ndjson"));
+    // The rate limit makes the run last about 5 s, so the kill lands mid-run.
+    let toml = format!(
+        "[runtime]\nshards = 2\nchunk_bytes = 65536\n\n\
+         [checkpoint]\ndir = {}\ninterval = \"200ms\"\n\n\
+         [sources.bid]\ntype = \"generator\"\nmodel = \"nexmark\"\ntable = \"bid\"\n\
+         count = {MANY}\nrate_limit = \"40000/s\"\n\n\
+         [transforms.all]\ntype = \"filter\"\ninputs = [\"bid\"]\nwhere = \"true\"\n\n\
+         [sinks.out]\ntype = \"file\"\npath = {}\ninputs = [\"all\"]\n",
+        toml_str(&text(&ckpt)),
+        toml_str(&text(&out))
+    );
+    let cfg = dir.join("job.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    let mut child = std::process::Command::new(BIN)
+        .args(["run", "--config", &text(&cfg)])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    // A checkpoint is complete once its manifest is written.
+    let has_checkpoint = || {
+        std::fs::read_dir(&ckpt).is_ok_and(|r| {
+            r.flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with("chk-")
+                    && e.path().join("manifest.json").exists()
+            })
+        })
+    };
+    while !has_checkpoint() && start.elapsed() < Duration::from_secs(60) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the job ended before a checkpoint"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let exit = sluice(
+        dir,
+        &["run", "--config", &text(&cfg)],
+        Duration::from_secs(120),
+    );
+    assert!(exit.success, "restart: {}", exit.stderr);
+    assert!(
+        exit.stderr.contains("resuming from checkpoint"),
+        "{}",
+        exit.stderr
+    );
+    let want = read_lines(&files.join("bid.ndjson"));
+    assert_eq!(multiset(read_lines(&out)), multiset(want));
 }
