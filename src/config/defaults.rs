@@ -105,6 +105,21 @@ pub fn late_by() -> Duration {
     Duration::from_secs(60)
 }
 
+/// Nexmark generator: 10 000 events per second of event time over all three streams, the
+/// `firstEventRate` of nexmark-flink and of `sluice loadgen nexmark`.
+pub fn nexmark_events_per_second() -> u64 {
+    10_000
+}
+
+/// Nexmark records carry their time in `dateTime`, epoch milliseconds (as the files of
+/// `sluice loadgen nexmark` do).
+pub fn nexmark_event_time() -> EventTimeConfig {
+    EventTimeConfig {
+        field: "dateTime".to_string(),
+        ..generator_event_time()
+    }
+}
+
 /// Generator events carry `ts` in epoch milliseconds.
 pub fn generator_event_time() -> EventTimeConfig {
     EventTimeConfig {

@@ -10,6 +10,7 @@
 pub mod defaults;
 mod duration;
 mod error;
+mod generator;
 mod kafka;
 mod parts;
 mod sinks;
@@ -25,6 +26,7 @@ use serde::Deserialize;
 
 pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
 pub use error::ConfigError;
+pub use generator::{GeneratorModel, GeneratorSourceConfig, NexmarkTable};
 use parts::kinds_of;
 pub use sinks::*;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
@@ -226,11 +228,12 @@ impl SourceConfig {
             SourceConfig::Kafka(k) => &k.watermark,
         }
     }
-    pub fn event_time(&self) -> &EventTimeConfig {
+    /// The event time as written or defaulted (a generator's default depends on its model).
+    pub fn event_time(&self) -> std::borrow::Cow<'_, EventTimeConfig> {
         match self {
-            SourceConfig::File(f) => &f.event_time,
-            SourceConfig::Generator(g) => &g.event_time,
-            SourceConfig::Kafka(k) => &k.event_time,
+            SourceConfig::File(f) => std::borrow::Cow::Borrowed(&f.event_time),
+            SourceConfig::Generator(g) => g.event_time(),
+            SourceConfig::Kafka(k) => std::borrow::Cow::Borrowed(&k.event_time),
         }
     }
 }
@@ -300,40 +303,6 @@ pub struct CsvConfig {
     pub columns: Vec<String>,
     /// One ASCII character; default `,`.
     pub delimiter: Option<String>,
-}
-
-/// The built-in synthetic click source; every key is optional. See [`crate::plan::GeneratorPlan`].
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GeneratorSourceConfig {
-    /// At most this many records per second (`"50000/s"`).
-    pub rate_limit: Option<String>,
-    #[serde(default = "defaults::seed")]
-    pub seed: u64,
-    #[serde(default = "defaults::keys")]
-    pub keys: u64,
-    #[serde(default = "defaults::zipf_exponent")]
-    pub zipf_exponent: f64,
-    #[serde(default = "defaults::celebrity_share")]
-    pub celebrity_share: f64,
-    #[serde(default = "defaults::users")]
-    pub users: u64,
-    #[serde(default = "defaults::events_per_second")]
-    pub events_per_second: u64,
-    #[serde(default = "defaults::start_ms")]
-    pub start_ms: i64,
-    #[serde(default = "defaults::generator_out_of_orderness")]
-    pub out_of_orderness: Duration,
-    #[serde(default = "defaults::late_fraction")]
-    pub late_fraction: f64,
-    #[serde(default = "defaults::late_by")]
-    pub late_by: Duration,
-    /// Absent: unbounded.
-    pub count: Option<u64>,
-    #[serde(default = "defaults::generator_event_time")]
-    pub event_time: EventTimeConfig,
-    #[serde(default)]
-    pub watermark: WatermarkConfig,
 }
 
 /// `event_time = { field = "ts", unit = "ms" }`.

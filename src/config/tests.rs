@@ -25,20 +25,15 @@ fn a_bare_generator_gets_every_default() {
     let SourceConfig::Generator(g) = &config.sources["clicks"] else {
         panic!("not a generator: {config:?}")
     };
+    // The model's own keys are filled in by the plan (see `generator_defaults_match_the_click_model`).
     assert_eq!(
-        (g.seed, g.keys, g.users, g.events_per_second),
-        (42, 100_000, 1_000_000, 100_000)
+        (g.model, g.table, g.seed, g.start_ms),
+        (GeneratorModel::Clicks, None, 42, 1_700_000_000_000)
     );
-    assert_eq!(
-        (g.zipf_exponent, g.celebrity_share, g.late_fraction),
-        (1.0, 0.0, 0.0)
-    );
-    assert_eq!(g.start_ms, 1_700_000_000_000);
-    assert_eq!(g.out_of_orderness.as_millis(), 2_000);
-    assert_eq!(g.late_by.as_millis(), 60_000);
+    assert!(g.click_keys_given().is_empty() && g.events_per_second.is_none());
     assert_eq!(g.count, None);
-    assert_eq!(g.event_time.field, "ts");
-    assert_eq!(g.event_time.unit, TimeUnitConfig::Ms);
+    assert_eq!(g.event_time().field, "ts");
+    assert_eq!(g.event_time().unit, TimeUnitConfig::Ms);
     assert_eq!(g.watermark.max_out_of_orderness.as_millis(), 5_000);
     assert_eq!(g.watermark.idle_timeout.as_millis(), 30_000);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -252,32 +247,62 @@ fn unreadable_file_names_the_path() {
     );
 }
 
+/// A filter and a sink after a source `g`, so that the text builds into a plan.
+const STDOUT_JOB: &str = "[transforms.f]\ntype = \"filter\"\ninputs = [\"g\"]\nwhere = \"true\"\n\
+    [sinks.o]\ntype = \"stdout\"\ninputs = [\"f\"]\n";
+
 /// `sluice loadgen` and the `generator` source must make the same events from the same defaults,
-/// so the config defaults must equal the click model's. (Test-only import against the usual
-/// config -> sources direction: the point is to compare the two.)
+/// so the defaults the plan fills in must equal the click model's. (Test-only import against the
+/// usual config -> sources direction: the point is to compare the two.)
 #[test]
 fn generator_defaults_match_the_click_model() {
-    let (config, _) = parse("[sources.g]\ntype = \"generator\"\n", "t.toml").unwrap();
-    let SourceConfig::Generator(g) = &config.sources["g"] else {
-        panic!()
+    let text = format!("[sources.g]\ntype = \"generator\"\n{STDOUT_JOB}");
+    let (config, src) = parse(&text, "t.toml").unwrap();
+    let plan = crate::plan::build(&config, &src).unwrap();
+    let crate::plan::SourceKind::Generator(g) = &plan.sources[0].kind else {
+        panic!("{:?}", plan.sources[0].kind)
     };
-    let model = crate::sources::generator::model::default_plan(None);
-    assert_eq!(
-        (g.seed, g.keys, g.users, g.events_per_second),
-        (model.seed, model.keys, model.users, model.events_per_second)
+    assert_eq!(*g, crate::sources::generator::model::default_plan(None));
+}
+
+/// ... and a Nexmark generator's defaults must equal `sluice loadgen nexmark`'s.
+#[test]
+fn nexmark_generator_defaults_match_loadgen_nexmark() {
+    let text = format!(
+        "[sources.g]\ntype = \"generator\"\nmodel = \"nexmark\"\ntable = \"bid\"\n{STDOUT_JOB}"
     );
+    let (config, src) = parse(&text, "t.toml").unwrap();
+    let plan = crate::plan::build(&config, &src).unwrap();
+    let crate::plan::SourceKind::Nexmark(n) = &plan.sources[0].kind else {
+        panic!("{:?}", plan.sources[0].kind)
+    };
     assert_eq!(
-        (g.zipf_exponent, g.celebrity_share, g.late_fraction),
-        (
-            model.zipf_exponent,
-            model.celebrity_share,
-            model.late_fraction
-        )
+        crate::sources::generator::nexmark::config(n),
+        crate::loadgen_nexmark::NexmarkConfig::default()
     );
-    assert_eq!(g.start_ms, model.start_ms);
-    assert_eq!(g.out_of_orderness.as_millis(), model.out_of_orderness_ms);
-    assert_eq!(g.late_by.as_millis(), model.late_by_ms);
-    assert_eq!(g.count, model.count);
+    assert_eq!((n.table, n.count), (NexmarkTable::Bid, None));
+    let et = &plan.sources[0].event_time;
+    assert_eq!(
+        (et.field.as_str(), et.unit),
+        ("dateTime", crate::plan::TimeUnit::Millis)
+    );
+}
+
+#[test]
+fn generator_model_and_table_must_be_known_names() {
+    let (msg, key) = error("[sources.g]\ntype = \"generator\"\nmodel = \"nexmak\"\n");
+    assert_eq!(key, "sources.g.model", "{msg}");
+    assert!(
+        msg.contains("unknown value `nexmak`") && msg.contains("did you mean `nexmark`?"),
+        "{msg}"
+    );
+    let (msg, key) =
+        error("[sources.g]\ntype = \"generator\"\nmodel = \"nexmark\"\ntable = \"bids\"\n");
+    assert_eq!(key, "sources.g.table", "{msg}");
+    assert!(
+        msg.contains("expected one of `person`, `auction`, `bid`"),
+        "{msg}"
+    );
 }
 
 #[test]

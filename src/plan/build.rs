@@ -23,6 +23,37 @@ pub const MAX_NODES: usize = 255;
 pub const MAX_PORTS: usize = u16::MAX as usize;
 /// Fields a `generator` source's events carry.
 pub const GENERATOR_FIELDS: [&str; 4] = ["ad_id", "user_id", "ts", "bid"];
+/// Fields the records of each Nexmark table carry, in the order `sluice loadgen nexmark`
+/// writes them (`sources::generator::nexmark` tests that they match).
+pub fn nexmark_fields(table: config::NexmarkTable) -> &'static [&'static str] {
+    match table {
+        config::NexmarkTable::Person => &[
+            "id",
+            "name",
+            "emailAddress",
+            "creditCard",
+            "city",
+            "state",
+            "dateTime",
+            "extra",
+        ],
+        config::NexmarkTable::Auction => &[
+            "id",
+            "itemName",
+            "description",
+            "initialBid",
+            "reserve",
+            "dateTime",
+            "expires",
+            "seller",
+            "category",
+            "extra",
+        ],
+        config::NexmarkTable::Bid => &[
+            "auction", "bidder", "price", "channel", "url", "dateTime", "extra",
+        ],
+    }
+}
 /// Output fields every window result has besides its group-by fields and aggregates.
 pub const WINDOW_FIELDS: [&str; 2] = ["window_start", "window_end"];
 /// The aggregate functions, as a user writes them.
@@ -302,6 +333,9 @@ impl graph::Graph<'_> {
 
 mod api;
 mod avro;
+mod generator;
+#[cfg(test)]
+mod generator_tests;
 mod graph;
 #[cfg(test)]
 mod graph_tests;

@@ -77,6 +77,12 @@ fn source_kind(kind: &SourceKind) -> String {
     match kind {
         SourceKind::File { path } => format!("file {path}"),
         SourceKind::Generator(g) => format!("generator ({} keys, seed {})", g.keys, g.seed),
+        SourceKind::Nexmark(n) => format!(
+            "generator (nexmark {}, seed {}, {} events/s)",
+            n.table.name(),
+            n.seed,
+            n.first_event_rate
+        ),
         SourceKind::Kafka(k) => format!("kafka {} at {}", k.topics.join(", "), k.brokers),
     }
 }

@@ -14,7 +14,9 @@
 
 mod build;
 mod explain;
-pub use build::{build, load, load_config, load_config_and_sql, LoadError, PlanError, PlanErrors};
+pub use build::{
+    build, load, load_config, load_config_and_sql, nexmark_fields, LoadError, PlanError, PlanErrors,
+};
 pub use explain::explain;
 
 use crate::expr::FieldPath;
@@ -233,8 +235,25 @@ pub enum SourceKind {
         path: String,
     },
     Generator(GeneratorPlan),
+    /// A generator source with `model = "nexmark"`: one table of the Nexmark model.
+    Nexmark(NexmarkSourcePlan),
     /// Boxed: its many settings would make every source kind as large.
     Kafka(Box<KafkaPlan>),
+}
+
+/// One of Nexmark's tables made in-process: the records of events `0..count` (of all three
+/// tables) that are of `table`'s kind, in event order, each the JSON line `sluice loadgen
+/// nexmark` writes for it (see `sources::generator::nexmark`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NexmarkSourcePlan {
+    pub table: crate::config::NexmarkTable,
+    pub seed: u64,
+    /// Events per second of event time over all three tables (Nexmark's `firstEventRate`).
+    pub first_event_rate: u64,
+    /// `dateTime` of event 0, epoch ms.
+    pub start_ms: i64,
+    /// Events of all three tables the stream covers; `None`: unbounded.
+    pub count: Option<u64>,
 }
 
 /// A Kafka source (see `sources::kafka`).

@@ -161,7 +161,8 @@ fn parsers(plan: &Plan, topo: &Topology, memory: bool) -> Result<Vec<SourceParse
                 p.with_guard(s.event_time.max_future_ms, s.event_time.allow_negative)
             };
             Ok(match &s.kind {
-                SourceKind::File { .. } => SourceParser::Json(guard(
+                // Nexmark records are JSON lines, bound like a file's (its event time a field).
+                SourceKind::File { .. } | SourceKind::Nexmark(_) => SourceParser::Json(guard(
                     RecordParser::new(&s.event_time.field, s.event_time.unit, b).map_err(&err)?,
                 )),
                 SourceKind::Generator(_) => match GenParser::new(b) {

@@ -1,9 +1,10 @@
 //! Sources: where events come from, cut into chunks that any shard can read on its own.
 //!
 //! A source has partitions (each file of a glob; the generator has one). A partition is cut into
-//! chunks (`chunk_bytes` of a file, `chunk_bytes / 64` generator indices) so that several shards can
-//! parse one large file in parallel; `runtime::schedule` fixes the global order of chunks. This
-//! module knows formats and files, never operators, rings or threads.
+//! chunks (`chunk_bytes` of a file, `chunk_bytes / 64` click generator indices, `chunk_bytes /
+//! 190` Nexmark event numbers) so that several shards can parse one large file in parallel;
+//! `runtime::schedule` fixes the global order of chunks. This module knows formats and files,
+//! never operators, rings or threads.
 
 pub mod bind;
 pub mod csv;
@@ -64,6 +65,13 @@ pub enum PartKind {
         per_chunk: u64,
         count: Option<u64>,
     },
+    /// A Nexmark table: chunks are ranges of Nexmark event numbers, of which only the table's
+    /// own become records.
+    Nexmark {
+        source: Arc<generator::nexmark::NexmarkSource>,
+        per_chunk: u64,
+        count: Option<u64>,
+    },
     /// Events already parsed (benchmarks and tests of the engine without a parser): each event must
     /// carry its key, hash, `op`, values and `ts`; the runtime fills in the rest.
     Memory {
@@ -104,6 +112,9 @@ impl Partition {
             PartKind::File { size, .. } => Some(size.div_ceil(chunk_bytes as u64)),
             PartKind::Generator {
                 per_chunk, count, ..
+            }
+            | PartKind::Nexmark {
+                per_chunk, count, ..
             } => count.map(|c| c.div_ceil(*per_chunk)),
             PartKind::Memory { events, per_chunk } => {
                 Some((events.len() as u64).div_ceil(*per_chunk))
@@ -142,6 +153,18 @@ pub fn partitions(plan: &Plan) -> Result<Vec<Partition>, SourceError> {
             SourceKind::Generator(g) => {
                 out.push(generator_partition(i, ooo, g, plan.runtime.chunk_bytes))
             }
+            SourceKind::Nexmark(n) => out.push(Partition {
+                source: i,
+                name: format!("nexmark/{}", n.table.name()),
+                max_out_of_orderness_ms: ooo,
+                kind: PartKind::Nexmark {
+                    source: Arc::new(generator::nexmark::NexmarkSource::new(n)),
+                    per_chunk: (plan.runtime.chunk_bytes / generator::nexmark::NEXMARK_EVENT_BYTES)
+                        .max(1) as u64,
+                    count: n.count,
+                },
+                first_chunk: 0,
+            }),
             SourceKind::Kafka(k) => {
                 for p in kafka::discover(&src.name, k)? {
                     out.push(Partition {

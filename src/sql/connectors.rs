@@ -108,6 +108,9 @@ pub fn source_toml(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<
     if connector == "datagen" {
         return Ok(out + &datagen_source(t, time, &idle)?);
     }
+    if connector == "nexmark" {
+        return Ok(out + &super::nexmark::nexmark_source(t, time, &idle)?);
+    }
     match connector {
         "filesystem" => {
             let known: Vec<&str> = ["connector", "format", "path"]
@@ -124,7 +127,7 @@ pub fn source_toml(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<
         // upsert-kafka names its key's and value's formats apart: JSON both.
         "upsert-kafka" => out += &(super::kafka::upsert_kafka_source(t)? + "format = \"json\"\n"),
         other => {
-            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'datagen')")));
+            return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'datagen', 'nexmark')")));
         }
     }
     out += &format!(

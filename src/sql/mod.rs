@@ -22,6 +22,7 @@ pub mod job;
 mod join;
 mod kafka;
 mod lex;
+mod nexmark;
 mod prune;
 mod query;
 mod settings;
@@ -32,6 +33,8 @@ mod tests;
 mod tests_formats;
 #[cfg(test)]
 mod tests_joins;
+#[cfg(test)]
+mod tests_nexmark;
 #[cfg(test)]
 mod tests_sinks;
 #[cfg(test)]

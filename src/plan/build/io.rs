@@ -9,8 +9,8 @@ use crate::config::{
     KeyPath, SinkConfig, SourceConfig, TimeUnitConfig,
 };
 use crate::plan::{
-    BackfillPlan, EventTimePlan, GeneratorPlan, KafkaPlan, KafkaStart, SinkKind, SinkPlan,
-    SourceKind, SourcePlan, TimeUnit, WatermarkPlan,
+    BackfillPlan, EventTimePlan, KafkaPlan, KafkaStart, SinkKind, SinkPlan, SourceKind, SourcePlan,
+    TimeUnit, WatermarkPlan,
 };
 
 impl Builder<'_> {
@@ -61,53 +61,7 @@ impl Builder<'_> {
                     path: f.path.clone(),
                 }
             }
-            SourceConfig::Generator(g) => {
-                if et.field != "ts" || et.unit != TimeUnitConfig::Ms {
-                    self.err(key("event_time"), "a generator's events carry their time in `ts`, epoch milliseconds: use { field = \"ts\", unit = \"ms\" } or leave event_time out".into());
-                }
-                for (k, v) in [
-                    ("keys", g.keys),
-                    ("users", g.users),
-                    ("events_per_second", g.events_per_second),
-                ] {
-                    if v == 0 {
-                        self.err(key(k), "must be at least 1".into());
-                    }
-                }
-                for (k, v) in [
-                    ("celebrity_share", g.celebrity_share),
-                    ("late_fraction", g.late_fraction),
-                ] {
-                    if !(0.0..=1.0).contains(&v) {
-                        self.err(
-                            key(k),
-                            format!("{v} is not a share: must be between 0.0 and 1.0"),
-                        );
-                    }
-                }
-                if !(g.zipf_exponent.is_finite() && g.zipf_exponent >= 0.0) {
-                    self.err(
-                        key("zipf_exponent"),
-                        format!(
-                            "{} is not allowed: must be a finite number >= 0.0",
-                            g.zipf_exponent
-                        ),
-                    );
-                }
-                SourceKind::Generator(GeneratorPlan {
-                    seed: g.seed,
-                    keys: g.keys,
-                    zipf_exponent: g.zipf_exponent,
-                    celebrity_share: g.celebrity_share,
-                    users: g.users,
-                    events_per_second: g.events_per_second,
-                    start_ms: g.start_ms,
-                    out_of_orderness_ms: g.out_of_orderness.as_millis(),
-                    late_fraction: g.late_fraction,
-                    late_by_ms: g.late_by.as_millis(),
-                    count: g.count,
-                })
-            }
+            SourceConfig::Generator(g) => self.generator(name, g, &et),
             SourceConfig::Kafka(k) => SourceKind::Kafka(Box::new(self.kafka(name, k))),
         };
         let backfill = match s {

@@ -26,6 +26,7 @@ pub mod hot;
 mod kafka;
 mod lookahead;
 mod merge;
+mod nexmark;
 mod owners;
 mod produce;
 mod publish;
@@ -146,7 +147,8 @@ pub struct Shard {
     dead: Option<SinkWriter>,
     evs: Vec<Event>,
     routes: Vec<Vec<steps::Route>>,
-    /// Scratch for a generated record as a JSON line (only when routes read a generator).
+    /// Scratch for a generated record as a JSON line (a Nexmark record; a click when routes or
+    /// bindings need its line).
     line: Vec<u8>,
     record_out: steps::RecordOut,
     // receiving

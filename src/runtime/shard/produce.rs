@@ -212,10 +212,17 @@ impl Shard {
             }
             PartKind::Generator {
                 per_chunk, count, ..
+            }
+            | PartKind::Nexmark {
+                per_chunk, count, ..
             } => {
                 let k = k + p.first_chunk;
                 chunk.next = k * per_chunk;
                 chunk.end = ((k + 1) * per_chunk).min(count.unwrap_or(u64::MAX));
+                // A Nexmark record's time is a field, guarded as a file's: the guard's wall clock.
+                if let SourceParser::Json(jp) = &mut self.parsers[p.source] {
+                    jp.set_clock(super::nexmark::wall_clock_ms());
+                }
             }
             PartKind::Memory { events, per_chunk } => {
                 chunk.next = k * per_chunk;
@@ -409,14 +416,16 @@ impl Shard {
         if cur.next >= cur.end {
             return false;
         }
-        let i = cur.next;
-        cur.next += 1;
         let (part, seq) = (cur.part, cur.seq);
         let setup = self.setup.clone();
-        let src = setup.parts[part as usize].source;
-        let PartKind::Generator { model, .. } = &setup.parts[part as usize].kind else {
-            return true;
+        let model = match &setup.parts[part as usize].kind {
+            PartKind::Generator { model, .. } => model,
+            PartKind::Nexmark { source, .. } => return self.next_nexmark(source),
+            _ => return false,
         };
+        let i = cur.next;
+        cur.next += 1;
+        let src = setup.parts[part as usize].source;
         self.rate_read[src] += 1;
         let click = model.click(i);
         let needs_line =

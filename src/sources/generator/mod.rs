@@ -3,6 +3,7 @@
 //! event is a pure function of its index, any shard can make any chunk.
 
 pub mod model;
+pub mod nexmark;
 
 use crate::event::{hash_key, Event, Value};
 use crate::plan::SlotUse;
