@@ -617,3 +617,31 @@ fn a_window_over_an_array_element_a_select_took_out_groups_by_it() {
         .collect();
     assert_eq!(got, vec![("a".to_string(), 2, 3), ("c".to_string(), 1, 3)]);
 }
+
+/// A sink may read a source as it is, beside a filter over the same source: it writes every
+/// line as read, bytes unchanged, from any shard count (this wrote nothing before the fix).
+#[test]
+fn a_sink_reading_a_source_writes_every_line_as_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lines: Vec<String> = (0..2_000)
+        .map(|i| format!(r#"{{"id":{i},"amount":{}, "ts":{}}}"#, i % 7, BASE + i * 10))
+        .collect();
+    std::fs::write(d.join("orders.ndjson"), lines.join("\n") + "\n").unwrap();
+    let toml = format!(
+        "[runtime]\nshards = 2\nchunk_bytes = 4096\n\n{}[transforms.big]\ntype = \"filter\"\ninputs = [\"orders\"]\nwhere = \"amount > 3\"\n\n{}{}",
+        orders_source(&d.join("orders.ndjson")),
+        sink("all", "orders", &d.join("all.ndjson")),
+        sink("some", "big", &d.join("some.ndjson")),
+    );
+    let cfg = write_config(d, "direct", &toml);
+    run_ok(d, &cfg);
+    let mut want = lines.clone();
+    want.sort();
+    assert_eq!(sorted_lines(&d.join("all.ndjson")), want);
+    let big: Vec<&String> = lines
+        .iter()
+        .filter(|l| parse(l.as_str())["amount"].as_i64().unwrap() > 3)
+        .collect();
+    assert_eq!(read_lines(&d.join("some.ndjson")).len(), big.len());
+}

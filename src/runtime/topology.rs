@@ -131,6 +131,12 @@ impl Topology {
             }
         }
         for r in &mut sources {
+            // A source's lines reach sinks only through its routes (`shard::steps`): a sink
+            // reading the source as it is takes the route of no steps.
+            if !r.sinks.is_empty() {
+                let sinks = std::mem::take(&mut r.sinks);
+                r.chain(&[]).sinks.extend(sinks);
+            }
             bind_through_selects(plan, r);
         }
         let depths = plan.depths();
