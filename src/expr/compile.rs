@@ -58,6 +58,18 @@ impl Program {
         }
     }
 
+    /// The field path when the expression is `sql_timestamp(field)`: a select writes that
+    /// column straight from the field's token (see [`super::write_sql_timestamp`]).
+    pub fn as_sql_timestamp_of_field(&self) -> Option<&FieldPath> {
+        match &self.root.op {
+            Op::Call1(Func::SqlTimestamp, arg) => match arg.op {
+                Op::Field(slot) => self.fields.get(slot),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The static type of the result (see [`Type`]); a filter wants `Bool`, `Null` or `Any`.
     pub fn result_type(&self) -> Type {
         self.ty

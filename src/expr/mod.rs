@@ -114,6 +114,20 @@ pub fn rfc3339(ms: i64) -> Option<String> {
     time::format(ms).ok()
 }
 
+/// Writes `sql_timestamp(ts)`'s JSON value (a quoted `2026-11-29 12:00:00.5`) into `out`;
+/// false, writing nothing, when `ts` is outside the years 0000-9999 (evaluating the call gives
+/// its error then).
+pub fn write_sql_timestamp(ts: i64, out: &mut Vec<u8>) -> bool {
+    let mark = out.len();
+    out.push(b'"');
+    if time::write_sql(ts, out).is_err() {
+        out.truncate(mark);
+        return false;
+    }
+    out.push(b'"');
+    true
+}
+
 pub fn compile(text: &str) -> Result<Program, ExprError> {
     Program::compile(text)
 }

@@ -59,17 +59,49 @@ pub(super) fn format(ts: i64) -> Result<String, EvalReason> {
 /// fraction without trailing zeros and left out when the milliseconds are 0 (Flink's
 /// `SQL_TIMESTAMP_FORMAT`, `appendFraction(NANO_OF_SECOND, 0, 9, true)`).
 pub(super) fn format_sql(ts: i64) -> Result<String, EvalReason> {
-    let rfc = format(ts)?;
-    // `yyyy-mm-ddThh:mm:ss.mmmZ`: fixed positions, ASCII only.
-    let (date, rest) = rfc.split_at(10);
-    let clock = &rest[1..9];
-    let fraction = rest[10..13].trim_end_matches('0');
-    let mut out = format!("{date} {clock}");
-    if !fraction.is_empty() {
-        out.push('.');
-        out.push_str(fraction);
+    let mut out = Vec::with_capacity(23);
+    write_sql(ts, &mut out)?;
+    // Only ASCII digits and separators were written.
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// Appends [`format_sql`]'s text to `out` without allocating (a select writing a timestamp
+/// column for every record goes through this).
+pub fn write_sql(ts: i64, out: &mut Vec<u8>) -> Result<(), EvalReason> {
+    if !(MIN_MS..=MAX_MS).contains(&ts) {
+        return Err(EvalReason::TimeRange(ts));
     }
-    Ok(out)
+    let days = ts.div_euclid(MS_PER_DAY);
+    let ms_of_day = ts.rem_euclid(MS_PER_DAY);
+    let (year, month, day) = civil_from_days(days);
+    // In range, every part is non-negative and fits its digits.
+    let digits = |out: &mut Vec<u8>, v: i64, n: u32| {
+        for i in (0..n).rev() {
+            out.push(b'0' + (v / 10_i64.pow(i) % 10) as u8);
+        }
+    };
+    digits(out, year, 4);
+    out.push(b'-');
+    digits(out, i64::from(month), 2);
+    out.push(b'-');
+    digits(out, i64::from(day), 2);
+    out.push(b' ');
+    digits(out, ms_of_day / 3_600_000, 2);
+    out.push(b':');
+    digits(out, ms_of_day / 60_000 % 60, 2);
+    out.push(b':');
+    digits(out, ms_of_day / 1_000 % 60, 2);
+    let milli = ms_of_day % 1_000;
+    if milli != 0 {
+        out.push(b'.');
+        let (mut v, mut n) = (milli, 3);
+        while v % 10 == 0 {
+            v /= 10;
+            n -= 1;
+        }
+        digits(out, v, n);
+    }
+    Ok(())
 }
 
 /// Year, month (1-12) and day (1-31) of the day `days` after 1970-01-01.
