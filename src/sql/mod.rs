@@ -346,12 +346,15 @@ impl Compiler {
                 ));
             }
         }
-        let used = prune::used_parts(&self.transforms, self.sinks.values().flatten());
+        let mut this = self;
+        this.transforms = prune::share(std::mem::take(&mut this.transforms), &mut this.sinks);
+        let this = this;
+        let used = prune::used_parts(&this.transforms, this.sinks.values().flatten());
         let mut out = String::new();
-        for (name, (toml, _)) in &self.sources {
-            if self.sinks.contains_key(name) {
+        for (name, (toml, _)) in &this.sources {
+            if this.sinks.contains_key(name) {
                 return Err(SqlError::span(
-                    self.tables[name].span,
+                    this.tables[name].span,
                     format!("table `{name}` is both read and written by this job"),
                 ));
             }
@@ -360,23 +363,23 @@ impl Compiler {
                 out += toml;
             }
         }
-        for (t, name) in self
+        for (t, name) in this
             .transforms
             .iter()
-            .zip(prune::part_names(&self.transforms))
+            .zip(prune::part_names(&this.transforms))
         {
             if name.is_empty() || used.contains(name.as_str()) {
                 out += t;
             }
         }
-        if self.sinks.is_empty() {
+        if this.sinks.is_empty() {
             return Err(SqlError::at(
                 Location::new(1, 1),
                 "the SQL has no INSERT INTO: nothing would be written",
             ));
         }
-        for (name, inputs) in &self.sinks {
-            out += &connectors::sink_toml(&self.tables[name], inputs)?;
+        for (name, inputs) in &this.sinks {
+            out += &connectors::sink_toml(&this.tables[name], inputs)?;
         }
         Ok(out)
     }

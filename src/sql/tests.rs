@@ -276,3 +276,41 @@ INSERT INTO o SELECT ad_id, bid FROM kept WHERE bid > 1;"
     };
     assert_eq!(f.inputs, ["clicks"]);
 }
+
+#[test]
+fn equal_subqueries_are_computed_once_for_both_readers() {
+    let counts = "(SELECT ad_id, COUNT(*) AS n, window_start, window_end FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end)";
+    let sql = format!(
+        "{CLICKS}CREATE TABLE o (ad_id STRING, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT a.ad_id, a.n FROM {counts} a JOIN (SELECT n AS m, window_start, window_end FROM {counts}) b
+  ON a.window_start = b.window_start AND a.window_end = b.window_end AND a.n >= b.m;"
+    );
+    let cfg = job(&sql);
+    let windows: Vec<&String> = cfg
+        .transforms
+        .iter()
+        .filter(|(_, t)| matches!(t, TransformConfig::Window(_)))
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    // The select naming the window's columns is shared too: the right side selects from the
+    // left side's select.
+    let TransformConfig::IntervalJoin(j) = &cfg.transforms["insert_1_o_join"] else {
+        panic!("{:?}", cfg.transforms.keys());
+    };
+    let input = |s: &str| match &cfg.transforms[s] {
+        TransformConfig::Select(sel) => sel.inputs.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(input(&j.left), [windows[0].clone()]);
+    assert_eq!(input(&j.right), std::slice::from_ref(&j.left));
+    // A different window is not shared.
+    let other = sql.replacen("INTERVAL '1' MINUTE", "INTERVAL '2' MINUTE", 1);
+    let cfg = job(&other);
+    let n = cfg
+        .transforms
+        .values()
+        .filter(|t| matches!(t, TransformConfig::Window(_)))
+        .count();
+    assert_eq!(n, 2);
+}
