@@ -115,6 +115,7 @@ pub fn source_toml(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<
         "filesystem" => {
             let known: Vec<&str> = ["connector", "format", "path"]
                 .iter()
+                .chain(&ALIGNMENT)
                 .chain(formats::options(t))
                 .copied()
                 .collect();
@@ -136,10 +137,50 @@ pub fn source_toml(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<
         time.unit
     );
     out += &format!(
-        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle} }}\n\n",
-        time.out_of_orderness_ms
+        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle}{} }}\n\n",
+        time.out_of_orderness_ms,
+        max_drift(t)?
     );
     Ok(out)
+}
+
+/// Flink's watermark alignment options (`scan.watermark.alignment.*`).
+pub(super) const ALIGNMENT: [&str; 3] = [
+    "scan.watermark.alignment.group",
+    "scan.watermark.alignment.max-drift",
+    "scan.watermark.alignment.update-interval",
+];
+
+/// `, max_drift = "..ms"` for a table with Flink's watermark alignment: its partitions pause
+/// while they run more than the drift ahead of the least watermark of the aligned tables, so a
+/// join of a small file with a large one holds state for the drift, not for how far apart the
+/// two files' event times come when read byte for byte. sluice aligns every table that sets a
+/// drift as one group (the group's name is required, as Flink requires it, and not compared);
+/// the update interval is Flink's polling period and changes nothing here.
+pub(super) fn max_drift(t: &Table) -> Result<String, SqlError> {
+    let (Some(drift), group) = (t.option(ALIGNMENT[1]), t.option(ALIGNMENT[0])) else {
+        return match t.option(ALIGNMENT[0]) {
+            Some(_) => Err(option_error(
+                t,
+                ALIGNMENT[0],
+                "an alignment group needs 'scan.watermark.alignment.max-drift', as in Flink".into(),
+            )),
+            None => Ok(String::new()),
+        };
+    };
+    if group.is_none() {
+        return Err(option_error(t, ALIGNMENT[1], "'scan.watermark.alignment.max-drift' needs 'scan.watermark.alignment.group', as in Flink".into()));
+    }
+    let ms = super::settings::flink_duration_ms(drift)
+        .filter(|ms| *ms > 0)
+        .ok_or_else(|| {
+            option_error(
+                t,
+                ALIGNMENT[1],
+                format!("'{drift}' is not a positive duration (e.g. '5 s', '1 min')"),
+            )
+        })?;
+    Ok(format!(", max_drift = \"{ms}ms\""))
 }
 
 /// Flink's `datagen` connector mapped to the built-in generator, where the table is its clicks

@@ -8,7 +8,7 @@
 //! attribute of `benches/nexmark/ddl.sql`'s raw tables, and nexmark-flink's option names where it
 //! has one (`events.num`, `first-event.rate`).
 
-use super::connectors::{option_error, refuse_unknown, required, EventTime};
+use super::connectors::{max_drift, option_error, refuse_unknown, required, EventTime, ALIGNMENT};
 use super::ddl::Table;
 use super::error::SqlError;
 use super::expr::quote;
@@ -24,7 +24,8 @@ const OPTIONS: [&str; 5] = [
 
 /// The `[sources.NAME]` body (after its header) for a `'connector' = 'nexmark'` table.
 pub(super) fn nexmark_source(t: &Table, time: &EventTime, idle: &str) -> Result<String, SqlError> {
-    refuse_unknown(t, &OPTIONS, None)?;
+    let known: Vec<&str> = OPTIONS.iter().chain(&ALIGNMENT).copied().collect();
+    refuse_unknown(t, &known, None)?;
     let table = match required(t, "table")? {
         "person" => NexmarkTable::Person,
         "auction" => NexmarkTable::Auction,
@@ -91,8 +92,9 @@ pub(super) fn nexmark_source(t: &Table, time: &EventTime, idle: &str) -> Result<
         time.unit
     );
     out += &format!(
-        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle} }}\n\n",
-        time.out_of_orderness_ms
+        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle}{} }}\n\n",
+        time.out_of_orderness_ms,
+        max_drift(t)?
     );
     Ok(out)
 }

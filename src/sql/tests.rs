@@ -314,3 +314,31 @@ INSERT INTO o SELECT a.ad_id, a.n FROM {counts} a JOIN (SELECT n AS m, window_st
         .count();
     assert_eq!(n, 2);
 }
+
+#[test]
+fn flinks_watermark_alignment_options_set_the_sources_max_drift() {
+    let table = |opts: &str| {
+        format!("CREATE TABLE a (k STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt)
+  WITH ('connector' = 'filesystem', 'path' = 'a.ndjson', 'format' = 'json'{opts});
+CREATE TABLE o (k STRING) WITH ('connector' = 'print');
+INSERT INTO o SELECT k FROM a;")
+    };
+    let cfg = job(&table(", 'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = '5 s', 'scan.watermark.alignment.update-interval' = '1 s'"));
+    assert_eq!(
+        cfg.sources["a"]
+            .watermark()
+            .max_drift
+            .map(|d| d.as_millis()),
+        Some(5_000)
+    );
+    let cfg = job(&table(""));
+    assert_eq!(cfg.sources["a"].watermark().max_drift, None);
+    for (opts, want) in [
+        (", 'scan.watermark.alignment.group' = 'g'", "needs 'scan.watermark.alignment.max-drift'"),
+        (", 'scan.watermark.alignment.max-drift' = '5 s'", "needs 'scan.watermark.alignment.group'"),
+        (", 'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = 'soon'", "not a positive duration"),
+    ] {
+        let (_, _, m) = refusal(&table(opts));
+        assert!(m.contains(want), "{opts}: {m}");
+    }
+}
