@@ -131,17 +131,19 @@ pub fn source_toml(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<
             return Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'datagen', 'nexmark')")));
         }
     }
-    out += &format!(
-        "event_time = {{ field = {}, unit = \"{}\" }}\n",
+    Ok(out + &time_toml(t, time, &idle)?)
+}
+
+/// A source's `event_time` and `watermark` lines: the table's time attribute, its WATERMARK's
+/// bound, the idle timeout (`idle`: `, idle_timeout = ..` or empty) and the alignment drift.
+pub(super) fn time_toml(t: &Table, time: &EventTime, idle: &str) -> Result<String, SqlError> {
+    Ok(format!(
+        "event_time = {{ field = {}, unit = \"{}\" }}\nwatermark = {{ max_out_of_orderness = \"{}ms\"{idle}{} }}\n\n",
         quote(&time.field),
-        time.unit
-    );
-    out += &format!(
-        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle}{} }}\n\n",
+        time.unit,
         time.out_of_orderness_ms,
         max_drift(t)?
-    );
-    Ok(out)
+    ))
 }
 
 /// Flink's watermark alignment options (`scan.watermark.alignment.*`).

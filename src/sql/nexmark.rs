@@ -8,10 +8,9 @@
 //! attribute of `benches/nexmark/ddl.sql`'s raw tables, and nexmark-flink's option names where it
 //! has one (`events.num`, `first-event.rate`).
 
-use super::connectors::{max_drift, option_error, refuse_unknown, required, EventTime, ALIGNMENT};
+use super::connectors::{option_error, refuse_unknown, required, time_toml, EventTime, ALIGNMENT};
 use super::ddl::Table;
 use super::error::SqlError;
-use super::expr::quote;
 use crate::config::NexmarkTable;
 
 const OPTIONS: [&str; 5] = [
@@ -86,15 +85,5 @@ pub(super) fn nexmark_source(t: &Table, time: &EventTime, idle: &str) -> Result<
     if let Some(s) = number("seed")? {
         out += &format!("seed = {s}\n");
     }
-    out += &format!(
-        "event_time = {{ field = {}, unit = \"{}\" }}\n",
-        quote(&time.field),
-        time.unit
-    );
-    out += &format!(
-        "watermark = {{ max_out_of_orderness = \"{}ms\"{idle}{} }}\n\n",
-        time.out_of_orderness_ms,
-        max_drift(t)?
-    );
-    Ok(out)
+    Ok(out + &time_toml(t, time, idle)?)
 }
