@@ -13,7 +13,7 @@
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
 use crate::plan::{StepKind, StepPlan};
 use crate::sources::bind::{FEW_FIELDS, MAX_FIELDS};
-use crate::sources::json::{self, FieldSet, Token};
+use crate::sources::json::{self, FieldSet, Span, Token, TokenKind};
 
 enum Kind {
     Filter(Program),
@@ -177,6 +177,22 @@ fn write_plain(token: Option<&[u8]>, out: &mut Vec<u8>) -> bool {
     plain
 }
 
+/// [`write_plain`] for a token [`json::extract`] found: that scan already checked a string's
+/// bytes (valid UTF-8, no control characters) and saw whether it has escapes, so a string is
+/// copied without looking at it again.
+#[inline]
+fn write_extracted(token: Option<Token<'_>>, out: &mut Vec<u8>) -> bool {
+    match token {
+        Some(t) if t.kind == TokenKind::String => {
+            if !t.has_escape {
+                out.extend_from_slice(t.raw);
+            }
+            !t.has_escape
+        }
+        t => write_plain(t.map(|t| t.raw), out),
+    }
+}
+
 /// Writes `sql_timestamp(field)` (every SQL TIMESTAMP column a query writes) from the field's
 /// integer token, without the general path's allocations; false, writing nothing, for any other
 /// expression or token, which then takes the general path.
@@ -205,6 +221,9 @@ pub enum Outcome<'a> {
 pub struct RecordChain {
     steps: Vec<(String, Step)>,
     bufs: [Vec<u8>; 2],
+    /// Per field the first step reads: its index in the tokens the source's parser keeps
+    /// ([`RecordChain::read_first_from`]).
+    first_from: Option<Vec<usize>>,
 }
 
 impl RecordChain {
@@ -242,14 +261,35 @@ impl RecordChain {
         Ok(RecordChain {
             steps,
             bufs: [Vec::new(), Vec::new()],
+            first_from: None,
         })
     }
 
-    /// Runs `line` through every step. `Err` is the dead-letter reason: which stage and field,
-    /// the expression, the column and why (a type error, an overflow, a malformed record).
-    pub fn apply<'a>(&'a mut self, line: &'a [u8]) -> Result<Outcome<'a>, String> {
+    /// The top-level fields the first step reads, when it reads any.
+    pub fn first_fields(&self) -> Option<&[String]> {
+        let (_, first) = self.steps.first()?;
+        (!first.names.is_empty()).then_some(&first.names[..])
+    }
+
+    /// The first step takes its fields from the tokens the source's parser kept for the same
+    /// line (`map[i]`: the index there of [`RecordChain::first_fields`]`[i]`) instead of
+    /// scanning the line again, whenever [`RecordChain::apply`] is given them.
+    pub fn read_first_from(&mut self, map: Vec<usize>) {
+        self.first_from = Some(map);
+    }
+
+    /// Runs `line` through every step. `kept`: where the source's parser found the fields of
+    /// this same line (see [`RecordChain::read_first_from`]). `Err` is the dead-letter reason:
+    /// which stage and field, the expression, the column and why (a type error, an overflow, a
+    /// malformed record).
+    pub fn apply<'a>(
+        &'a mut self,
+        line: &'a [u8],
+        kept: Option<&[Option<Span>]>,
+    ) -> Result<Outcome<'a>, String> {
         // Which buffer holds the current record (None: the input line).
         let mut cur: Option<usize> = None;
+        let mut kept = self.first_from.as_deref().zip(kept);
         for (name, step) in &self.steps {
             let [a, b] = &mut self.bufs;
             let (input, out): (&[u8], &mut Vec<u8>) = match cur {
@@ -267,7 +307,12 @@ impl RecordChain {
                 many = [None; MAX_FIELDS];
                 &mut many[..n]
             };
-            if !step.names.is_empty() {
+            if let Some((map, spans)) = kept.take() {
+                // The first step, on the source's line, which that parser already validated.
+                for (t, &j) in toks.iter_mut().zip(map) {
+                    *t = spans.get(j).copied().flatten().and_then(|s| s.token(input));
+                }
+            } else if !step.names.is_empty() {
                 json::extract(input, &step.fields, toks)
                     .map_err(|e| format!("`{name}`: the record is not valid JSON: {e}"))?;
             }
@@ -296,12 +341,13 @@ impl RecordChain {
                     {
                         out.extend_from_slice(key);
                         let plain = match slot {
-                            Some(i) => Some(toks[*i].map(|t| t.raw)),
-                            None => p.as_field().and_then(|f| rec.token(f).ok()),
+                            Some(i) => write_extracted(toks[*i], out),
+                            None => p
+                                .as_field()
+                                .and_then(|f| rec.token(f).ok())
+                                .is_some_and(|t| write_plain(t, out)),
                         };
-                        if plain.is_some_and(|t| write_plain(t, out))
-                            || write_timestamp(p, &rec, out)
-                        {
+                        if plain || write_timestamp(p, &rec, out) {
                             continue;
                         }
                         let v = p
@@ -365,7 +411,7 @@ mod tests {
     }
 
     fn run(chain: &mut RecordChain, line: &str) -> Result<Option<String>, String> {
-        Ok(match chain.apply(line.as_bytes())? {
+        Ok(match chain.apply(line.as_bytes(), None)? {
             Outcome::Kept(b) => Some(String::from_utf8(b.to_vec()).unwrap()),
             Outcome::Dropped => None,
         })
@@ -388,6 +434,42 @@ mod tests {
         // No rate: amount * null is null, and a null condition drops the record.
         let no_rate = r#"{"order_id":10,"currency":"EUR","amount":5000}"#;
         assert_eq!(run(&mut c, no_rate).unwrap(), None);
+    }
+
+    /// A first step fed the tokens the source's parser found in the same line writes exactly
+    /// what its own scan of the line writes.
+    #[test]
+    fn a_first_step_reading_the_source_parsers_tokens_writes_what_its_own_scan_writes() {
+        use crate::plan::TimeUnit;
+        use crate::sources::bind::RecordParser;
+        let st = stages();
+        let (mut own, mut fused) = (
+            RecordChain::new(&st, &[1, 0]).unwrap(),
+            RecordChain::new(&st, &[1, 0]).unwrap(),
+        );
+        let mut parser = RecordParser::new("ts", TimeUnit::Millis, &[]).unwrap();
+        let map = parser.keep_fields(fused.first_fields().unwrap()).unwrap();
+        fused.read_first_from(map);
+        let lines = [
+            r#"{"ts":1,"order_id":7,"currency":"EUR","amount":999.99,"table":{"rate":1.083421}}"#,
+            r#"{"table":{"rate":2},"amount":5000,"currency":"U\u0053D","ts":2,"order_id":"a\"b"}"#,
+            r#"{ "ts" : 3 , "amount" : 1e3 , "currency" : "é" , "order_id" : null }"#,
+            r#"{"ts":4,"amount":5000,"currency":"EUR"}"#,
+            r#"{"ts":5,"order_id":[1,{"x":2}],"currency":"CHF","amount":2000,"table":{"rate":0.5}}"#,
+            r#"{"ts":6,"order_id":1,"currency":"CHF","amount":"x","table":{"rate":0.5}}"#,
+        ];
+        for line in lines {
+            parser.parse(line.as_bytes()).unwrap();
+            let got = match fused.apply(line.as_bytes(), parser.kept()) {
+                Ok(Outcome::Kept(b)) => Ok(Some(String::from_utf8(b.to_vec()).unwrap())),
+                Ok(Outcome::Dropped) => Ok(None),
+                Err(e) => Err(e),
+            };
+            assert_eq!(got, run(&mut own, line), "{line}");
+        }
+        // Nothing kept (another source's parser, or none): the step scans the line itself.
+        let line = lines[0].as_bytes();
+        assert!(matches!(fused.apply(line, None), Ok(Outcome::Kept(_))));
     }
 
     #[test]

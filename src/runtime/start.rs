@@ -232,6 +232,30 @@ fn first_line(path: &std::path::Path, max: usize) -> std::io::Result<Vec<u8>> {
     Ok(line)
 }
 
+/// Per source: its parser, and its routes (chains of filters and selects), each route's first
+/// step reading the fields the source's parser finds in the same pass over the line.
+type SourceReaders = (Vec<SourceParser>, Vec<Vec<Route>>);
+
+fn source_readers(
+    plan: &Plan,
+    topo: &Topology,
+    memory: bool,
+) -> Result<SourceReaders, RuntimeError> {
+    let mut parsers = parsers(plan, topo, memory)?;
+    let mut routes = source_routes(plan, topo, memory)?;
+    for (p, rs) in parsers.iter_mut().zip(&mut routes) {
+        for r in rs.iter_mut() {
+            let Some(names) = r.chain.first_fields() else {
+                continue;
+            };
+            if let Some(map) = p.keep_fields(names) {
+                r.chain.read_first_from(map);
+            }
+        }
+    }
+    Ok((parsers, routes))
+}
+
 /// Per source: its chains of filters and selects, with the ports and sinks at their ends.
 fn source_routes(
     plan: &Plan,
@@ -465,8 +489,7 @@ pub(super) fn run_shards(
         .iter()
         .any(|p| matches!(p.kind, PartKind::Memory { .. }));
     // Fail before any thread starts.
-    parsers(plan, &topo, memory)?;
-    source_routes(plan, &topo, memory)?;
+    source_readers(plan, &topo, memory)?;
     outlets(plan, &topo)?;
     let (shared, dead) = open_sinks(plan, ckpt.as_deref(), resume.is_some(), n)?;
     let parts = Arc::new(parts);
@@ -554,9 +577,10 @@ pub(super) fn run_shards(
             xout.push(o[id].iter_mut().filter_map(Option::take).collect());
             xin.push(i[id].iter_mut().map(Option::take).collect());
         }
+        let (parsers, routes) = source_readers(plan, &topo, memory)?;
         let parts_for = ShardParts {
-            parsers: parsers(plan, &topo, memory)?,
-            routes: source_routes(plan, &topo, memory)?,
+            parsers,
+            routes,
             outputs,
             lates,
             out,

@@ -19,7 +19,7 @@
 //!   spells (`1.2345`, `2.50` keeps its scale), or a float only when no 28-digit decimal holds it.
 //!   Hashed for `count_distinct`, a number is hashed by value (`2.5` and `2.50` are one value).
 
-use super::json::{self, FieldSet, Number, Token, TokenKind};
+use super::json::{self, FieldSet, Number, Span, Token, TokenKind};
 use crate::event::{hash_key, Event, PayloadBuf, Value, NULL_KEY};
 use crate::expr::{FieldPath, Segment};
 use crate::plan::{SlotUse, TimeUnit};
@@ -82,6 +82,9 @@ pub struct RecordParser {
     /// The events of the last parse, one per binding, and their payloads.
     pub events: Vec<Event>,
     pub payloads: Vec<PayloadBuf>,
+    /// Where each field of the last record parsed lies, when filters or selects on this source
+    /// read them ([`RecordParser::keep_fields`]).
+    kept: Option<Vec<Option<Span>>>,
 }
 
 /// Index of `n` in `names`, added if new.
@@ -162,7 +165,31 @@ impl RecordParser {
             bindings: compiled,
             key: Vec::with_capacity(64),
             canon: Vec::with_capacity(64),
+            kept: None,
         })
+    }
+
+    /// Also finds `wanted` in every record and keeps where they lie ([`RecordParser::kept`]), so
+    /// a filter or select reading them needs no pass of its own over the line. Returns each
+    /// wanted name's index into `kept`; `None` (nothing changed) when that would take this
+    /// parser past the small per-record token array ([`FEW_FIELDS`]).
+    pub fn keep_fields(&mut self, wanted: &[String]) -> Option<Vec<usize>> {
+        let mut names = self.names.clone();
+        let map: Vec<usize> = wanted.iter().map(|n| index_of(&mut names, n)).collect();
+        let tier = |n: usize| if n <= FEW_FIELDS { 0 } else { 1 };
+        if names.len() > MAX_FIELDS || tier(names.len()) > tier(self.names.len()) {
+            return None;
+        }
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.fields = FieldSet::new(&refs);
+        self.kept = Some(vec![None; names.len()]);
+        self.names = names;
+        Some(map)
+    }
+
+    /// Where the fields of the last record parsed lie (see [`RecordParser::keep_fields`]).
+    pub fn kept(&self) -> Option<&[Option<Span>]> {
+        self.kept.as_deref()
     }
 
     /// A parser for records that carry no event time of their own (a select's output, an
@@ -234,6 +261,11 @@ impl RecordParser {
     ) -> Result<i64, Malformed> {
         json::extract(line, &self.fields, toks)
             .map_err(|e| Malformed(format!("invalid JSON: {e}")))?;
+        if let Some(kept) = &mut self.kept {
+            for (k, t) in kept.iter_mut().zip(toks.iter()) {
+                *k = t.as_ref().map(|t| Span::of(line, t));
+            }
+        }
         let ts = match given {
             Some(ts) if !self.with_time => ts,
             _ => self.event_time(toks[self.ts_field])?,

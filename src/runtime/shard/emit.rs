@@ -266,7 +266,7 @@ impl ShardEmitter {
             }
         }
         for (chain, parser, sinks) in &mut outlet.chains {
-            match chain.apply(bare) {
+            match chain.apply(bare, None) {
                 Ok(Outcome::Kept(rec)) => {
                     if !retract && !sinks.is_empty() {
                         self.scratch.clear();

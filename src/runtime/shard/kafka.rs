@@ -316,8 +316,15 @@ impl Shard {
                 cur.last_seen = seen;
                 let seq = cur.seq;
                 if !self.routes[src].is_empty() {
-                    let a =
-                        steps::apply(&mut self.routes[src], line, ts, seq, &mut self.record_out);
+                    let kept = self.parsers[src].kept();
+                    let a = steps::apply(
+                        &mut self.routes[src],
+                        line,
+                        kept,
+                        ts,
+                        seq,
+                        &mut self.record_out,
+                    );
                     at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
                 }
                 self.stats.events_in += 1;

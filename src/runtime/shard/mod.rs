@@ -69,6 +69,22 @@ pub enum SourceParser {
 }
 
 impl SourceParser {
+    /// See [`RecordParser::keep_fields`]; `None` for parsers that scan no line.
+    pub fn keep_fields(&mut self, wanted: &[String]) -> Option<Vec<usize>> {
+        match self {
+            SourceParser::Json(p) | SourceParser::GenJson(p) => p.keep_fields(wanted),
+            _ => None,
+        }
+    }
+
+    /// Where the fields of the last line parsed lie, when a route reads them.
+    pub fn kept(&self) -> Option<&[Option<crate::sources::json::Span>]> {
+        match self {
+            SourceParser::Json(p) | SourceParser::GenJson(p) => p.kept(),
+            _ => None,
+        }
+    }
+
     /// Events one record becomes directly (without steps).
     fn outputs(&self) -> usize {
         match self {

@@ -56,8 +56,15 @@ impl Shard {
                 cur.last_seen = seen;
                 self.stats.events_in += 1;
                 if !self.routes[src].is_empty() {
-                    let a =
-                        steps::apply(&mut self.routes[src], &line, ts, seq, &mut self.record_out);
+                    let kept = self.parsers[src].kept();
+                    let a = steps::apply(
+                        &mut self.routes[src],
+                        &line,
+                        kept,
+                        ts,
+                        seq,
+                        &mut self.record_out,
+                    );
                     at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
                 }
                 self.line = line;

@@ -323,6 +323,7 @@ impl Shard {
                         let a = steps::apply(
                             &mut self.routes[src],
                             line,
+                            self.parsers[src].kept(),
                             ts,
                             seq,
                             &mut self.record_out,
@@ -453,6 +454,7 @@ impl Shard {
             let a = steps::apply(
                 &mut self.routes[src],
                 &line,
+                self.parsers[src].kept(),
                 click.ts,
                 seq,
                 &mut self.record_out,

@@ -8,6 +8,7 @@
 use super::Shard;
 use crate::operators::steps::{Outcome, RecordChain};
 use crate::sources::bind::RecordParser;
+use crate::sources::json::Span;
 use std::collections::VecDeque;
 
 /// One chain of steps from a source, and who reads its records.
@@ -29,13 +30,20 @@ pub struct RecordOut {
     chunks: VecDeque<(u64, usize, Vec<u8>, u64)>,
     /// Bytes held in `chunks`.
     bytes: usize,
+    /// Buffers already written to their sink, kept for the next chunks: a fresh buffer per chunk
+    /// grew by copies into freshly zeroed pages for every line it held.
+    spare: Vec<Vec<u8>>,
 }
+
+/// How many written buffers [`RecordOut`] keeps for reuse (a chunk's lines per sink each).
+const SPARE_BUFFERS: usize = 8;
 
 impl RecordOut {
     fn push(&mut self, seq: u64, sink: usize, line: &[u8]) {
         let grow = matches!(self.chunks.back(), Some((s, k, _, _)) if *s == seq && *k == sink);
         if !grow {
-            self.chunks.push_back((seq, sink, Vec::new(), 0));
+            let buf = self.spare.pop().unwrap_or_default();
+            self.chunks.push_back((seq, sink, buf, 0));
         }
         if let Some((_, _, buf, n)) = self.chunks.back_mut() {
             buf.extend_from_slice(line);
@@ -62,15 +70,23 @@ pub struct Applied {
 }
 
 /// Runs `line` (read at event time `ts`, in chunk `seq`) through every route: events stay in each
-/// route's parser (`bound`), lines go to `out`.
-pub fn apply(routes: &mut [Route], line: &[u8], ts: i64, seq: u64, out: &mut RecordOut) -> Applied {
+/// route's parser (`bound`), lines go to `out`. `kept`: where the source's parser found the
+/// fields of this line ([`RecordChain::read_first_from`]).
+pub fn apply(
+    routes: &mut [Route],
+    line: &[u8],
+    kept: Option<&[Option<Span>]>,
+    ts: i64,
+    seq: u64,
+    out: &mut RecordOut,
+) -> Applied {
     let mut a = Applied {
         dropped: 0,
         failed: Vec::new(),
     };
     for r in routes {
         r.bound = false;
-        match r.chain.apply(line) {
+        match r.chain.apply(line, kept) {
             Ok(Outcome::Kept(rec)) => {
                 if let Some(p) = &mut r.parser {
                     match p.parse_at(if r.direct { line } else { rec }, ts) {
@@ -138,6 +154,11 @@ impl Shard {
             self.stats.records_written += n;
             if let Err(e) = self.emitter.sinks[sink].lines(&buf, n) {
                 self.emitter.error.get_or_insert(e);
+            }
+            if self.record_out.spare.len() < SPARE_BUFFERS {
+                let mut buf = buf;
+                buf.clear();
+                self.record_out.spare.push(buf);
             }
         }
     }

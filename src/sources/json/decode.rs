@@ -87,6 +87,15 @@ pub fn parse_number(raw: &[u8]) -> Result<Number, JsonError> {
     }
 }
 
+/// The value of a number token that is a plain integer of at most 18 digits (`-?[1-9][0-9]*`
+/// or `0`), the common case every reader of integers checks first; `None` for anything else,
+/// which the caller parses in full.
+#[inline]
+pub fn plain_int(raw: &[u8]) -> Option<i64> {
+    let neg = raw.first() == Some(&b'-');
+    small_int(&raw[usize::from(neg)..]).map(|v| if neg { -v } else { v })
+}
+
 #[inline(never)]
 fn parse_number_slow(raw: &[u8]) -> Result<Number, JsonError> {
     let neg = raw.first() == Some(&b'-');

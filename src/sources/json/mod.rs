@@ -36,7 +36,7 @@ mod swar;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{canonical, parse_number, unescape};
+pub use decode::{canonical, parse_number, plain_int, unescape};
 pub use rfc3339::parse_rfc3339_ms;
 
 use decode::{decode_escape, unescape_to};
@@ -177,6 +177,39 @@ pub struct Token<'a> {
     pub raw: &'a [u8],
     /// Some string in the token (the token itself, or one nested in it) contains a `\` escape.
     pub has_escape: bool,
+}
+
+/// Where a [`Token`] lies in its line, kept past the line's borrow: a source's parser keeps the
+/// tokens of its last record for the filters and selects that read that record next, so they
+/// need no pass of their own over it.
+#[derive(Clone, Copy, Debug)]
+pub struct Span {
+    start: usize,
+    len: usize,
+    kind: TokenKind,
+    has_escape: bool,
+}
+
+impl Span {
+    /// The span of `token`, found in `line` by [`extract`].
+    pub fn of(line: &[u8], token: &Token<'_>) -> Span {
+        Span {
+            start: (token.raw.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize),
+            len: token.raw.len(),
+            kind: token.kind,
+            has_escape: token.has_escape,
+        }
+    }
+
+    /// The token again, in the same line (`None` if `line` is too short to be it).
+    pub fn token<'a>(&self, line: &'a [u8]) -> Option<Token<'a>> {
+        let raw = line.get(self.start..self.start.checked_add(self.len)?)?;
+        Some(Token {
+            kind: self.kind,
+            raw,
+            has_escape: self.has_escape,
+        })
+    }
 }
 
 /// Scans one line (one JSON object, surrounding whitespace allowed, a trailing '\r' allowed).

@@ -72,6 +72,10 @@ pub(super) fn parse8(w: u64) -> u64 {
 /// control character (< 0x20) or a non-ASCII byte; `b.len()` if none.
 #[inline(always)]
 pub(super) fn next_special(b: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        i = sse2::next_special_16(b, i);
+    }
     while let Some(chunk) = b.get(i..i + 8) {
         let w = load8(chunk);
         let m = zero_bytes(w ^ (ONES * b'"' as u64))
@@ -90,4 +94,82 @@ pub(super) fn next_special(b: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     b.len()
+}
+
+/// 16 bytes per step with SSE2, which every x86_64 CPU has (part of the architecture's baseline,
+/// so this needs neither a build flag nor runtime detection). The 8-byte loop above finishes the
+/// last < 16 bytes, and is the whole scan elsewhere.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+
+    /// Index of the first special byte (as `next_special`) at or after `i` within the whole
+    /// 16-byte blocks from `i`; otherwise the start of the first block that does not fit.
+    #[inline(always)]
+    pub(super) fn next_special_16(b: &[u8], mut i: usize) -> usize {
+        while let Some(chunk) = b.get(i..i + 16) {
+            // SAFETY: SSE2 is always present on x86_64 (the target's baseline), and `chunk` is
+            // 16 readable bytes; `_mm_loadu_si128` has no alignment requirement.
+            let m = unsafe {
+                let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+                let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                // Signed: bytes 0x00..0x1F (control) and 0x80..0xFF (non-ASCII, negative) are
+                // both below 0x20.
+                let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), low)) as u32
+            };
+            if m != 0 {
+                return i + m.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte-at-a-time definition `next_special` must agree with.
+    fn naive(b: &[u8], i: usize) -> usize {
+        (i..b.len())
+            .find(|&k| b[k] == b'"' || b[k] == b'\\' || !(0x20..0x80).contains(&b[k]))
+            .unwrap_or(b.len())
+    }
+
+    #[test]
+    fn next_special_finds_the_first_special_byte_at_every_offset_and_length() {
+        let specials = [b'"', b'\\', 0x00, 0x1f, 0x80, 0xc3, 0xff];
+        for len in 0..70 {
+            for at in 0..=len {
+                for &sp in &specials {
+                    let mut b = vec![b'a'; len];
+                    if at < len {
+                        b[at] = sp;
+                    }
+                    // Bytes just inside the plain range on either side of each class.
+                    if len > 3 {
+                        b[len / 3] = if len / 3 == at { sp } else { 0x20 };
+                    }
+                    for start in [0, 1, at.saturating_sub(1), at] {
+                        let start = start.min(len);
+                        assert_eq!(
+                            next_special(&b, start),
+                            naive(&b, start),
+                            "len {len} special {sp:#x} at {at} from {start}"
+                        );
+                    }
+                }
+            }
+        }
+        let plain: Vec<u8> = (0x20u8..0x80)
+            .filter(|&c| c != b'"' && c != b'\\')
+            .collect();
+        assert_eq!(next_special(&plain, 0), plain.len());
+    }
 }
