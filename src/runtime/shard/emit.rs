@@ -70,6 +70,10 @@ pub(super) struct ShardEmitter {
     /// Outputs of the current cause so far (their tie-break), and which cause that is.
     cause_seen: (u64, u64, i64, u32),
     batch: Vec<Batched>,
+    /// The batch's send order: (state key, emission, index in `batch`), kept between steps.
+    /// A stable sort of the batch itself took a fresh scratch buffer of half its size each
+    /// step (freshly zeroed pages for every large firing).
+    batch_order: Vec<(u64, u64, usize)>,
     batch_slots: Vec<Event>,
     pub(super) scratch: Vec<u8>,
     late_line: Vec<u8>,
@@ -119,6 +123,7 @@ impl ShardEmitter {
             fired_seq: 0,
             cause_seen: (u64::MAX, 0, 0, 0),
             batch: Vec::new(),
+            batch_order: Vec::new(),
             batch_slots: Vec::new(),
             scratch: Vec::new(),
             late_line: Vec::new(),
@@ -143,16 +148,19 @@ impl ShardEmitter {
         if self.batch.is_empty() {
             return;
         }
-        let mut batch = std::mem::take(&mut self.batch);
-        // Stable: one key's records keep their emission order.
-        batch.sort_by_key(|b| (b.0, b.1));
+        // The index breaks ties, so the in-place sort gives the stable order: one key's records
+        // keep their emission order.
+        let order = &mut self.batch_order;
+        order.clear();
+        order.extend(self.batch.iter().enumerate().map(|(i, b)| (b.0, b.1, i)));
+        order.sort_unstable();
         if let Some(out) = self.next.get_mut(self.depth) {
-            for (_, _, dest, head, slots) in &batch {
+            for &(_, _, i) in order.iter() {
+                let (_, _, dest, head, slots) = &self.batch[i];
                 out.send(*dest, head, &self.batch_slots[slots.clone()]);
             }
         }
-        batch.clear();
-        self.batch = batch;
+        self.batch.clear();
         self.batch_slots.clear();
     }
 
