@@ -282,6 +282,34 @@ INSERT INTO o SELECT ad_id, COUNT(*)
 FROM TABLE(TUMBLE(TABLE clicks /*+ OPTIONS(HINT) */, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
 GROUP BY ad_id, window_start, window_end";
 
+/// A window grouped by nothing but its window is one key: two-phase unless a hint says
+/// otherwise; windows with keys, sessions and windows over other operators are left alone.
+#[test]
+fn a_window_with_one_group_per_window_is_two_phase_by_default() {
+    let hot = |sql: &str| -> Vec<crate::config::HotKeyMode> {
+        let cfg = job(&format!("{CLICKS}{sql}"));
+        cfg.transforms
+            .values()
+            .filter_map(|t| match t {
+                TransformConfig::Window(w) => Some(w.hot_keys.mode),
+                _ => None,
+            })
+            .collect()
+    };
+    use crate::config::HotKeyMode::{Off, Salt};
+    let global = "CREATE TABLE o (n BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE clicks HINT, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+WHERE ad_id <> 'x' GROUP BY window_start, window_end";
+    assert_eq!(hot(&global.replace("HINT", "")), [Salt]);
+    let off = "/*+ OPTIONS('sluice.hot_keys'='off') */";
+    assert_eq!(hot(&global.replace("HINT", off)), [Off]);
+    assert_eq!(hot(&HINTED.replace(" /*+ OPTIONS(HINT) */", "")), [Off]);
+    let rollup = "CREATE TABLE o (n BIGINT) WITH ('connector' = 'print');
+CREATE VIEW per_ad AS SELECT ad_id, COUNT(*) AS n, window_time AS wt FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end, window_time;
+INSERT INTO o SELECT SUM(n) FROM TABLE(TUMBLE(TABLE per_ad, DESCRIPTOR(wt), INTERVAL '1' HOUR)) GROUP BY window_start, window_end";
+    assert_eq!(hot(rollup), [Off, Off]);
+}
+
 #[test]
 fn sluice_hints_set_the_window_of_the_table_they_follow() {
     let sql = format!("{CLICKS}{}", HINTED.replace("HINT", "'sluice.hot_keys'='salt', 'sluice.hot_keys.salt'='4', 'sluice.allowed_lateness'='10 s', 'sluice.late_events'='late'"));

@@ -102,6 +102,7 @@ impl Compiler {
                 ))
             }
         };
+        let from_source = self.sources.values().any(|(_, s)| s.name == input.name);
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
         let keys = group_keys(sel, &input)?;
         check_partition(&kind, partition, &keys, &call)?;
@@ -130,6 +131,11 @@ impl Compiler {
         let mut extra = String::new();
         if let Some(h) = &hinted.hot_keys {
             extra += &format!("hot_keys = {{ {h} }}\n");
+        } else if keys.is_empty() && kind != "SESSION" && from_source {
+            // One group per window (GROUP BY only the window): one shard would aggregate every
+            // row while the others idle, so it is two-phase, as Flink's local-global
+            // aggregation; the results are the same (README "Hot keys").
+            extra += "hot_keys = { mode = \"salt\" }\n";
         }
         if let Some((late, span)) = &hinted.late_table {
             let Some(t) = self.tables.get(late) else {
