@@ -19,7 +19,7 @@
 //!   spells (`1.2345`, `2.50` keeps its scale), or a float only when no 28-digit decimal holds it.
 //!   Hashed for `count_distinct`, a number is hashed by value (`2.5` and `2.50` are one value).
 
-use super::json::{self, FieldSet, Number, Span, Token, TokenKind};
+use super::json::{self, FieldSet, KeyShape, Number, Span, Token, TokenKind};
 use crate::event::{hash_key, Event, PayloadBuf, Value, NULL_KEY};
 use crate::expr::{FieldPath, Segment};
 use crate::plan::{SlotUse, TimeUnit};
@@ -64,6 +64,8 @@ struct CompiledBinding {
 
 pub struct RecordParser {
     fields: FieldSet,
+    /// The keys of the last line, matched by their bytes in the next one (`json::KeyShape`).
+    shape: KeyShape,
     names: Vec<String>,
     ts_field: usize,
     /// False for records past a filter or select, or emitted by an operator: their event time is
@@ -152,6 +154,7 @@ impl RecordParser {
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         Ok(RecordParser {
             fields: FieldSet::new(&refs),
+            shape: KeyShape::new(),
             names,
             ts_field: 0,
             with_time: true,
@@ -182,6 +185,7 @@ impl RecordParser {
         }
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         self.fields = FieldSet::new(&refs);
+        self.shape.reset();
         self.kept = Some(vec![None; names.len()]);
         self.names = names;
         Some(map)
@@ -259,7 +263,7 @@ impl RecordParser {
         given: Option<i64>,
         toks: &mut [Option<Token<'a>>],
     ) -> Result<i64, Malformed> {
-        json::extract(line, &self.fields, toks)
+        json::extract_shaped(line, &self.fields, &mut self.shape, toks)
             .map_err(|e| Malformed(format!("invalid JSON: {e}")))?;
         if let Some(kept) = &mut self.kept {
             for (k, t) in kept.iter_mut().zip(toks.iter()) {

@@ -31,16 +31,22 @@
 //! tricks both of them use.
 
 mod decode;
+mod fields;
 mod rfc3339;
+mod shape;
 mod swar;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_shape;
 
 pub use decode::{canonical, parse_number, plain_int, unescape};
+pub use fields::FieldSet;
 pub use rfc3339::parse_rfc3339_ms;
+pub use shape::KeyShape;
 
-use decode::{decode_escape, unescape_to};
-use swar::{digits_end, head_word, load8, next_special};
+use decode::decode_escape;
+use swar::{digits_end, next_special};
 use thiserror::Error;
 
 /// Deepest nesting accepted; the line's own object is depth 1.
@@ -77,85 +83,6 @@ pub enum JsonError {
     DuplicateField { at: usize },
     #[error("trailing characters after the object at byte {at}")]
     TrailingCharacters { at: usize },
-}
-
-/// Top-level field names the pipeline wants, in slot order (unescaped names).
-/// A name listed twice only ever fills its first slot.
-#[derive(Debug, Clone)]
-pub struct FieldSet {
-    names: Vec<Box<str>>,
-    /// Per name: (byte length, first <= 8 bytes as a little-endian word, zero-padded), so the
-    /// common short key is matched with two integer compares instead of a memcmp call.
-    heads: Vec<(usize, u64)>,
-    /// Longest name in bytes: an escaped key is unescaped into a stack buffer of this size.
-    max_len: usize,
-}
-
-/// Longest wanted name whose escaped spelling in a key can still be matched (stack buffer size).
-const MAX_ESCAPED_NAME: usize = 128;
-
-impl FieldSet {
-    pub fn new(names: &[&str]) -> FieldSet {
-        let names: Vec<Box<str>> = names.iter().map(|n| Box::from(*n)).collect();
-        let max_len = names.iter().map(|n| n.len()).max().unwrap_or(0);
-        let heads = names
-            .iter()
-            .map(|n| (n.len(), head_word(n.as_bytes())))
-            .collect();
-        FieldSet {
-            names,
-            heads,
-            max_len,
-        }
-    }
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-    pub fn name(&self, slot: usize) -> Option<&str> {
-        self.names.get(slot).map(|n| &**n)
-    }
-    /// Slot of the unescaped key `line[start..end]`. Reads the head word straight from the line
-    /// when 8 bytes are there (the key is followed by at least `":` and a value).
-    #[inline(always)]
-    fn slot_in(&self, line: &[u8], start: usize, end: usize) -> Option<usize> {
-        let len = end - start;
-        let head = match line.get(start..start + 8) {
-            Some(w) if len < 8 => load8(w) & ((1u64 << (8 * len)) - 1),
-            Some(w) => load8(w),
-            None => head_word(&line[start..end]),
-        };
-        for (i, &(n, h)) in self.heads.iter().enumerate() {
-            if n == len
-                && h == head
-                && (len <= 8 || self.names[i].as_bytes()[8..] == line[start + 8..end])
-            {
-                return Some(i);
-            }
-        }
-        None
-    }
-    fn slot(&self, key: &[u8]) -> Option<usize> {
-        self.slot_in(key, 0, key.len())
-    }
-    /// Slot of a key whose raw content has escapes; `None` if no wanted name can equal it.
-    #[cold]
-    fn slot_escaped(&self, content: &[u8]) -> Result<Option<usize>, JsonError> {
-        let mut buf = [0u8; MAX_ESCAPED_NAME];
-        let cap = self.max_len.min(MAX_ESCAPED_NAME);
-        let mut len = 0;
-        let fits = unescape_to(content, &mut |b: &[u8]| {
-            if len + b.len() > cap {
-                return false;
-            }
-            buf[len..len + b.len()].copy_from_slice(b);
-            len += b.len();
-            true
-        })?;
-        Ok(if fits { self.slot(&buf[..len]) } else { None })
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,6 +148,27 @@ pub fn extract<'a>(
     fields: &FieldSet,
     out: &mut [Option<Token<'a>>],
 ) -> Result<(), JsonError> {
+    scan_object(line, fields, None, out)
+}
+
+/// [`extract`] for a parser that reads many lines of one producer: keys at the place they had in
+/// the previous line are matched by their bytes (see [`KeyShape`]). Same result, same errors.
+pub fn extract_shaped<'a>(
+    line: &'a [u8],
+    fields: &FieldSet,
+    shape: &mut KeyShape,
+    out: &mut [Option<Token<'a>>],
+) -> Result<(), JsonError> {
+    scan_object(line, fields, Some(shape), out)
+}
+
+#[inline(always)]
+fn scan_object<'a>(
+    line: &'a [u8],
+    fields: &FieldSet,
+    mut shape: Option<&mut KeyShape>,
+    out: &mut [Option<Token<'a>>],
+) -> Result<(), JsonError> {
     debug_assert!(
         out.len() >= fields.len(),
         "one output slot per wanted field"
@@ -237,37 +185,26 @@ pub fn extract<'a>(
     if s.peek() == Some(b'}') {
         s.i += 1;
     } else {
+        let mut k = 0;
         loop {
             let key_at = s.i;
-            if s.peek() != Some(b'"') {
-                return Err(s.expected("a string key"));
-            }
-            let key_escaped = s.string()?;
-            let key_end = s.i - 1;
-            s.ws();
-            if s.peek() != Some(b':') {
-                return Err(s.expected("':'"));
-            }
-            s.i += 1;
-            s.ws();
-            let start = s.i;
-            let (kind, has_escape) = s.value(2)?;
-            let slot = if key_escaped {
-                fields.slot_escaped(&line[key_at + 1..key_end])?
-            } else {
-                fields.slot_in(line, key_at + 1, key_end)
-            };
-            if let Some(o) = slot.and_then(|k| out.get_mut(k)) {
-                if o.is_some() {
-                    return Err(JsonError::DuplicateField { at: key_at });
+            let known = shape.as_deref().and_then(|sh| sh.matches(line, key_at, k));
+            match known {
+                Some((slot, len)) => {
+                    s.i += len;
+                    s.ws();
+                    let start = s.i;
+                    let (kind, has_escape) = s.value(2)?;
+                    put(out, slot, key_at, kind, &line[start..s.i], has_escape)?;
                 }
-                let raw = &line[start..s.i];
-                *o = Some(Token {
-                    kind,
-                    raw,
-                    has_escape,
-                });
+                None => {
+                    let (slot, plain_colon) = s.field(fields, key_at, out)?;
+                    if let (Some(sh), Some(colon)) = (shape.as_deref_mut(), plain_colon) {
+                        sh.learn(line, key_at, colon, k, slot);
+                    }
+                }
             }
+            k += 1;
             s.ws();
             match s.peek() {
                 Some(b',') => {
@@ -289,10 +226,69 @@ pub fn extract<'a>(
     Ok(())
 }
 
+/// Stores a wanted field's token in its slot (a second one is an error).
+#[inline(always)]
+fn put<'a>(
+    out: &mut [Option<Token<'a>>],
+    slot: Option<usize>,
+    key_at: usize,
+    kind: TokenKind,
+    raw: &'a [u8],
+    has_escape: bool,
+) -> Result<(), JsonError> {
+    if let Some(o) = slot.and_then(|k| out.get_mut(k)) {
+        if o.is_some() {
+            return Err(JsonError::DuplicateField { at: key_at });
+        }
+        *o = Some(Token {
+            kind,
+            raw,
+            has_escape,
+        });
+    }
+    Ok(())
+}
+
 /// Cursor over one line. Invariant: `i <= b.len()`.
 struct Scan<'a> {
     b: &'a [u8],
     i: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// At a key of the line's object: scans `"key": value`, stores the value if the key is
+    /// wanted, and returns the key's slot and, when the key has no escape and its colon follows
+    /// the closing quote (a key [`KeyShape`] may remember), the colon's index.
+    #[inline(always)]
+    fn field(
+        &mut self,
+        fields: &FieldSet,
+        key_at: usize,
+        out: &mut [Option<Token<'a>>],
+    ) -> Result<(Option<usize>, Option<usize>), JsonError> {
+        let line = self.b;
+        if self.peek() != Some(b'"') {
+            return Err(self.expected("a string key"));
+        }
+        let key_escaped = self.string()?;
+        let key_end = self.i - 1;
+        self.ws();
+        if self.peek() != Some(b':') {
+            return Err(self.expected("':'"));
+        }
+        let plain_colon = (!key_escaped && self.i == key_end + 1).then_some(self.i);
+        self.i += 1;
+        self.ws();
+        let start = self.i;
+        let (kind, has_escape) = self.value(2)?;
+        let slot = if key_escaped {
+            fields.slot_escaped(&line[key_at + 1..key_end])?
+        } else {
+            fields.slot_in(line, key_at + 1, key_end)
+        };
+        put(out, slot, key_at, kind, &line[start..self.i], has_escape)?;
+        Ok((slot, plain_colon))
+    }
 }
 
 impl Scan<'_> {
