@@ -13,7 +13,7 @@
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
 use crate::plan::{StepKind, StepPlan};
 use crate::sources::bind::{FEW_FIELDS, MAX_FIELDS};
-use crate::sources::json::{self, FieldSet, Span, Token, TokenKind};
+use crate::sources::json::{self, FieldSet, KeyShape, Span, Token, TokenKind};
 
 enum Kind {
     Filter(Program),
@@ -37,6 +37,9 @@ struct Step {
     /// than [`MAX_FIELDS`]: then every read scans the line).
     names: Vec<String>,
     fields: FieldSet,
+    /// The key order of the last record this step read (select steps write the same keys in the
+    /// same order on every record, and sources usually do).
+    shape: KeyShape,
     /// Nested paths the expressions read: (path, its top-level field's index in `names`, the rest
     /// of the path), walked inside that field's token rather than from the line's start.
     nested: Vec<(FieldPath, usize, FieldPath)>,
@@ -89,6 +92,7 @@ impl Step {
         Step {
             kind,
             fields: FieldSet::new(&refs),
+            shape: KeyShape::new(),
             names,
             nested,
         }
@@ -290,7 +294,7 @@ impl RecordChain {
         // Which buffer holds the current record (None: the input line).
         let mut cur: Option<usize> = None;
         let mut kept = self.first_from.as_deref().zip(kept);
-        for (name, step) in &self.steps {
+        for (name, step) in &mut self.steps {
             let [a, b] = &mut self.bufs;
             let (input, out): (&[u8], &mut Vec<u8>) = match cur {
                 None => (line, a),
@@ -313,7 +317,7 @@ impl RecordChain {
                     *t = spans.get(j).copied().flatten().and_then(|s| s.token(input));
                 }
             } else if !step.names.is_empty() {
-                json::extract(input, &step.fields, toks)
+                json::extract_shaped(input, &step.fields, &mut step.shape, toks)
                     .map_err(|e| format!("`{name}`: the record is not valid JSON: {e}"))?;
             }
             let rec = Extracted {
