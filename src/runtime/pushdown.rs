@@ -1,4 +1,5 @@
-//! Binding through a select: when a source's chain is filters followed by one select whose every
+//! Binding through filters and a select: a chain of filters only passes the source line on as it
+//! is, so its readers bind that line; when a source's chain is filters followed by one select whose every
 //! field the readers use is a copy of an input field (`ad_id = "ad_id"`, `country = "user.country"`),
 //! the readers' bindings are rewritten onto the chain's input, so a kept record is bound straight
 //! from the source line instead of the select writing JSON that the binding then scans again. The
@@ -21,14 +22,24 @@ pub struct Pushed {
 /// `ports` rewritten onto the input of chain `chain` (step ids into `steps`), or `None` when the
 /// chain is not filters then one select of plain fields covering every path the ports read.
 pub fn through_chain(steps: &[StepPlan], chain: &[usize], ports: &[Binding]) -> Option<Pushed> {
+    let is_filter = |s: &usize| {
+        matches!(
+            steps.get(*s).map(|p| &p.kind),
+            Some(StepKind::Filter { .. })
+        )
+    };
+    // Filters pass the record on unchanged: every binding (a row too) reads the input as it is.
+    if !chain.is_empty() && chain.iter().all(is_filter) {
+        return Some(Pushed {
+            steps: chain.to_vec(),
+            ports: ports.to_vec(),
+        });
+    }
     let (&last, filters) = chain.split_last()?;
     let StepKind::Select { fields } = &steps.get(last)?.kind else {
         return None;
     };
-    let only_filters = filters
-        .iter()
-        .all(|&s| matches!(steps.get(s).map(|p| &p.kind), Some(StepKind::Filter { .. })));
-    if !only_filters || ports.iter().any(|b| b.row) {
+    if !filters.iter().all(is_filter) || ports.iter().any(|b| b.row) {
         return None;
     }
     let mut copies: Vec<(&str, FieldPath)> = Vec::with_capacity(fields.len());
@@ -149,6 +160,17 @@ mod tests {
         assert!(through_chain(&s, &[1], &[window_port("first", "bid")]).is_none());
         // A filter after the select reads the select's output.
         assert!(through_chain(&s, &[1, 0], &[window_port("ad", "bid")]).is_none());
-        assert!(through_chain(&s, &[0], &[window_port("ad", "bid")]).is_none());
+    }
+
+    #[test]
+    fn a_chain_of_filters_only_binds_the_line_as_it_is() {
+        let s = steps();
+        let mut row = window_port("ad", "bid");
+        row.row = true;
+        let ports = vec![window_port("ad", "bid"), row];
+        let p = through_chain(&s, &[0], &ports).expect("filters pass the line on");
+        assert_eq!(p.steps, vec![0]);
+        assert_eq!(p.ports, ports);
+        assert!(through_chain(&s, &[], &ports).is_none());
     }
 }

@@ -252,6 +252,15 @@ fn source_readers(
                 r.chain.read_first_from(map);
             }
         }
+        // Readers of a source's line itself take their fields from the same pass as well.
+        for r in rs.iter_mut().filter(|r| r.direct) {
+            let Some(rp) = r.parser.as_mut() else {
+                continue;
+            };
+            if let Some(map) = p.keep_fields(&rp.top_fields()) {
+                rp.read_from_kept(&map);
+            }
+        }
     }
     Ok((parsers, routes))
 }

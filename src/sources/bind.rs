@@ -87,6 +87,9 @@ pub struct RecordParser {
     /// Where each field of the last record parsed lies, when filters or selects on this source
     /// read them ([`RecordParser::keep_fields`]).
     kept: Option<Vec<Option<Span>>>,
+    /// For a route's parser that binds the source's own line: per slot, the index of that field
+    /// in the source parser's kept spans ([`RecordParser::read_from_kept`]).
+    from_kept: Option<Vec<Option<usize>>>,
 }
 
 /// Index of `n` in `names`, added if new.
@@ -169,6 +172,7 @@ impl RecordParser {
             key: Vec::with_capacity(64),
             canon: Vec::with_capacity(64),
             kept: None,
+            from_kept: None,
         })
     }
 
@@ -194,6 +198,66 @@ impl RecordParser {
     /// Where the fields of the last record parsed lie (see [`RecordParser::keep_fields`]).
     pub fn kept(&self) -> Option<&[Option<Span>]> {
         self.kept.as_deref()
+    }
+
+    /// The top-level fields this parser finds, but its event time when that is given.
+    pub fn top_fields(&self) -> Vec<String> {
+        let time = (!self.with_time).then_some(self.ts_field);
+        let names = self.names.iter().enumerate();
+        names
+            .filter(|&(i, _)| Some(i) != time)
+            .map(|(_, n)| n.clone())
+            .collect()
+    }
+
+    /// Binds from the spans another parser keeps for the same line ([`RecordParser::parse_kept`]):
+    /// `map[i]` is the index there of [`RecordParser::top_fields`]`[i]`.
+    pub fn read_from_kept(&mut self, map: &[usize]) {
+        if self.names.len() > MAX_FIELDS {
+            return;
+        }
+        let time = (!self.with_time).then_some(self.ts_field);
+        let mut at = map.iter();
+        let slots = (0..self.names.len()).map(|i| {
+            if Some(i) == time {
+                None
+            } else {
+                at.next().copied()
+            }
+        });
+        self.from_kept = Some(slots.collect());
+    }
+
+    /// [`RecordParser::parse_at`] of the line another parser just parsed, found in its `kept`
+    /// spans when [`RecordParser::read_from_kept`] was set up (no second scan of the line).
+    #[inline]
+    pub fn parse_kept<'a>(
+        &mut self,
+        line: &'a [u8],
+        kept: Option<&[Option<Span>]>,
+        ts: i64,
+    ) -> Result<(), Malformed> {
+        let (Some(map), Some(spans)) = (self.from_kept.as_deref(), kept) else {
+            return self.parse_at(line, ts);
+        };
+        let fill = |toks: &mut [Option<Token<'a>>]| {
+            for (t, j) in toks.iter_mut().zip(map) {
+                *t = j
+                    .and_then(|j| spans.get(j).copied().flatten())
+                    .and_then(|s| s.token(line));
+            }
+        };
+        // The same stack tiers as a scan (see `parse_inner`).
+        let n = map.len();
+        if n <= FEW_FIELDS {
+            let mut toks: [Option<Token<'_>>; FEW_FIELDS] = [None; FEW_FIELDS];
+            fill(&mut toks[..n]);
+            self.bind_all(line, ts, &toks[..n])
+        } else {
+            let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
+            fill(&mut toks[..n]);
+            self.bind_all(line, ts, &toks[..n])
+        }
     }
 
     /// A parser for records that carry no event time of their own (a select's output, an
@@ -274,10 +338,21 @@ impl RecordParser {
             Some(ts) if !self.with_time => ts,
             _ => self.event_time(toks[self.ts_field])?,
         };
+        self.bind_all(line, ts, toks)?;
+        Ok(ts)
+    }
+
+    #[inline(always)]
+    fn bind_all(
+        &mut self,
+        line: &[u8],
+        ts: i64,
+        toks: &[Option<Token<'_>>],
+    ) -> Result<(), Malformed> {
         for b in 0..self.bindings.len() {
             self.bind(b, line, ts, toks)?;
         }
-        Ok(ts)
+        Ok(())
     }
 
     /// Fills event `b` (and its payload) from the located tokens.

@@ -215,3 +215,62 @@ fn count_distinct_hashes_numbers_by_value_not_spelling() {
     // An integer token keeps the hash it always had: its bytes.
     assert_eq!(hash_of("-17"), hash_key(b"-17"));
 }
+
+#[test]
+fn a_reader_of_the_source_line_binds_from_the_spans_the_source_kept_as_a_scan_would() {
+    let bindings = [
+        Binding {
+            port: 1,
+            key: vec![path("ad_id"), path("user.country")],
+            values: vec![
+                (path("bid"), SlotUse::Number),
+                (path("user.id"), SlotUse::Hash),
+            ],
+            row: true,
+        },
+        Binding {
+            port: 2,
+            key: vec![path("n")],
+            values: vec![(path("ts"), SlotUse::Number)],
+            row: false,
+        },
+    ];
+    let mut source = RecordParser::new("ts", TimeUnit::Millis, &[]).unwrap();
+    // A filter on `bid` kept first, as the runtime does.
+    source.keep_fields(&["bid".to_string()]).unwrap();
+    let mut kept = RecordParser::keyed(&bindings).unwrap();
+    let map = source.keep_fields(&kept.top_fields()).unwrap();
+    kept.read_from_kept(&map);
+    assert!(kept.from_kept.is_some());
+    let mut scan = RecordParser::keyed(&bindings).unwrap();
+    let lines: [&[u8]; 6] = [
+        br#"{"ts":5,"ad_id":"a\u0062","bid":2.50,"user":{"country":"nl","id":"u\"1"},"n":7}"#,
+        br#"{"n":null,"user":{"id":3},"ts":6,"bid":1}"#,
+        br#" {"bid":-1e3,"ad_id":"x","ts":7,"user":"flat","n":[1,2]} "#,
+        br#"{"ts":8,"ad_id":"x","bid":3,"user":{"country":{"deep":1}},"n":"1"}"#,
+        br#"{"ts":9}"#,
+        br#"{"ts":10,"ad_id":"a","bid":4,"n":1,"extra":{"ad_id":"no"}}"#,
+    ];
+    for line in lines {
+        let ts = source.parse(line).unwrap();
+        kept.parse_kept(line, source.kept(), ts).unwrap();
+        scan.parse_at(line, ts).unwrap();
+        for b in 0..bindings.len() {
+            let a = Rec::parse(&kept.events[b], &kept.payloads[b].bytes).unwrap();
+            let e = Rec::parse(&scan.events[b], &scan.payloads[b].bytes).unwrap();
+            let text = String::from_utf8_lossy(line);
+            assert_eq!(a.ev.ts, e.ev.ts, "{text}");
+            assert_eq!(a.ev.hash, e.ev.hash, "{text}");
+            assert_eq!(a.ev.flags, e.ev.flags, "{text}");
+            assert_eq!(a.key(), e.key(), "{text}");
+            assert_eq!(kept.payloads[b].bytes, scan.payloads[b].bytes, "{text}");
+            for v in 0..bindings[b].values.len() {
+                assert_eq!(a.value(v), e.value(v), "{text}");
+            }
+        }
+    }
+    // Without the source's spans (another parser), it scans the line itself.
+    kept.parse_kept(lines[0], None, 5).unwrap();
+    scan.parse_at(lines[0], 5).unwrap();
+    assert_eq!(kept.events[0].hash, scan.events[0].hash);
+}

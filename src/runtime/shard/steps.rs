@@ -89,7 +89,11 @@ pub fn apply(
         match r.chain.apply(line, kept) {
             Ok(Outcome::Kept(rec)) => {
                 if let Some(p) = &mut r.parser {
-                    match p.parse_at(if r.direct { line } else { rec }, ts) {
+                    let bound = match r.direct {
+                        true => p.parse_kept(line, kept, ts),
+                        false => p.parse_at(rec, ts),
+                    };
+                    match bound {
                         Ok(()) => r.bound = true,
                         Err(m) => a.failed.push(m.0),
                     }
