@@ -255,7 +255,7 @@ fn a_reader_of_the_source_line_binds_from_the_spans_the_source_kept_as_a_scan_wo
         let ts = source.parse(line).unwrap();
         kept.parse_kept(line, source.kept(), ts).unwrap();
         scan.parse_at(line, ts).unwrap();
-        for b in 0..bindings.len() {
+        for (b, binding) in bindings.iter().enumerate() {
             let a = Rec::parse(&kept.events[b], &kept.payloads[b].bytes).unwrap();
             let e = Rec::parse(&scan.events[b], &scan.payloads[b].bytes).unwrap();
             let text = String::from_utf8_lossy(line);
@@ -264,7 +264,7 @@ fn a_reader_of_the_source_line_binds_from_the_spans_the_source_kept_as_a_scan_wo
             assert_eq!(a.ev.flags, e.ev.flags, "{text}");
             assert_eq!(a.key(), e.key(), "{text}");
             assert_eq!(kept.payloads[b].bytes, scan.payloads[b].bytes, "{text}");
-            for v in 0..bindings[b].values.len() {
+            for v in 0..binding.values.len() {
                 assert_eq!(a.value(v), e.value(v), "{text}");
             }
         }
