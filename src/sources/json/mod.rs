@@ -189,21 +189,23 @@ fn scan_object<'a>(
         loop {
             let key_at = s.i;
             let known = shape.as_deref().and_then(|sh| sh.matches(line, key_at, k));
-            match known {
+            let slot = match known {
                 Some((slot, len)) => {
                     s.i += len;
-                    s.ws();
-                    let start = s.i;
-                    let (kind, has_escape) = s.value(2)?;
-                    put(out, slot, key_at, kind, &line[start..s.i], has_escape)?;
+                    slot
                 }
                 None => {
-                    let (slot, plain_colon) = s.field(fields, key_at, out)?;
+                    let (slot, plain_colon) = s.slot_of_key(fields)?;
                     if let (Some(sh), Some(colon)) = (shape.as_deref_mut(), plain_colon) {
                         sh.learn(line, key_at, colon, k, slot);
                     }
+                    slot
                 }
-            }
+            };
+            s.ws();
+            let start = s.i;
+            let (kind, has_escape) = s.value(2)?;
+            put(out, slot, key_at, kind, &line[start..s.i], has_escape)?;
             k += 1;
             s.ws();
             match s.peek() {
@@ -255,43 +257,29 @@ struct Scan<'a> {
     i: usize,
 }
 
-impl<'a> Scan<'a> {
-    /// At a key of the line's object: scans `"key": value`, stores the value if the key is
-    /// wanted, and returns the key's slot and, when the key has no escape and its colon follows
-    /// the closing quote (a key [`KeyShape`] may remember), the colon's index.
+impl Scan<'_> {
+    /// At a key of the line's object: scans `"key":` and returns the key's slot and, when the
+    /// key has no escape and its colon follows the closing quote (a key [`KeyShape`] may
+    /// remember), the colon's index. The cursor is left after the colon.
     #[inline(always)]
-    fn field(
+    fn slot_of_key(
         &mut self,
         fields: &FieldSet,
-        key_at: usize,
-        out: &mut [Option<Token<'a>>],
     ) -> Result<(Option<usize>, Option<usize>), JsonError> {
         let line = self.b;
-        if self.peek() != Some(b'"') {
-            return Err(self.expected("a string key"));
-        }
-        let key_escaped = self.string()?;
-        let key_end = self.i - 1;
-        self.ws();
-        if self.peek() != Some(b':') {
-            return Err(self.expected("':'"));
-        }
-        let plain_colon = (!key_escaped && self.i == key_end + 1).then_some(self.i);
-        self.i += 1;
-        self.ws();
-        let start = self.i;
-        let (kind, has_escape) = self.value(2)?;
+        let key_at = self.i;
+        let (key_escaped, key_end) = self.key()?;
+        let colon = self.i - 1;
+        let plain_colon = (!key_escaped && colon == key_end + 1).then_some(colon);
+        // `string` accepted the key's escapes, so unescaping it cannot fail here.
         let slot = if key_escaped {
             fields.slot_escaped(&line[key_at + 1..key_end])?
         } else {
             fields.slot_in(line, key_at + 1, key_end)
         };
-        put(out, slot, key_at, kind, &line[start..self.i], has_escape)?;
         Ok((slot, plain_colon))
     }
-}
 
-impl Scan<'_> {
     #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
@@ -441,7 +429,8 @@ impl Scan<'_> {
                     open -= 1;
                 } else {
                     if kinds & 1 == 1 {
-                        escaped |= self.key()?;
+                        escaped |= self.key()?.0;
+                        self.ws();
                     }
                     continue;
                 }
@@ -460,7 +449,8 @@ impl Scan<'_> {
                         self.i += 1;
                         self.ws();
                         if is_obj {
-                            escaped |= self.key()?;
+                            escaped |= self.key()?.0;
+                            self.ws();
                         }
                         break;
                     }
@@ -476,19 +466,21 @@ impl Scan<'_> {
         }
     }
 
-    /// Inside an object at a key: moves past `"key" :` and following whitespace.
-    fn key(&mut self) -> Result<bool, JsonError> {
+    /// Inside an object at a key: moves past `"key" :`; returns whether the key has escapes and
+    /// the index of its closing quote.
+    #[inline(always)]
+    fn key(&mut self) -> Result<(bool, usize), JsonError> {
         if self.peek() != Some(b'"') {
             return Err(self.expected("a string key"));
         }
         let escaped = self.string()?;
+        let key_end = self.i - 1;
         self.ws();
         if self.peek() != Some(b':') {
             return Err(self.expected("':'"));
         }
         self.i += 1;
-        self.ws();
-        Ok(escaped)
+        Ok((escaped, key_end))
     }
 }
 
