@@ -92,6 +92,21 @@ pub struct RecordParser {
     from_kept: Option<Vec<Option<usize>>>,
 }
 
+/// Runs `f` on `n` cleared token slots. Every slot is cleared per record, so the common few
+/// fields get a small array: clearing all 64 slots (1.5 KB) cost more than finding the fields.
+#[inline(always)]
+fn with_tokens<'a, R>(n: usize, f: impl FnOnce(&mut [Option<Token<'a>>]) -> R) -> R {
+    if n <= FEW_FIELDS {
+        let mut toks: [Option<Token<'a>>; FEW_FIELDS] = [None; FEW_FIELDS];
+        f(&mut toks[..n])
+    } else if n <= MAX_FIELDS {
+        let mut toks: [Option<Token<'a>>; MAX_FIELDS] = [None; MAX_FIELDS];
+        f(&mut toks[..n])
+    } else {
+        f(&mut vec![None; n])
+    }
+}
+
 /// Index of `n` in `names`, added if new.
 fn index_of(names: &mut Vec<String>, n: &str) -> usize {
     match names.iter().position(|x| x == n) {
@@ -200,9 +215,14 @@ impl RecordParser {
         self.kept.as_deref()
     }
 
+    /// The slot of the event-time field when the time is given instead (a keyed parser).
+    fn given_time_slot(&self) -> Option<usize> {
+        (!self.with_time).then_some(self.ts_field)
+    }
+
     /// The top-level fields this parser finds, but its event time when that is given.
     pub fn top_fields(&self) -> Vec<String> {
-        let time = (!self.with_time).then_some(self.ts_field);
+        let time = self.given_time_slot();
         let names = self.names.iter().enumerate();
         names
             .filter(|&(i, _)| Some(i) != time)
@@ -216,7 +236,7 @@ impl RecordParser {
         if self.names.len() > MAX_FIELDS {
             return;
         }
-        let time = (!self.with_time).then_some(self.ts_field);
+        let time = self.given_time_slot();
         let mut at = map.iter();
         let slots = (0..self.names.len()).map(|i| {
             if Some(i) == time {
@@ -231,33 +251,25 @@ impl RecordParser {
     /// [`RecordParser::parse_at`] of the line another parser just parsed, found in its `kept`
     /// spans when [`RecordParser::read_from_kept`] was set up (no second scan of the line).
     #[inline]
-    pub fn parse_kept<'a>(
+    pub fn parse_kept(
         &mut self,
-        line: &'a [u8],
+        line: &[u8],
         kept: Option<&[Option<Span>]>,
         ts: i64,
     ) -> Result<(), Malformed> {
-        let (Some(map), Some(spans)) = (self.from_kept.as_deref(), kept) else {
+        let (Some(spans), Some(map)) = (kept, self.from_kept.take()) else {
             return self.parse_at(line, ts);
         };
-        let fill = |toks: &mut [Option<Token<'a>>]| {
-            for (t, j) in toks.iter_mut().zip(map) {
+        let bound = with_tokens(map.len(), |toks| {
+            for (t, j) in toks.iter_mut().zip(&map) {
                 *t = j
                     .and_then(|j| spans.get(j).copied().flatten())
                     .and_then(|s| s.token(line));
             }
-        };
-        // The same stack tiers as a scan (see `parse_inner`).
-        let n = map.len();
-        if n <= FEW_FIELDS {
-            let mut toks: [Option<Token<'_>>; FEW_FIELDS] = [None; FEW_FIELDS];
-            fill(&mut toks[..n]);
-            self.bind_all(line, ts, &toks[..n])
-        } else {
-            let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
-            fill(&mut toks[..n]);
-            self.bind_all(line, ts, &toks[..n])
-        }
+            self.bind_all(line, ts, toks)
+        });
+        self.from_kept = Some(map);
+        bound
     }
 
     /// A parser for records that carry no event time of their own (a select's output, an
@@ -305,19 +317,7 @@ impl RecordParser {
 
     #[inline(always)]
     fn parse_inner(&mut self, line: &[u8], given: Option<i64>) -> Result<i64, Malformed> {
-        let n = self.names.len();
-        // Every slot is cleared per record, so the common few fields get a small array: clearing
-        // all 64 slots (1.5 KB) cost more than finding the fields.
-        if n <= FEW_FIELDS {
-            let mut toks: [Option<Token<'_>>; FEW_FIELDS] = [None; FEW_FIELDS];
-            self.parse_with(line, given, &mut toks[..n])
-        } else if n <= MAX_FIELDS {
-            let mut toks: [Option<Token<'_>>; MAX_FIELDS] = [None; MAX_FIELDS];
-            self.parse_with(line, given, &mut toks[..n])
-        } else {
-            let mut toks: Vec<Option<Token<'_>>> = vec![None; n];
-            self.parse_with(line, given, &mut toks)
-        }
+        with_tokens(self.names.len(), |toks| self.parse_with(line, given, toks))
     }
 
     #[inline(always)]
