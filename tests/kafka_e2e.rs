@@ -236,6 +236,59 @@ fn crash_and_restore(aligned: bool) {
     assert_rows_match(&job(), &got, &want.rows, "after kill -9 x3");
 }
 
+/// A partition with nothing to read is finished from the start, as Flink's finished split, so it
+/// never holds the watermark back: the same records (some of them late on purpose) in a
+/// 1-partition topic and in a 2-partition topic whose partition 1 is empty give the same
+/// results, the batch answer, with the late records dropped as late in both. (The empty
+/// partition used to count as live until its first chunk ended, so the late records read before
+/// it were counted.)
+#[test]
+fn an_empty_partition_holds_no_watermark_and_late_records_are_dropped_as_in_one_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("late.ndjson").to_string_lossy().into_owned();
+    let r = sluice(
+        d,
+        &[
+            "loadgen", "clicks", "--events", "20000", "--users", "200", "--keys", "20", "--rate",
+            "200", "--late-fraction", "0.02", "--late-by-ms", "90000", "--out", &file,
+        ],
+        MIN,
+    );
+    assert!(r.success, "{}", r.stderr);
+    let content = std::fs::read_to_string(&file).unwrap();
+    let want = model(&job(), &[&content]);
+    assert!(want.late.len() > 100, "late records: {}", want.late.len());
+    let p: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .create()
+        .unwrap();
+    for partitions in [1, 2] {
+        let input = topic("late-in", partitions);
+        for l in content.lines() {
+            let mut rec = BaseRecord::<(), str>::to(&input).payload(l).partition(0);
+            while let Err((e, back)) = p.send(rec) {
+                let full = Some(rdkafka::types::RDKafkaErrorCode::QueueFull);
+                assert_eq!(e.rdkafka_error_code(), full, "{e}");
+                p.poll(Duration::from_millis(10));
+                rec = back;
+            }
+        }
+        p.flush(Duration::from_secs(30)).unwrap();
+        for shards in [2, 1] {
+            let output = topic("late-out", 1);
+            let name = format!("late{partitions}-{shards}");
+            let cfg = config(d, &name, &input, &output, shards, "");
+            let r = sluice(d, &["run", "--config", &cfg], MIN * 2);
+            assert!(r.success, "{}", r.stderr);
+            let got = read_committed(&output);
+            let what = format!("{partitions} partition(s), {shards} shard(s)");
+            assert_rows_match(&job(), &got, &want.rows, &what);
+            assert_eq!(got.len(), want.rows.len(), "{what}: each result once, no more");
+        }
+    }
+}
+
 #[test]
 fn a_poison_record_goes_to_the_dead_letters_with_its_offset_and_the_rest_flows() {
     let dir = tempfile::tempdir().unwrap();

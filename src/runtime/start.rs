@@ -504,10 +504,15 @@ pub(super) fn run_shards(
     let parts = Arc::new(parts);
     let op_names: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
     let (live, server) = endpoint(plan, &parts, n, &op_names, &shared)?;
+    // A partition with nothing to read (an empty file, a bounded Kafka partition whose start is
+    // its end) is finished from the start, as Flink's finished split, and never holds the
+    // watermark back; its own chunk count says so, not the padded count of the chunk order.
     let tracker_init: Vec<(i64, bool)> = parts
         .iter()
-        .zip(&chunk_counts)
-        .map(|(p, c)| (p.max_out_of_orderness_ms, *c != Some(0)))
+        .map(|p| {
+            let live = p.chunks(plan.runtime.chunk_bytes) != Some(0);
+            (p.max_out_of_orderness_ms, live)
+        })
         .collect();
     if let Some(r) = &resume {
         restore_order(&schedule, &tracker_init, r)?;
