@@ -19,14 +19,14 @@ mod common;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sluice::checkpoint::codec::Enc;
 use sluice::checkpoint::{write_snapshot, Section, Snapshot};
-use sluice::event::{hash_key, Event, Value};
 use sluice::operators::{Emitter, Operator};
+use sluice::record::event::{hash_key, Event, Value};
 use std::time::Duration;
 
 struct Discard;
 impl Emitter for Discard {
     fn emit(&mut self, _out: sluice::operators::Output<'_>) {}
-    fn late(&mut self, _rec: &sluice::event::Rec<'_>) {}
+    fn late(&mut self, _rec: &sluice::record::event::Rec<'_>) {}
 }
 
 /// An operator with `keys` distinct keys in one open window.
@@ -39,7 +39,7 @@ fn filled(keys: u64) -> Box<dyn Operator> {
         ev.hash = hash_key(key.as_bytes());
         ev.ts = 1_700_000_000_000 + (i % 50_000) as i64;
         ev.set_value(0, Value::Int(100 + (i % 7) as i64));
-        op.on_event(&sluice::event::Rec::of(&ev), i64::MIN, &mut Discard);
+        op.on_event(&sluice::record::event::Rec::of(&ev), i64::MIN, &mut Discard);
     }
     op
 }

@@ -148,7 +148,7 @@ fn bench_engine(c: &mut Criterion) {
     let _ = std::fs::remove_file(&data);
 
     let n = scaled(MEMORY_EVENTS);
-    let events: std::sync::Arc<[sluice::event::Event]> = common::click_events(n).into();
+    let events: std::sync::Arc<[sluice::record::event::Event]> = common::click_events(n).into();
     // The generator source only names the stream; its partitions are replaced by the events.
     let plan = job(dir.path(), "memory", "type = \"generator\"\ncount = 1");
     let parts = || {

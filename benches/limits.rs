@@ -7,7 +7,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 use sluice::expr::FieldPath;
 use sluice::plan::SlotUse;
 use sluice::plan::TimeUnit;
-use sluice::sources::bind::{Binding, RecordParser};
+use sluice::record::bind::{Binding, RecordParser};
 use sluice::sources::generator::model::{default_plan, write_ndjson, ClickModel};
 
 const N: u64 = 2_000_000;

@@ -1,10 +1,10 @@
 //! NDJSON parse throughput (bytes/s) on 100k generated ~70-byte click lines: sluice's projecting
-//! scanner (`sources::json::extract` + number decoding) against serde_json into a borrowed struct.
+//! scanner (`record::json::extract` + number decoding) against serde_json into a borrowed struct.
 //! Run: `cargo bench --bench parse -- --warm-up-time 1 --measurement-time 3`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use serde::Deserialize;
-use sluice::sources::json::{extract, parse_number, FieldSet, Number, Token};
+use sluice::record::json::{extract, parse_number, FieldSet, Number, Token};
 
 const LINES: usize = 100_000;
 

@@ -7,7 +7,7 @@
 //! Run: `cargo bench --bench ring -- --warm-up-time 1 --measurement-time 3`.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use sluice::event::Event;
+use sluice::record::event::Event;
 use sluice::runtime::ring::{ring, Consumer, Producer};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};

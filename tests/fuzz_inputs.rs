@@ -11,10 +11,10 @@ mod common;
 use common::SplitMix as Rng;
 use serde_json::{Map, Value as Json};
 use sluice::config;
-use sluice::event::{hash_key, Rec, Value, NULL_KEY};
 use sluice::expr::FieldPath;
 use sluice::plan::{self, SlotUse, TimeUnit};
-use sluice::sources::bind::{Binding, RecordParser};
+use sluice::record::bind::{Binding, RecordParser};
+use sluice::record::event::{hash_key, Rec, Value, NULL_KEY};
 
 fn scale() -> usize {
     std::env::var("SLUICE_FUZZ_SCALE")

@@ -250,8 +250,22 @@ fn an_empty_partition_holds_no_watermark_and_late_records_are_dropped_as_in_one_
     let r = sluice(
         d,
         &[
-            "loadgen", "clicks", "--events", "20000", "--users", "200", "--keys", "20", "--rate",
-            "200", "--late-fraction", "0.02", "--late-by-ms", "90000", "--out", &file,
+            "loadgen",
+            "clicks",
+            "--events",
+            "20000",
+            "--users",
+            "200",
+            "--keys",
+            "20",
+            "--rate",
+            "200",
+            "--late-fraction",
+            "0.02",
+            "--late-by-ms",
+            "90000",
+            "--out",
+            &file,
         ],
         MIN,
     );
@@ -284,7 +298,11 @@ fn an_empty_partition_holds_no_watermark_and_late_records_are_dropped_as_in_one_
             let got = read_committed(&output);
             let what = format!("{partitions} partition(s), {shards} shard(s)");
             assert_rows_match(&job(), &got, &want.rows, &what);
-            assert_eq!(got.len(), want.rows.len(), "{what}: each result once, no more");
+            assert_eq!(
+                got.len(),
+                want.rows.len(),
+                "{what}: each result once, no more"
+            );
         }
     }
 }

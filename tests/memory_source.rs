@@ -6,12 +6,12 @@
 mod common;
 
 use common::late_clicks_toml;
-use sluice::event::Event;
 use sluice::expr::FieldPath;
 use sluice::plan::Plan;
 use sluice::plan::SlotUse;
+use sluice::record::bind::Binding;
+use sluice::record::event::Event;
 use sluice::runtime::{self, RunOptions};
-use sluice::sources::bind::Binding;
 use sluice::sources::generator::model::ClickModel;
 use sluice::sources::generator::GenParser;
 use sluice::sources::{PartKind, Partition};

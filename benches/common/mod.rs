@@ -3,11 +3,11 @@
 // Each bench uses a part of this module.
 #![allow(dead_code)]
 
-use sluice::event::Event;
 use sluice::expr::FieldPath;
 use sluice::operators::{window, Operator};
 use sluice::plan::{AggFunc, AggPlan, SlotUse, WindowKind, WindowPlan};
-use sluice::sources::bind::Binding;
+use sluice::record::bind::Binding;
+use sluice::record::event::Event;
 use sluice::sources::generator::model::{default_plan, ClickModel};
 use sluice::sources::generator::GenParser;
 

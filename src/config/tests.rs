@@ -278,7 +278,7 @@ fn nexmark_generator_defaults_match_loadgen_nexmark() {
     };
     assert_eq!(
         crate::sources::generator::nexmark::config(n),
-        crate::loadgen_nexmark::NexmarkConfig::default()
+        crate::sources::generator::nexmark::model::NexmarkConfig::default()
     );
     assert_eq!((n.table, n.count), (NexmarkTable::Bid, None));
     let et = &plan.sources[0].event_time;

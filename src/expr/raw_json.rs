@@ -73,7 +73,7 @@ impl<'a> RawJson<'a> {
 /// field a one-pass extractor already found in a line.
 pub fn scalar_token(token: &[u8]) -> Result<Value<'_>, RecordError> {
     // Most tokens read are integers: the same value the number grammar below gives, sooner.
-    if let Some(i) = crate::sources::json::plain_int(token) {
+    if let Some(i) = crate::record::json::plain_int(token) {
         return Ok(Value::Int(i));
     }
     let mut scan = Scanner {

@@ -11,7 +11,7 @@
 //! (see `combine`): a false positive (a hash collision, a key that just cooled) costs a little
 //! work, never a wrong number. Owns no state of any window; never allocates per event.
 
-use crate::event::{Event, INLINE_KEY_BYTES};
+use crate::record::event::{Event, INLINE_KEY_BYTES};
 
 /// About one event in this many is counted (at random gaps of 1 to 2·SAMPLE - 1, so a periodic
 /// key pattern cannot alias with the sampling): enough for shares of a few percent, cheap per
@@ -152,7 +152,7 @@ mod tests {
     fn ev(key: &str) -> Event {
         let mut e = Event::EMPTY;
         assert!(e.set_key(key.as_bytes()));
-        e.hash = crate::event::hash_key(key.as_bytes());
+        e.hash = crate::record::event::hash_key(key.as_bytes());
         e
     }
 

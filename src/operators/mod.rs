@@ -21,9 +21,9 @@ pub mod top_n;
 pub mod window;
 
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec};
 use crate::metrics::OperatorReport;
 use crate::plan::{NodeKind, NodePlan};
+use crate::record::event::{Event, Rec};
 use crate::time::ChunkTime;
 
 /// One output record of an operator.
@@ -138,7 +138,7 @@ pub trait Combine: Send {
         &mut self,
         wm: i64,
         head: &Event,
-        send: &mut dyn FnMut(&Event, &crate::event::PayloadBuf),
+        send: &mut dyn FnMut(&Event, &crate::record::event::PayloadBuf),
     ) -> u64;
     /// Whether the events held at (table, row) went in a partial at the last hand-off.
     fn combined(&self, table: u32, row: u32) -> bool;

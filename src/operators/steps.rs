@@ -12,8 +12,8 @@
 
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
 use crate::plan::{StepKind, StepPlan};
-use crate::sources::bind::{FEW_FIELDS, MAX_FIELDS};
-use crate::sources::json::{self, FieldSet, KeyShape, Span, Token, TokenKind};
+use crate::record::bind::{FEW_FIELDS, MAX_FIELDS};
+use crate::record::json::{self, FieldSet, KeyShape, Span, Token, TokenKind};
 
 enum Kind {
     Filter(Program),
@@ -445,7 +445,7 @@ mod tests {
     #[test]
     fn a_first_step_reading_the_source_parsers_tokens_writes_what_its_own_scan_writes() {
         use crate::plan::TimeUnit;
-        use crate::sources::bind::RecordParser;
+        use crate::record::bind::RecordParser;
         let st = stages();
         let (mut own, mut fused) = (
             RecordChain::new(&st, &[1, 0]).unwrap(),

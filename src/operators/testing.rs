@@ -3,7 +3,7 @@
 //! receiver reads it), and an [`Emitter`] that records everything it is given.
 
 use super::{Emitter, Output};
-use crate::event::{hash_key, slot_bytes, Event, PayloadBuf, Rec, Value, NULL_KEY};
+use crate::record::event::{hash_key, slot_bytes, Event, PayloadBuf, Rec, Value, NULL_KEY};
 
 /// An event and its payload bytes, as a receiver holds them after reading its ring slots.
 #[derive(Clone, Debug)]

@@ -13,6 +13,7 @@
 //! and selects): an [`Edge`]. Sinks read edges too.
 
 mod build;
+pub mod columns;
 mod explain;
 pub use build::{
     build, load, load_config, load_config_and_sql, nexmark_fields, LoadError, PlanError, PlanErrors,
@@ -20,6 +21,7 @@ pub use build::{
 pub use explain::explain;
 
 use crate::expr::FieldPath;
+pub use crate::record::bind::{SlotUse, TimeUnit};
 use std::path::PathBuf;
 
 /// Index into [`Plan::sources`].
@@ -132,15 +134,6 @@ impl NodeKind {
             NodeKind::TopN(_) => "top-n",
         }
     }
-}
-
-/// How a port's value slots are read from a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlotUse {
-    /// A JSON number (or null) for sum/min/max/avg.
-    Number,
-    /// Any JSON value, hashed, for count_distinct.
-    Hash,
 }
 
 /// One input of a node: which streams feed it and what their records become as its events.
@@ -292,14 +285,6 @@ pub enum KafkaStart {
     Timestamp(i64),
     /// Per partition: (topic, partition, offset); the others as `Committed`.
     Offsets(Vec<(String, i32, i64)>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeUnit {
-    Millis,
-    Seconds,
-    Micros,
-    Rfc3339,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -517,7 +502,7 @@ pub struct PostgresSinkPlan {
     pub max_in_flight: usize,
     /// `window_start`/`window_end` as TIMESTAMPTZ when the sink creates the table.
     pub window_timestamptz: bool,
-    pub columns: Vec<(String, crate::sinks::columns::ColumnType)>,
+    pub columns: Vec<(String, crate::record::columns::ColumnType)>,
     pub retry_initial: std::time::Duration,
     pub retry_max: std::time::Duration,
     pub max_retry_time: std::time::Duration,

@@ -9,7 +9,7 @@
 
 use crate::expr::{self, FieldPath, Segment};
 use crate::plan::{StepKind, StepPlan};
-use crate::sources::bind::Binding;
+use crate::record::bind::Binding;
 
 /// How a source route's readers can be bound.
 pub struct Pushed {

@@ -12,13 +12,13 @@ use super::shard::steps::Route;
 use super::shard::{Shard, ShardParts, SourceParser};
 use super::topology::{Readers, Topology};
 use super::{aligned, kafka_positions, kafka_stage, restore_order, RunOptions, RuntimeError};
-use crate::event::Event;
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
 use crate::operators::steps::RecordChain;
 use crate::operators::BuildCtx;
 use crate::plan::{Plan, SinkKind, SourceKind};
+use crate::record::bind::RecordParser;
+use crate::record::event::Event;
 use crate::sinks::SharedSink;
-use crate::sources::bind::RecordParser;
 use crate::sources::generator::GenParser;
 use crate::sources::{PartKind, Partition};
 use std::sync::atomic::AtomicBool;
@@ -385,7 +385,8 @@ fn open_sinks(
             },
             SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n, avro)?,
             SinkKind::Parquet(p) => {
-                use crate::sinks::columns::{window_types, ColumnType};
+                use crate::plan::columns::window_types;
+                use crate::record::columns::ColumnType;
                 // A Parquet decimal has one scale per column: sums keep the scale their first
                 // rows show (their inputs' scale), averages, whose digits vary row to row, are
                 // floats unless pinned.
@@ -394,7 +395,8 @@ fn open_sinks(
                 SharedSink::parquet(&s.name, &p, ckpt.is_some())?
             }
             SinkKind::Postgres(p) => {
-                use crate::sinks::columns::{window_types, ColumnType::Decimal};
+                use crate::plan::columns::window_types;
+                use crate::record::columns::ColumnType::Decimal;
                 crate::sinks::postgres::check_key(plan, s, &p.key).map_err(|message| {
                     RuntimeError::Setup {
                         what: format!("sink `{}`", s.name),

@@ -9,7 +9,7 @@
 //! windows, and a node's output is never late for its readers (see `plan::NodePlan::hold_ms`).
 
 use crate::plan::{Edge, NodeKind, Plan, StepId, StreamRef};
-use crate::sources::bind::Binding;
+use crate::record::bind::Binding;
 use crate::sources::Partition;
 
 /// Everything that reads one stream.

@@ -11,7 +11,6 @@
 //! checkpoint, replayed after it). File output is an upsert log (see README). Parquet sinks
 //! ([`parquet`]) turn the lines into rows of part files, committed with checkpoints likewise.
 
-pub mod columns;
 pub mod kafka;
 pub mod parquet;
 pub mod postgres;

@@ -40,8 +40,7 @@ pub fn line_with_metadata<M: Message>(
     out.extend_from_slice(rest);
 }
 
-/// How a tombstone row begins: the temporal join knows a deletion by it.
-pub const TOMBSTONE: &[u8] = b"{\"_kafka\":{\"tombstone\":true";
+pub use crate::record::TOMBSTONE;
 
 /// A tombstone of an upsert changelog as the deletion row of its key: `{"_kafka":{"tombstone":
 /// true, <metadata when asked>}, <the key object's fields>, "<ts_field>": <Kafka timestamp>}`, so

@@ -6,11 +6,9 @@
 //! `runtime::schedule` fixes the global order of chunks. This module knows formats and files,
 //! never operators, rings or threads.
 
-pub mod bind;
 pub mod csv;
 pub mod file;
 pub mod generator;
-pub mod json;
 pub mod kafka;
 pub mod kafka_discover;
 pub mod kafka_meta;
@@ -75,7 +73,7 @@ pub enum PartKind {
     /// Events already parsed (benchmarks and tests of the engine without a parser): each event must
     /// carry its key, hash, `op`, values and `ts`; the runtime fills in the rest.
     Memory {
-        events: Arc<[crate::event::Event]>,
+        events: Arc<[crate::record::event::Event]>,
         per_chunk: u64,
     },
     /// A Kafka partition; chunks are offset ranges of `records_per_chunk` when it is bounded

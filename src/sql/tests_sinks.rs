@@ -5,7 +5,7 @@
 use super::compile;
 use super::tests::{job, refusal, CLICKS};
 use crate::config::SinkConfig;
-use crate::sinks::columns::ColumnType;
+use crate::record::columns::ColumnType;
 
 const PER_MINUTE: &str = "SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)
 FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE))

@@ -17,9 +17,9 @@ use super::rows::{get, put, trim, RowId, RowStore, Slab, PREFETCH_AHEAD};
 use super::timers::{Timer, Timers};
 use super::{Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::DedupePlan;
+use crate::record::event::{Event, Rec, NULL_KEY};
 use std::collections::VecDeque;
 
 /// The key index of waiting records whose key is null (never interned).

@@ -26,9 +26,9 @@ use super::rows::{get, put, trim, write_key_fields, RowId, RowStore, Slab, PREFE
 use super::timers::{Timer, Timers};
 use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::IntervalJoinPlan;
+use crate::record::event::{Event, Rec, NULL_KEY};
 
 const LEFT: usize = 0;
 const RIGHT: usize = 1;

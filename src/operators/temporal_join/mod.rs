@@ -16,7 +16,7 @@
 //! and is dropped in an inner one; all are counted as late, the dropped ones also as dropped. A missing or null key
 //! never matches (SQL NULL): such an input row gets `"table":null` in a left join and is dropped in
 //! an inner one; such a version is dropped. A version that is a deletion (the tombstone of an
-//! upsert changelog, `sources::kafka_meta::TOMBSTONE`) ends its key's validity: rows after it
+//! upsert changelog, `record::TOMBSTONE`) ends its key's validity: rows after it
 //! find no version until the next one.
 //!
 //! Output: the input record with the table record added under `"table"`:
@@ -27,9 +27,9 @@ use super::rows::{get, put, trim, RowId, RowStore, Slab};
 use super::timers::{Timer, Timers};
 use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec, NULL_KEY};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::TemporalJoinPlan;
+use crate::record::event::{Event, Rec, NULL_KEY};
 
 #[derive(Debug, Default)]
 struct KeyState {
@@ -171,7 +171,7 @@ impl TemporalJoin {
         let table = k
             .and_then(|k| self.version_at(k, t))
             .map(|v| self.table.get(v))
-            .filter(|row| !row.starts_with(crate::sources::kafka_meta::TOMBSTONE));
+            .filter(|row| !row.starts_with(crate::record::TOMBSTONE));
         if table.is_none() && !self.left_outer {
             return;
         }

@@ -20,10 +20,10 @@ use super::keys::Keys;
 use super::rows::{get, put, trim, RowId, RowStore};
 use super::{Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec};
 use crate::expr::{FieldPath, RawJson, Record, Value};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::TopNPlan;
+use crate::record::event::{Event, Rec};
 
 /// An order field's value, owned, in the order ranking compares them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -48,9 +48,9 @@ use super::distinct::Distinct;
 use super::numbers::sum::{self, Total};
 use super::numbers::{extreme, Num};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{number_hash, Event, Rec, Value, RETRACT};
 use crate::plan::{AggFunc, AggPlan};
-use crate::text::{write_i64, write_u64};
+use crate::record::event::{number_hash, Event, Rec, Value, RETRACT};
+use crate::record::text::{write_i64, write_u64};
 
 /// The `count_distinct` sketches of one table (or one session), indexed from the rows' words.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -111,7 +111,7 @@ pub trait Values {
 impl Values for Event {
     #[inline(always)]
     fn value(&self, slot: usize) -> Value {
-        if slot < crate::event::INLINE_VALUES {
+        if slot < crate::record::event::INLINE_VALUES {
             Event::value(self, slot)
         } else {
             Value::Null

@@ -768,8 +768,8 @@ fn count_distinct_of_decimals_counts_equal_values_once() {
             AggFunc::CountDistinct,
             &[
                 d("2.50"),
-                H(crate::event::hash_key(b"2.5")),
-                H(crate::event::hash_key(b"2")),
+                H(crate::record::event::hash_key(b"2.5")),
+                H(crate::record::event::hash_key(b"2")),
                 I(2)
             ]
         ),

@@ -27,9 +27,9 @@
 use super::aggregate::AggLayout;
 use super::panes::Geometry;
 use crate::checkpoint::codec::Enc;
-use crate::event::{payload_slots, Event, PayloadBuf, Tag};
+use crate::operators::window::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
-use crate::state::acc_table::{AccTable, INITIAL_KEY_BYTES};
+use crate::record::event::{payload_slots, Event, PayloadBuf, Tag};
 use crate::time::WM_MAX;
 
 pub struct Combiner {

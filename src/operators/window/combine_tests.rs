@@ -2,11 +2,11 @@
 //! give the same lines as fed one by one (hand-computed action points besides).
 
 use super::Combiner;
-use crate::event::{hash_key, slot_bytes, Event, PayloadBuf, Rec, Tag, Value};
 use crate::expr::FieldPath;
 use crate::operators::testing::Collect;
 use crate::operators::window::build;
 use crate::plan::{AggFunc, AggPlan, HotKeysPlan, WindowKind, WindowPlan};
+use crate::record::event::{hash_key, slot_bytes, Event, PayloadBuf, Rec, Tag, Value};
 use crate::time::{WM_MAX, WM_MIN};
 
 fn plan(window: WindowKind, lateness: i64) -> WindowPlan {
@@ -195,7 +195,7 @@ fn a_partial_of_a_long_key_merges_like_its_events() {
     // any key: a partial whose key travels in the payload, beside its accumulators.
     use crate::checkpoint::codec::Enc;
     use crate::operators::testing::{long_token, Owned};
-    use crate::state::acc_table::AccTable;
+    use crate::operators::window::acc_table::AccTable;
     let p = plan(WindowKind::Tumbling { size_ms: 100 }, 0);
     let key = long_token("hot", 200);
     let events: Vec<Owned> = (0..50u64)

@@ -4,7 +4,7 @@
 //! stays a string and a number a number), split at the 0 bytes that separate fields.
 
 use super::aggregate::{AggLayout, Sketches};
-use crate::text::write_i64;
+use crate::record::text::write_i64;
 
 pub struct LineFormat {
     /// `"name":` for each group-by field, pre-escaped.

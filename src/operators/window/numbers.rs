@@ -148,7 +148,7 @@ pub fn scaled_to_f64(m: i128, s: u32) -> f64 {
 /// partial total passes 38 digits can the grouping decide whether a result is INEXACT.
 pub mod sum {
     use super::{scaled_to_f64, Decimal};
-    use crate::event::Value;
+    use crate::record::event::Value;
 
     pub const WORDS: usize = 4;
 

@@ -11,11 +11,11 @@ use super::aggregate::{AggLayout, Sketches};
 use super::align;
 use super::format::LineFormat;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec};
 use crate::metrics::OperatorReport;
+use crate::operators::window::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::operators::{Counters, Emitter, Operator, Output};
 use crate::plan::WindowKind;
-use crate::state::acc_table::{AccTable, INITIAL_KEY_BYTES};
+use crate::record::event::{Event, Rec};
 use crate::time::{ChunkTime, WM_MAX, WM_MIN};
 
 #[derive(Debug, Clone, Copy)]

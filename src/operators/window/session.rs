@@ -11,9 +11,9 @@
 use super::aggregate::{AggLayout, Sketches};
 use super::format::LineFormat;
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec};
 use crate::metrics::OperatorReport;
 use crate::operators::{Counters, Emitter, Operator, Output};
+use crate::record::event::{Event, Rec};
 use crate::time::WM_MAX;
 use hashbrown::HashTable;
 use std::cmp::Reverse;

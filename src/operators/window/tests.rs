@@ -1,12 +1,12 @@
 //! Hand-computed cases for the window operators, driven directly (no runtime).
 
 use super::build;
-use crate::event::{Event, Value};
 use crate::expr::FieldPath;
 use crate::metrics::OperatorReport;
 use crate::operators::testing::{long_token, Collect, Owned};
 use crate::operators::Operator;
 use crate::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
+use crate::record::event::{Event, Value};
 
 fn path(p: &str) -> FieldPath {
     FieldPath::parse(p).unwrap()
@@ -222,7 +222,7 @@ fn drive_runs(op: &mut dyn Operator, events: &[Owned], ooo: i64, run: usize) -> 
                     op.on_watermark(wm, &mut out);
                 }
             }
-            op.on_event(&crate::event::Rec::of(&evs[i]), wm, &mut out);
+            op.on_event(&crate::record::event::Rec::of(&evs[i]), wm, &mut out);
             i += 1;
             continue;
         }
@@ -481,7 +481,7 @@ mod retractions {
             line: line.into(),
             ts,
             cause,
-            key: crate::event::hash_key(b"\"a\""),
+            key: crate::record::event::hash_key(b"\"a\""),
             retract,
         }
     }
@@ -596,7 +596,7 @@ mod retractions {
                     false
                 ),
                 Emitted {
-                    key: crate::event::hash_key(b"\"b\""),
+                    key: crate::record::event::hash_key(b"\"b\""),
                     ..out(
                         r#"{"k":"b","window_start":0,"window_end":10,"n":1,"s":5}"#,
                         9,
@@ -706,7 +706,7 @@ mod long_keys {
 mod wide_values {
     use super::*;
     use crate::checkpoint::codec::Enc;
-    use crate::event::{hash_key, WIDE};
+    use crate::record::event::{hash_key, WIDE};
     use rust_decimal::Decimal;
     use std::str::FromStr;
 
@@ -846,7 +846,7 @@ mod wide_values {
 
 mod consuming_retractions {
     use super::*;
-    use crate::event::RETRACT;
+    use crate::record::event::RETRACT;
 
     /// `ev` marked as a retraction of an earlier record of the same stream (an upstream window's
     /// previous result), as the emitter routes it to a window that reads that stream.

@@ -133,7 +133,7 @@ impl Builder<'_> {
             Some(KafkaStartConfig::Named(KafkaStartName::Earliest)) => KafkaStart::Earliest,
             Some(KafkaStartConfig::Named(KafkaStartName::Latest)) => KafkaStart::Latest,
             Some(KafkaStartConfig::Timestamp { timestamp }) => {
-                match crate::sources::json::parse_rfc3339_ms(timestamp.as_bytes()) {
+                match crate::record::json::parse_rfc3339_ms(timestamp.as_bytes()) {
                     Some(ms) => KafkaStart::Timestamp(ms),
                     None => {
                         self.err(
@@ -150,7 +150,7 @@ impl Builder<'_> {
         };
         let stop_at_time = match &k.stop_at {
             KafkaStopAt::Timestamp { timestamp } => {
-                let ms = crate::sources::json::parse_rfc3339_ms(timestamp.as_bytes());
+                let ms = crate::record::json::parse_rfc3339_ms(timestamp.as_bytes());
                 if ms.is_none() {
                     self.err(
                         key("stop_at"),
@@ -320,7 +320,7 @@ impl Builder<'_> {
         let key = |k: &str| KeyPath::new(["sources", name, k]);
         let rate_per_s = self.rate_limit(name, f.rate_limit.as_deref());
         let start_ms = f.start_time.as_ref().and_then(|t| {
-            let ms = crate::sources::json::parse_rfc3339_ms(t.as_bytes());
+            let ms = crate::record::json::parse_rfc3339_ms(t.as_bytes());
             if ms.is_none() {
                 self.err(
                     key("start_time"),
@@ -432,7 +432,7 @@ impl Builder<'_> {
                     }
                     let mut columns = Vec::new();
                     for (col, ty) in &p.columns {
-                        match crate::sinks::columns::ColumnType::parse(ty) {
+                        match crate::record::columns::ColumnType::parse(ty) {
                             Ok(t) => columns.push((col.clone(), t)),
                             Err(why) => self.err(at("columns").key(col), why),
                         }

@@ -5,7 +5,7 @@
 use super::Builder;
 use crate::config::{KeyPath, PostgresSinkConfig, WindowTs};
 use crate::plan::PostgresSinkPlan;
-use crate::sinks::columns::ColumnType;
+use crate::record::columns::ColumnType;
 
 /// Upper bounds that keep a mistyped number from meaning "unbounded memory".
 const MAX_BATCH_ROWS: usize = 1_000_000;

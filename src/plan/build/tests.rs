@@ -665,7 +665,7 @@ fn parquet_sinks_are_typed_and_their_problems_named_by_key() {
          columns = { spend = \"decimal(18,2)\", window_start = \"timestamp\" }",
     );
     let plan = build_text(&ok).unwrap();
-    use crate::sinks::columns::ColumnType;
+    use crate::record::columns::ColumnType;
     assert_eq!(
         plan.sinks[0].kind,
         SinkKind::Parquet(crate::sinks::parquet::ParquetSinkPlan {

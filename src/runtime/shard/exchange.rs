@@ -8,7 +8,7 @@
 //! and starts no new chunk while any holds something, so what waits is bounded by one chunk's
 //! output. Queues are per destination so one slow receiver never holds back the others.
 
-use crate::event::{payload_slots, Event, Tag};
+use crate::record::event::{payload_slots, Event, Tag};
 use crate::runtime::ring::{Consumer, Producer};
 use std::collections::VecDeque;
 
@@ -46,8 +46,8 @@ pub fn push_bytes(p: &mut Producer<Event>, head: &Event, bytes: &[u8]) -> bool {
         return false;
     }
     let _ = p.push(*head);
-    for chunk in bytes.chunks(crate::event::SLOT_BYTES) {
-        let _ = p.push(crate::event::slot_of(chunk));
+    for chunk in bytes.chunks(crate::record::event::SLOT_BYTES) {
+        let _ = p.push(crate::record::event::slot_of(chunk));
     }
     true
 }
@@ -122,15 +122,15 @@ pub fn peek_message<'a>(
     let first = c.readable(1 + n).len();
     if first == 1 + n {
         let all = c.readable(1 + n);
-        return Some((head, crate::event::slot_bytes(&all[1..])));
+        return Some((head, crate::record::event::slot_bytes(&all[1..])));
     }
     scratch.clear();
-    scratch.extend_from_slice(crate::event::slot_bytes(&c.readable(first)[1..]));
+    scratch.extend_from_slice(crate::record::event::slot_bytes(&c.readable(first)[1..]));
     let rest = c.readable_from(first, 1 + n - first);
     if first + rest.len() != 1 + n {
         return None;
     }
-    scratch.extend_from_slice(crate::event::slot_bytes(rest));
+    scratch.extend_from_slice(crate::record::event::slot_bytes(rest));
     Some((head, &scratch[..]))
 }
 

@@ -9,7 +9,7 @@
 //! running the whole graph event by event would see, so results do not depend on shards.
 
 use super::Shard;
-use crate::event::{Event, Tag};
+use crate::record::event::{Event, Tag};
 
 impl Shard {
     /// Notes the partition of the chunk being received and works out every node's watermark

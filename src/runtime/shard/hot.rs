@@ -12,10 +12,10 @@
 //! handed on at each chunk end, so checkpoints (taken between chunks) never see held events.
 
 use super::Shard;
-use crate::event::{Event, PayloadBuf};
 use crate::operators::detect::Detector;
 use crate::operators::Combine;
 use crate::plan::{HotKeyPlanMode, Plan};
+use crate::record::event::{Event, PayloadBuf};
 use crate::time::WM_MAX;
 
 /// One operator's phase one on this shard.

@@ -8,7 +8,7 @@
 use super::produce::DeadAt;
 use super::steps;
 use super::{Shard, SourceParser};
-use crate::event::{CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET};
+use crate::record::event::{CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET};
 use crate::runtime::kafka_align::{Decision, Holds};
 use crate::sources::kafka::{Fetch, KafkaPart};
 use crate::sources::kafka_records_per_chunk;

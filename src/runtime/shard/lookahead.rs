@@ -9,7 +9,7 @@
 
 use super::exchange::payload_of;
 use super::Shard;
-use crate::event::{Event, Tag};
+use crate::record::event::{Event, Tag};
 
 /// Slots (headers and payloads) ahead of the read position that get hints: at 2-3 slots per
 /// record with a row, about 8-12 records, far enough to cover a miss and near enough that the

@@ -12,7 +12,9 @@
 use super::exchange;
 use super::lookahead::{Cursor, AHEAD_SLOTS};
 use super::Shard;
-use crate::event::{payload_slots, slot_bytes, slot_of, Event, Rec, Tag, FIRED, SLOT_BYTES};
+use crate::record::event::{
+    payload_slots, slot_bytes, slot_of, Event, Rec, Tag, FIRED, SLOT_BYTES,
+};
 
 /// Records kept for a depth: runs, each in tag order, one per shallower depth they came through.
 #[derive(Default)]

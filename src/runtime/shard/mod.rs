@@ -36,11 +36,11 @@ pub mod steps;
 
 use super::ring::{Consumer, Producer};
 use super::setup::{ShardSetup, StopCoord};
-use crate::event::Event;
 use crate::metrics::{latency_histogram, ShardStats};
 use crate::operators::Operator;
+use crate::record::bind::RecordParser;
+use crate::record::event::Event;
 use crate::sinks::SinkWriter;
-use crate::sources::bind::RecordParser;
 use crate::sources::file::ChunkReader;
 use crate::sources::generator::GenParser;
 use crate::time::{ChunkTime, WatermarkTracker};
@@ -78,7 +78,7 @@ impl SourceParser {
     }
 
     /// Where the fields of the last line parsed lie, when a route reads them.
-    pub fn kept(&self) -> Option<&[Option<crate::sources::json::Span>]> {
+    pub fn kept(&self) -> Option<&[Option<crate::record::json::Span>]> {
         match self {
             SourceParser::Json(p) | SourceParser::GenJson(p) => p.kept(),
             _ => None,

@@ -6,7 +6,7 @@
 use super::exchange;
 use super::lookahead::AHEAD_SLOTS;
 use super::{Shard, RUN, STEP};
-use crate::event::{Event, Rec, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD};
+use crate::record::event::{Event, Rec, Tag, CHUNK_IDLE, CHUNK_LAST, CHUNK_OFFSET, CHUNK_PAD};
 
 impl Shard {
     pub(super) fn receive_step(&mut self) -> usize {
@@ -184,7 +184,7 @@ impl Shard {
     /// due before it first, then the event at the watermark it arrives at.
     pub(super) fn process(&mut self, depth: usize, node: usize, rec: &Rec<'_>) {
         let ev = rec.ev;
-        let fired = ev.flags & crate::event::FIRED != 0;
+        let fired = ev.flags & crate::record::event::FIRED != 0;
         self.fire_upto(depth, ev.seen_max, !fired);
         let time = self.chunk.times[node];
         // Fired records arrive before the node's own step at their position.

@@ -5,7 +5,7 @@
 use super::Shard;
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::checkpoint::{Section, Snapshot};
-use crate::event::{Event, Tag};
+use crate::record::event::{Event, Tag};
 use crate::runtime::checkpointing::Job;
 use std::sync::atomic::Ordering;
 use std::time::Instant;

@@ -7,8 +7,8 @@
 
 use super::Shard;
 use crate::operators::steps::{Outcome, RecordChain};
-use crate::sources::bind::RecordParser;
-use crate::sources::json::Span;
+use crate::record::bind::RecordParser;
+use crate::record::json::Span;
 use std::collections::VecDeque;
 
 /// One chain of steps from a source, and who reads its records.

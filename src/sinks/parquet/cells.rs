@@ -1,4 +1,4 @@
-//! Values of a result line (the shared [`columns`](crate::sinks::columns) model: raw JSON text,
+//! Values of a result line (the shared [`columns`](crate::record::columns) model: raw JSON text,
 //! never a float) converted into cells of the Parquet sink's typed columns: exact decimals rescaled
 //! to the column's scale without rounding (more fraction digits than it has, or more digits than
 //! its precision, is an error, not a rounding), 64-bit integers, epoch-ms timestamps, floats only
@@ -6,7 +6,7 @@
 //! why, so its row can go to the dead letters.
 
 use super::nested::Node;
-use crate::sinks::columns::{ColumnType, Value};
+use crate::record::columns::{ColumnType, Value};
 use std::borrow::Cow;
 
 /// The largest precision a Parquet decimal column here takes (Arrow's `Decimal128`).
@@ -224,7 +224,7 @@ pub fn convert<'a>(ty: ColumnType, v: &'a Value<'_>) -> Result<Cell<'a>, String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sinks::columns::fields;
+    use crate::record::columns::fields;
 
     fn dec(p: u8, s: u8) -> ColumnType {
         ColumnType::Decimal(Some((p, s)))

@@ -13,7 +13,7 @@ pub mod nested;
 pub mod rows;
 pub mod writer;
 
-pub use crate::sinks::columns::ColumnType;
+pub use crate::record::columns::ColumnType;
 pub use writer::{ParquetOut, ParquetShared};
 
 use std::path::PathBuf;

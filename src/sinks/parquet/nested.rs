@@ -10,7 +10,7 @@
 
 use super::cells::{self, Cell, MAX_PRECISION};
 use super::rows::{self, Builder};
-use crate::sinks::columns::{self, ColumnType, Value};
+use crate::record::columns::{self, ColumnType, Value};
 use arrow_array::{ArrayRef, ListArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Fields};

@@ -1,5 +1,5 @@
 //! Result lines to Arrow columns: each NDJSON line is split into its fields as raw JSON values
-//! by the shared column model ([`columns`](crate::sinks::columns): field text as written, so
+//! by the shared column model ([`columns`](crate::record::columns): field text as written, so
 //! decimals keep every digit), the files' columns are inferred from the first lines where they are
 //! not pinned (an exact decimal gets precision 38 and the largest scale seen), and every row is
 //! converted cell by cell before any of it is appended, so a value that does not fit its column
@@ -7,7 +7,7 @@
 
 use super::cells::{self, Cell, MAX_PRECISION};
 use super::nested::{self, NestedBuilder, Node, Shape};
-use crate::sinks::columns::{self, ColumnType, Value};
+use crate::record::columns::{self, ColumnType, Value};
 use arrow_array::builder::{
     BooleanBuilder, Decimal128Builder, Float64Builder, Int64Builder, StringBuilder,
     TimestampMillisecondBuilder,

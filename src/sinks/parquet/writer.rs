@@ -280,7 +280,7 @@ mod tests {
             roll_rows,
             columns: vec![(
                 "window_start".into(),
-                crate::sinks::columns::ColumnType::Timestamp,
+                crate::record::columns::ColumnType::Timestamp,
             )],
         }
     }

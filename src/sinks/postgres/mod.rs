@@ -128,7 +128,7 @@ pub fn check_key(
     sink: &crate::plan::SinkPlan,
     key: &[String],
 ) -> Result<(), String> {
-    for w in crate::sinks::columns::window_inputs(plan, sink) {
+    for w in crate::plan::columns::window_inputs(plan, sink) {
         let want = w
             .group_by
             .iter()

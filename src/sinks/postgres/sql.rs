@@ -9,7 +9,7 @@
 //! assignment to the column apply its modifier: an explicit `::varchar(10)` would truncate
 //! silently, an assignment refuses.
 
-use crate::sinks::columns::{Column, ColumnType};
+use crate::record::columns::{Column, ColumnType};
 
 /// `"name"` with inner quotes doubled: every identifier the sink writes is quoted, so a
 /// result field may be named anything.

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::sql::{self, TableColumn};
 use super::{Msg, Shared};
-use crate::sinks::columns::{self, Column};
+use crate::record::columns::{self, Column};
 use crate::sinks::SinkWriter;
 
 /// Why a write did not happen.

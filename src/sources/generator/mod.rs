@@ -5,9 +5,9 @@
 pub mod model;
 pub mod nexmark;
 
-use crate::event::{hash_key, Event, Value};
 use crate::plan::SlotUse;
-use crate::sources::bind::Binding;
+use crate::record::bind::Binding;
+use crate::record::event::{hash_key, Event, Value};
 use model::{Click, ClickModel};
 
 /// The fields a generated click has, in JSON order.
@@ -76,7 +76,7 @@ impl GenParser {
                 }
                 slots.push((fld, *u));
             }
-            if slots.len() > crate::event::INLINE_VALUES {
+            if slots.len() > crate::record::event::INLINE_VALUES {
                 return Err("more values than an event carries inline".into());
             }
             out.push(GenBinding {
@@ -107,8 +107,8 @@ impl GenParser {
                 model::write_user_id(c.user_id, out);
                 out.push(b'"');
             }
-            Field::Ts => crate::text::write_i64(c.ts, out),
-            Field::Bid => crate::text::write_i64(c.bid, out),
+            Field::Ts => crate::record::text::write_i64(c.ts, out),
+            Field::Bid => crate::record::text::write_i64(c.bid, out),
         }
     }
 

@@ -16,7 +16,7 @@
 //! It never does I/O, allocates per event, or knows threads; callers own the buffers.
 
 use crate::plan::GeneratorPlan;
-use crate::text::{write_i64, write_u64};
+use crate::record::text::{write_i64, write_u64};
 
 /// Defaults of the click model; the `generator` source config and `sluice loadgen` both use these.
 pub mod defaults {

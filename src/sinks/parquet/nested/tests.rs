@@ -1,5 +1,5 @@
 use super::*;
-use crate::sinks::columns::fields;
+use crate::record::columns::fields;
 use arrow_array::{Array, Decimal128Array, Int64Array, StringArray};
 
 /// The shape the values of field `col` in `lines` imply.

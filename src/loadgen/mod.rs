@@ -1,6 +1,6 @@
 //! `sluice loadgen clicks`: writes the synthetic click stream to NDJSON files. (`sluice loadgen
-//! flow`, the three inputs of the ad-spend dataflow, lives in [`crate::loadgen_flow`], and `sluice
-//! loadgen nexmark`, the Nexmark benchmark's data, in [`crate::loadgen_nexmark`].)
+//! flow`, the three inputs of the ad-spend dataflow, lives in [`flow`], and `sluice
+//! loadgen nexmark`, the Nexmark benchmark's data, in [`nexmark`].)
 //!
 //! It owns the command's arguments and the file writing; the events themselves come from
 //! [`crate::sources::generator::model`], so line `i` of the output (across all files, in order) is
@@ -11,6 +11,10 @@
 //! buffers; the calling thread writes the chunks in index order and hands buffers back for reuse.
 //! With `--files N` the index range is split into N consecutive, near-equal parts written to
 //! `<stem>.0.<ext>` .. `<stem>.{N-1}.<ext>`. It never touches the runtime or any operator.
+
+pub mod flow;
+mod kafka;
+pub mod nexmark;
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -38,10 +42,10 @@ pub enum LoadgenKind {
     /// Ad clicks: `{"ad_id":"ad-1","user_id":"u-2","ts":1700000000000,"bid":250}`.
     Clicks,
     /// Impressions, clicks (with duplicates) and ad prices for the ad-spend dataflow, as three
-    /// files in the `--out` directory (see `loadgen_flow`).
+    /// files in the `--out` directory (see `flow`).
     Flow,
     /// The Nexmark benchmark's persons, auctions and bids, as three files in the `--out`
-    /// directory (see `loadgen_nexmark`).
+    /// directory (see `nexmark`).
     Nexmark,
 }
 
@@ -210,9 +214,9 @@ impl LoadgenArgs {
 
     /// `--keys`, `--rate` and `--out-of-orderness-ms` as given, else the kind's defaults.
     fn shape(&self) -> (u64, u64, i64) {
-        use crate::loadgen_flow::defaults as flow;
+        use flow::defaults as flow;
         let (keys, rate, ooo) = match self.kind {
-            // `nexmark` reads none of these (see `loadgen_nexmark::config_from_args`).
+            // `nexmark` reads none of these (see `nexmark::config_from_args`).
             LoadgenKind::Clicks | LoadgenKind::Nexmark => (
                 defaults::KEYS,
                 defaults::EVENTS_PER_SECOND,
@@ -280,14 +284,14 @@ fn chunks(events: u64, files: usize, chunk_events: u64) -> Vec<Chunk> {
 /// Writes the events; see the module doc.
 pub fn run(args: &LoadgenArgs) -> Result<LoadgenReport, LoadgenError> {
     if args.kind == LoadgenKind::Flow {
-        return crate::loadgen_flow::run(args);
+        return flow::run(args);
     }
     if args.kind == LoadgenKind::Nexmark {
-        return crate::loadgen_nexmark::run(args);
+        return nexmark::run(args);
     }
     let plan = args.plan()?;
     if let (Some(brokers), Some(topic)) = (&args.kafka, &args.topic) {
-        return crate::loadgen_kafka::produce(args, &plan, brokers, topic);
+        return kafka::produce(args, &plan, brokers, topic);
     }
     let model = ClickModel::new(&plan);
     let paths = args.output_paths();
@@ -407,5 +411,4 @@ fn finish(w: BufWriter<File>, path: &Path) -> Result<(), LoadgenError> {
 }
 
 #[cfg(test)]
-#[path = "loadgen_tests.rs"]
 mod tests;

@@ -1,8 +1,8 @@
-//! [`super::extract_shaped`] against [`super::extract`]: one [`KeyShape`] carried across a
+//! [`super::super::extract_shaped`] against [`super::super::extract`]: one [`KeyShape`] carried across a
 //! sequence of lines whose keys keep, change or break their order and spelling must give every
 //! line exactly the tokens and the error the unshaped scan gives it.
 
-use super::*;
+use super::super::*;
 use proptest::prelude::*;
 
 type Seen = Result<Vec<Option<(TokenKind, usize, usize, bool)>>, JsonError>;

@@ -37,8 +37,6 @@ mod shape;
 mod swar;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_shape;
 
 pub use decode::{canonical, parse_number, plain_int, unescape};
 pub use fields::FieldSet;

@@ -4,6 +4,7 @@
 //! ranges, and the command end to end on real files.
 
 use super::*;
+use crate::sources::generator::nexmark::model;
 use clap::Parser;
 use serde_json::Value;
 
@@ -257,5 +258,4 @@ fn every_line_has_exactly_the_nexmark_fields() {
     }
 }
 
-#[path = "loadgen_nexmark_values_tests.rs"]
 mod values;

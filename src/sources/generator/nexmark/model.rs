@@ -1,4 +1,4 @@
-//! The Nexmark event model of [`crate::loadgen_nexmark`]: event number `n` -> one person, auction
+//! The Nexmark event model of the generator source and `sluice loadgen nexmark`: event number `n` -> one person, auction
 //! or bid, following the generator of Apache Beam and nexmark-flink (`GeneratorConfig`,
 //! `PersonGenerator`, `AuctionGenerator`, `BidGenerator`, `PriceGenerator`, `StringsGenerator`).
 //!

@@ -12,11 +12,18 @@
 //!   a pure function of `(plan, n)`: any shard can make any chunk, and a record's position is its
 //!   event number (which is how a late record is made again for a side output).
 //!
-//! It never does I/O; the model lives beside `sluice loadgen nexmark`, whose files these
-//! records must equal.
+//! It never does I/O. The model (`model`, its random strings and prices in `strings`, its lines
+//! in `json`) is also what `sluice loadgen nexmark` writes its files from, so these records
+//! equal those files' lines.
+
+mod json;
+pub mod model;
+mod strings;
+
+pub use json::write_json;
+use model::{EventKind, NexmarkConfig, NexmarkModel};
 
 use crate::config::NexmarkTable;
-use crate::loadgen_nexmark::{write_json, EventKind, NexmarkConfig, NexmarkModel};
 use crate::plan::NexmarkSourcePlan;
 
 /// Bytes of NDJSON one Nexmark event number makes on average over the three tables (the lines
@@ -89,7 +96,7 @@ pub fn config(plan: &NexmarkSourcePlan) -> NexmarkConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen_nexmark::{generate_range, ChunkBufs};
+    use crate::loadgen::nexmark::{generate_range, ChunkBufs};
 
     fn plan(table: NexmarkTable) -> NexmarkSourcePlan {
         NexmarkSourcePlan {

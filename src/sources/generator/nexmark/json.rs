@@ -1,9 +1,9 @@
-//! The NDJSON lines of `sluice loadgen nexmark` (see [`crate::loadgen_nexmark`]): one line per
+//! The NDJSON lines of `sluice loadgen nexmark` (see [`crate::loadgen::nexmark`]): one line per
 //! event, fields in nexmark-flink's order and with its names, `dateTime` and `expires` as epoch
 //! milliseconds. Appends to the caller's buffer, allocating only if it must grow.
 
 use super::model::{Auction, Bid, NexmarkEvent, Person};
-use crate::text::{write_i64, write_u64};
+use crate::record::text::{write_i64, write_u64};
 
 /// Appends `event` as one JSON object and `'\n'`.
 pub fn write_json(event: &NexmarkEvent<'_>, out: &mut Vec<u8>) {

@@ -1,9 +1,8 @@
 //! `sluice loadgen nexmark`: the Nexmark benchmark's data (persons, auctions and bids of an
 //! online auction) written as `person.ndjson`, `auction.ndjson` and `bid.ndjson` into the `--out`
-//! directory. It owns the command's checks and the file writing; the events come from
-//! [`NexmarkModel`] (in `loadgen_nexmark_model.rs`, usable by a source too; its random strings and
-//! prices in `loadgen_nexmark_strings.rs`) and their lines from
-//! [`write_json`]. It never touches the runtime or any operator.
+//! directory. It owns the command's checks and the file writing; the events come from the
+//! generator source's [`NexmarkModel`] and their lines from its [`write_json`], so the files and
+//! the in-process tables are one model. It never touches the runtime or any operator.
 //!
 //! Event numbers `0 .. --events` are made in chunks of [`CHUNK_EVENTS`] by two threads (chunk
 //! `j` on thread `j % 2`), each chunk into one buffer per file; the calling thread appends the
@@ -25,18 +24,11 @@ use std::time::Instant;
 use crate::loadgen::{LoadgenArgs, LoadgenError, LoadgenReport};
 use crate::sources::generator::model::defaults;
 
-pub use json::write_json;
-pub use model::{
+pub use crate::sources::generator::nexmark::model::{
     Auction, Bid, EventKind, NexmarkConfig, NexmarkEvent, NexmarkModel, Person, FIRST_AUCTION_ID,
     FIRST_CATEGORY_ID, FIRST_PERSON_ID,
 };
-
-#[path = "loadgen_nexmark_json.rs"]
-mod json;
-#[path = "loadgen_nexmark_model.rs"]
-pub mod model;
-#[path = "loadgen_nexmark_strings.rs"]
-mod strings;
+pub use crate::sources::generator::nexmark::write_json;
 
 pub const PERSON_FILE: &str = "person.ndjson";
 pub const AUCTION_FILE: &str = "auction.ndjson";
@@ -207,5 +199,4 @@ fn write_error(path: &Path, source: std::io::Error) -> LoadgenError {
 }
 
 #[cfg(test)]
-#[path = "loadgen_nexmark_tests.rs"]
 mod tests;

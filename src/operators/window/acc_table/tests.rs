@@ -3,9 +3,9 @@
 //! split by key hash) with every kind of key.
 
 use super::*;
-use crate::event::{hash_key, PayloadBuf, Value};
 use crate::expr::FieldPath;
 use crate::plan::{AggFunc, AggPlan};
+use crate::record::event::{hash_key, PayloadBuf, Value};
 use std::collections::{BTreeSet, HashMap};
 
 fn layout_of(funcs: &[(&str, AggFunc)]) -> AggLayout {

@@ -2,7 +2,7 @@
 //! NULL keys, exact decimals, rows, and the reasons malformed records are refused with.
 
 use super::*;
-use crate::event::{Rec, KEY_OUT, ROW};
+use crate::record::event::{Rec, KEY_OUT, ROW};
 use std::str::FromStr;
 
 fn path(s: &str) -> FieldPath {
@@ -207,10 +207,13 @@ fn count_distinct_hashes_numbers_by_value_not_spelling() {
         "different values, and a string is not a number"
     );
     // The hash is the one `count_distinct` gives a number that reaches it unhashed.
-    assert_eq!(two, crate::event::number_hash(Value::Int(2)).unwrap());
+    assert_eq!(
+        two,
+        crate::record::event::number_hash(Value::Int(2)).unwrap()
+    );
     assert_eq!(
         two_and_a_half,
-        crate::event::number_hash(Value::Dec(Decimal::from_str("2.50").unwrap())).unwrap()
+        crate::record::event::number_hash(Value::Dec(Decimal::from_str("2.50").unwrap())).unwrap()
     );
     // An integer token keeps the hash it always had: its bytes.
     assert_eq!(hash_of("-17"), hash_key(b"-17"));

@@ -272,7 +272,7 @@ impl Event {
             return false;
         }
         self.key[..key.len()].copy_from_slice(key);
-        // Zero padding lets state tables compare keys a word at a time (see `state::acc_table`).
+        // Zero padding lets state tables compare keys a word at a time (see `operators::window::acc_table`).
         self.key[key.len()..].fill(0);
         self.key_len = key.len() as u8;
         self.flags &= !KEY_OUT;

@@ -20,10 +20,27 @@
 //!   Hashed for `count_distinct`, a number is hashed by value (`2.5` and `2.50` are one value).
 
 use super::json::{self, FieldSet, KeyShape, Number, Span, Token, TokenKind};
-use crate::event::{hash_key, Event, PayloadBuf, Value, NULL_KEY};
-use crate::expr::{FieldPath, Segment};
-use crate::plan::{SlotUse, TimeUnit};
+use crate::record::event::{hash_key, Event, PayloadBuf, Value, NULL_KEY};
+use crate::record::path::{FieldPath, Segment};
 use rust_decimal::Decimal;
+
+/// How a port's value slots are read from a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotUse {
+    /// A JSON number (or null) for sum/min/max/avg.
+    Number,
+    /// Any JSON value, hashed, for count_distinct.
+    Hash,
+}
+
+/// How a record's event-time field is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    Millis,
+    Seconds,
+    Micros,
+    Rfc3339,
+}
 
 /// Largest accepted |event time| in ms (about year 33658): keeps window arithmetic far from overflow.
 pub const MAX_ABS_EVENT_TIME_MS: i64 = 1_000_000_000_000_000;
@@ -575,7 +592,7 @@ fn number_token_hash(raw: &[u8]) -> Value {
         // A token the number parser refuses is still a value: counted by its bytes.
         number(raw)
             .ok()
-            .and_then(crate::event::number_hash)
+            .and_then(crate::record::event::number_hash)
             .unwrap_or_else(|| hash_key(raw))
     };
     Value::Hash(h)
@@ -614,5 +631,4 @@ fn to_millis(n: Number, unit: TimeUnit) -> Option<i64> {
 }
 
 #[cfg(test)]
-#[path = "bind_tests.rs"]
 mod tests;

@@ -48,7 +48,6 @@ use crate::loadgen::{LoadgenArgs, LoadgenError, LoadgenReport};
 use crate::sources::generator::model::ClickModel;
 use format::{write_click, write_impression, write_price};
 
-#[path = "loadgen_flow_format.rs"]
 mod format;
 
 /// Defaults of `loadgen flow` where they differ from the click generator's.
@@ -520,5 +519,4 @@ fn threshold53(p: f64) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "loadgen_flow_tests.rs"]
 mod tests;

@@ -21,10 +21,10 @@
 //! kept beside the rows (`long`) and its row holds its index there, marked by the length byte
 //! [`LONG`]: such keys are slower, never refused.
 
-use super::prefetch::prefetch;
+use super::aggregate::{AggLayout, Sketches};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::event::{Event, Rec, INLINE_KEY_BYTES};
-use crate::operators::window::aggregate::{AggLayout, Sketches};
+use crate::record::event::{Event, Rec, INLINE_KEY_BYTES};
+use crate::state::prefetch::prefetch;
 
 /// The length byte of a row whose key is in `AccTable::long` (its first key word is the index).
 const LONG: u8 = 255;
@@ -634,5 +634,4 @@ impl AccTable {
 }
 
 #[cfg(test)]
-#[path = "acc_table_tests.rs"]
 mod tests;

@@ -1,6 +1,8 @@
 //! Tests of the NDJSON scanner and decoders: hand-written cases for each rule in the module doc,
 //! and property tests that check [`super::extract`] against serde_json on generated objects.
 
+mod shape;
+
 use super::swar::parse8;
 use super::*;
 use proptest::prelude::*;
