@@ -6,7 +6,7 @@
 use apache_avro::types::Value;
 use apache_avro::Schema;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use sluice::avro::AvroDecoder;
+use sluice::connectors::kafka::avro::AvroDecoder;
 
 const V1: &str = r#"{"type":"record","name":"Order","fields":[
   {"name":"id","type":"long"},

@@ -11,9 +11,7 @@ pub mod defaults;
 mod duration;
 mod error;
 mod generator;
-mod kafka;
 mod parts;
-mod sinks;
 mod source_text;
 pub mod suggest;
 
@@ -24,11 +22,12 @@ use std::path::{Path, PathBuf};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+pub use crate::connectors::kafka::SchemaRegistryConfig;
+pub use crate::connectors::SinkConfig;
 pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
 pub use error::ConfigError;
 pub use generator::{GeneratorModel, GeneratorSourceConfig, NexmarkTable};
 use parts::kinds_of;
-pub use sinks::*;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
 
 /// A whole config file.
@@ -218,7 +217,9 @@ pub enum KafkaKeyFormat {
     Avro,
 }
 
-pub use kafka::{KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName};
+pub use crate::connectors::kafka::config_forms::{
+    KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName,
+};
 
 impl SourceConfig {
     pub fn watermark(&self) -> &WatermarkConfig {
@@ -269,26 +270,6 @@ pub enum Format {
     Csv,
     /// Kafka only: Avro in the Confluent wire format; see `schema_registry`.
     Avro,
-}
-
-/// `schema_registry = { url = "http://127.0.0.1:8081", ... }` of an Avro source or sink.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SchemaRegistryConfig {
-    /// The Confluent-compatible REST API's base URL.
-    pub url: String,
-    /// Default `TOPIC-value` (the Confluent TopicNameStrategy).
-    pub subject: Option<String>,
-    /// Sources: the reader schema's version (default: the latest when the job starts).
-    pub version: Option<u32>,
-    /// Sinks: an `.avsc` file registered under the subject (default: the subject's latest).
-    pub schema_file: Option<std::path::PathBuf>,
-    /// HTTP basic authentication (Confluent Cloud: the API key).
-    pub username: Option<String>,
-    /// The password (API secret) from this environment variable...
-    pub password_env: Option<String>,
-    /// ...or from this file (a mounted secret), without its trailing newline.
-    pub password_file: Option<std::path::PathBuf>,
 }
 
 /// `csv = { ... }` of a `format = "csv"` source.

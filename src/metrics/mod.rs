@@ -487,3 +487,27 @@ impl RunSummary {
         s
     }
 }
+
+/// What a table sink has done, for `/metrics` (shared by its shards' connections).
+#[derive(Debug, Default)]
+pub struct SinkCounters {
+    pub name: String,
+    pub rows_written: std::sync::atomic::AtomicU64,
+    pub batches: std::sync::atomic::AtomicU64,
+    /// Failed writes (each retried or fatal).
+    pub errors: std::sync::atomic::AtomicU64,
+    pub retries: std::sync::atomic::AtomicU64,
+    /// Rows the database refused (to the dead letters).
+    pub rejected: std::sync::atomic::AtomicU64,
+    pub batch_nanos: std::sync::atomic::AtomicU64,
+    pub batch_nanos_max: std::sync::atomic::AtomicU64,
+}
+
+impl SinkCounters {
+    pub fn new(name: &str) -> SinkCounters {
+        SinkCounters {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+}

@@ -332,7 +332,6 @@ impl graph::Graph<'_> {
 }
 
 mod api;
-mod avro;
 mod generator;
 #[cfg(test)]
 mod generator_tests;
@@ -341,9 +340,7 @@ mod graph;
 mod graph_tests;
 mod io;
 mod join;
-mod kafka_options;
 mod order;
-mod postgres;
 mod schema;
 mod step;
 #[cfg(test)]

@@ -1,12 +1,12 @@
-//! What the plan knows of the rows a table-shaped sink (PostgreSQL, Parquet) writes: the window
-//! results it reads directly, and the column types those imply (bounds and counts are integers,
-//! whatever the first rows hold).
+//! What the plan knows of the rows a sink writes, for table-shaped sinks (PostgreSQL, Parquet):
+//! the window results it reads directly give integer bounds and counts, sums and averages
+//! (whatever the first rows hold), and the fields that make each result's key.
 
 use super::{AggFunc, NodeKind, Plan, SinkPlan, StreamRef, WindowPlan};
-use crate::record::columns::ColumnType;
+use crate::record::columns::KnownColumn;
 
 /// The windows a sink reads directly (no step between): what the plan knows of its rows' shape.
-pub fn window_inputs<'p>(
+fn window_inputs<'p>(
     plan: &'p Plan,
     sink: &'p SinkPlan,
 ) -> impl Iterator<Item = &'p WindowPlan> + 'p {
@@ -22,38 +22,36 @@ pub fn window_inputs<'p>(
         })
 }
 
-/// Column types the plan knows for a sink reading windows directly: bounds and counts are
-/// integers, sums `sum` (`None`: as the first rows imply) and averages `avg`, whatever the first
-/// rows hold (a sum whose first totals happen to be whole must not make an integer column its
-/// later fractions cannot enter). Pinned types come first.
-pub fn window_types(
-    plan: &Plan,
-    sink: &SinkPlan,
-    pinned: &[(String, ColumnType)],
-    sum: Option<ColumnType>,
-    avg: ColumnType,
-) -> Vec<(String, ColumnType)> {
-    let mut out = pinned.to_vec();
-    let mut add = |name: &str, ty| {
-        if !out.iter().any(|(n, _)| n == name) {
-            out.push((name.to_string(), ty));
-        }
-    };
+/// The columns the plan knows of `sink`'s rows, window by window in input order (a name may
+/// repeat; the first a sink can type wins).
+pub fn known_columns(plan: &Plan, sink: &SinkPlan) -> Vec<(String, KnownColumn)> {
+    let mut out = Vec::new();
     for w in window_inputs(plan, sink) {
-        add("window_start", ColumnType::BigInt);
-        add("window_end", ColumnType::BigInt);
+        out.push(("window_start".to_string(), KnownColumn::Integer));
+        out.push(("window_end".to_string(), KnownColumn::Integer));
         for a in &w.aggregates {
-            match a.func {
-                AggFunc::Count | AggFunc::CountDistinct => add(&a.name, ColumnType::BigInt),
-                AggFunc::Sum => {
-                    if let Some(ty) = sum {
-                        add(&a.name, ty)
-                    }
-                }
-                AggFunc::Avg => add(&a.name, avg),
-                AggFunc::Min | AggFunc::Max => {}
-            }
+            let k = match a.func {
+                AggFunc::Count | AggFunc::CountDistinct => KnownColumn::Integer,
+                AggFunc::Sum => KnownColumn::Sum,
+                AggFunc::Avg => KnownColumn::Avg,
+                AggFunc::Min | AggFunc::Max => continue,
+            };
+            out.push((a.name.clone(), k));
         }
     }
     out
+}
+
+/// Per window `sink` reads directly: the fields that make a result's key (its group-by fields,
+/// then `window_start`).
+pub fn result_keys(plan: &Plan, sink: &SinkPlan) -> Vec<Vec<String>> {
+    window_inputs(plan, sink)
+        .map(|w| {
+            w.group_by
+                .iter()
+                .map(|f| f.as_str().to_string())
+                .chain(["window_start".to_string()])
+                .collect()
+        })
+        .collect()
 }

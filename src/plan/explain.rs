@@ -1,10 +1,9 @@
 //! `sluice explain`: the operator graph a plan runs, as text a person reads — every source with
 //! its event time and watermark, every stateful operator with the keys its inputs are routed on
-//! and the chains of filters and selects they read through, every sink with what it writes.
+//! and the chains of filters and selects they read through, every sink with what it writes and
+//! the delivery guarantee it gives.
 
-use super::{
-    Edge, NodeKind, Plan, SinkKind, SourceKind, StepKind, StreamRef, TimeUnit, WindowKind,
-};
+use super::{Edge, NodeKind, Plan, SourceKind, StepKind, StreamRef, TimeUnit, WindowKind};
 use std::fmt::Write;
 
 /// The whole graph, sources first, then operators in the order they run, then sinks.
@@ -66,8 +65,13 @@ pub fn explain(plan: &Plan) -> String {
             out,
             "  {}: {} <- {}",
             s.name,
-            sink_kind(&s.kind),
+            s.sink.describe(),
             inputs.join(" + ")
+        );
+        let _ = writeln!(
+            out,
+            "    delivery: {}",
+            s.sink.guarantee(plan.checkpoint.is_some())
         );
     }
     out
@@ -122,26 +126,6 @@ fn node_kind(kind: &NodeKind) -> String {
             )
         }
         other => other.what().to_string(),
-    }
-}
-
-fn sink_kind(kind: &SinkKind) -> String {
-    match kind {
-        SinkKind::File { path } => format!("file {}", path.display()),
-        SinkKind::Stdout => "stdout".to_string(),
-        SinkKind::Kafka(k) => format!(
-            "kafka {} at {} ({})",
-            k.topic,
-            k.brokers,
-            if k.exactly_once {
-                "exactly-once"
-            } else {
-                "at-least-once"
-            }
-        ),
-        SinkKind::Parquet(p) => format!("parquet {}", p.path.display()),
-        // Not the URL: it may hold a password.
-        SinkKind::Postgres(p) => format!("postgres table {}", p.table),
     }
 }
 

@@ -271,9 +271,9 @@ pub struct KafkaPlan {
     /// the event time is the Kafka timestamp).
     pub upsert: Option<Option<String>>,
     /// `format = "avro"`: the registry and the reader schema.
-    pub avro: Option<crate::avro::AvroSourcePlan>,
+    pub avro: Option<crate::connectors::kafka::avro::AvroSourcePlan>,
     /// `key_format = "avro"`: the registry the keys' writer schemas come from.
-    pub avro_key: Option<crate::avro::RegistryPlan>,
+    pub avro_key: Option<crate::connectors::kafka::avro::RegistryPlan>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -479,56 +479,20 @@ pub enum StepKind {
     },
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum SinkKind {
-    File { path: PathBuf },
-    Stdout,
-    Kafka(KafkaSinkPlan),
-    Parquet(crate::sinks::parquet::ParquetSinkPlan),
-    Postgres(PostgresSinkPlan),
-}
-
-/// A PostgreSQL upsert sink (see `sinks::postgres` for its guarantee).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PostgresSinkPlan {
-    /// Resolved from `url` or `url_env` at plan time.
-    pub url: String,
-    /// `name` or `schema.name`, as written.
-    pub table: String,
-    pub key: Vec<String>,
-    pub create_table: bool,
-    pub batch_rows: usize,
-    pub max_delay: std::time::Duration,
-    pub max_in_flight: usize,
-    /// `window_start`/`window_end` as TIMESTAMPTZ when the sink creates the table.
-    pub window_timestamptz: bool,
-    pub columns: Vec<(String, crate::record::columns::ColumnType)>,
-    pub retry_initial: std::time::Duration,
-    pub retry_max: std::time::Duration,
-    pub max_retry_time: std::time::Duration,
-}
-
-/// A Kafka sink (see `sinks::kafka` for what each delivery mode guarantees).
-#[derive(Debug, Clone, PartialEq)]
-pub struct KafkaSinkPlan {
-    pub brokers: String,
-    pub topic: String,
-    pub key: Vec<String>,
-    /// (header name, field path) of each record header taken from the result.
-    pub headers: Vec<(String, String)>,
-    pub exactly_once: bool,
-    pub transactional_id_prefix: String,
-    pub options: std::collections::BTreeMap<String, String>,
-    /// `format = "avro"`: the registry, subject and schema the records are written with.
-    pub avro: Option<crate::avro::AvroSinkPlan>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SinkPlan {
     pub name: String,
-    pub kind: SinkKind,
+    /// The validated sink of its kind (see `connectors`).
+    pub sink: std::sync::Arc<dyn crate::connectors::sink::Sink>,
     /// The streams it writes, one line per record.
     pub inputs: Vec<Edge>,
+}
+
+impl SinkPlan {
+    /// The sink's plan as its connector's type, when it is one (for tests and tools).
+    pub fn sink_as<T: 'static>(&self) -> Option<&T> {
+        self.sink.as_any().downcast_ref()
+    }
 }
 
 impl Plan {

@@ -23,6 +23,17 @@ pub enum ColumnType {
     Json,
 }
 
+/// What the plan knows of a column of the rows a table-shaped sink writes (a window result's):
+/// bounds and counts are integers whatever the first rows hold; sums and averages are typed by
+/// the sink (a sum whose first totals happen to be whole must not make an integer column that its
+/// later fractions cannot enter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnownColumn {
+    Integer,
+    Sum,
+    Avg,
+}
+
 /// The type names `columns` accepts, for messages.
 pub const TYPE_NAMES: &str =
     "\"bigint\", \"double\", \"decimal\" or \"decimal(P,S)\", \"text\", \"boolean\", \"timestamp\", \"json\"";

@@ -123,6 +123,16 @@ fn from_wide(k: u8, b: &[u8]) -> Value {
     }
 }
 
+/// The kind of change a record is, as Flink's `RowKind`: an insertion, the old and new value of
+/// an update, or a deletion. Every stream is insert-only today; sinks say which kinds they take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    Insert,
+    UpdateBefore,
+    UpdateAfter,
+    Delete,
+}
+
 /// What a ring message is. Data carries an event; the others are control messages in-band with
 /// data. A byte, not an enum, so that any bytes are a valid [`Event`] (payload slots).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

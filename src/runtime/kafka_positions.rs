@@ -88,11 +88,11 @@ pub fn avro_sources(plan: &Plan) -> Result<Vec<Avro>, RuntimeError> {
             let key = k
                 .avro_key
                 .as_ref()
-                .map(|r| Arc::new(crate::avro::AvroSource::keys(r, plan.runtime.max_line_bytes)));
+                .map(|r| Arc::new(crate::connectors::kafka::avro::AvroSource::keys(r, plan.runtime.max_line_bytes)));
             let Some(a) = &k.avro else {
                 return Ok(Avro { value: None, key });
             };
-            let s = crate::avro::AvroSource::open(a, plan.runtime.max_line_bytes).map_err(
+            let s = crate::connectors::kafka::avro::AvroSource::open(a, plan.runtime.max_line_bytes).map_err(
                 |message| RuntimeError::Setup {
                     what: format!("source `{}`", src.name),
                     message,

@@ -17,9 +17,9 @@ mod shard;
 mod start;
 pub mod topology;
 
+use crate::connectors::sink::SinkError;
 use crate::metrics::RunSummary;
-use crate::plan::{Plan, SinkKind};
-use crate::sinks::SinkError;
+use crate::plan::Plan;
 use crate::sources::{Partition, SourceError};
 use schedule::ChunkOrder;
 use std::sync::atomic::AtomicBool;
@@ -75,36 +75,16 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
         Some(p) => p,
         None => crate::sources::partitions(plan)?,
     };
-    let staged: Vec<std::path::PathBuf> = match plan.checkpoint {
-        Some(_) => plan
-            .sinks
-            .iter()
-            .filter_map(|s| match &s.kind {
-                SinkKind::File { path } => Some(path.clone()),
-                SinkKind::Stdout
-                | SinkKind::Kafka(_)
-                | SinkKind::Postgres(_)
-                | SinkKind::Parquet(_) => None,
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    let parquet: Vec<std::path::PathBuf> = plan
-        .sinks
-        .iter()
-        .filter_map(|s| match &s.kind {
-            SinkKind::Parquet(p) => Some(p.path.clone()),
-            _ => None,
-        })
-        .collect();
     let (ckpt, resume, jobs) = match &plan.checkpoint {
         Some(c) => {
             let args = checkpointing::OpenArgs {
                 key_groups: plan.runtime.key_groups.max(1),
                 parts: &parts,
-                staged,
-                parquet,
-                kafka: kafka_committers(plan, &c.dir),
+                committers: plan
+                    .sinks
+                    .iter()
+                    .filter_map(|s| s.sink.committer(&s.name, &c.dir))
+                    .collect(),
                 operators: plan.operators(),
                 from_savepoint: opts.from_savepoint.as_deref(),
                 allow_dropped_state: opts.allow_dropped_state,
@@ -128,27 +108,6 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
         crate::checkpoint::control::release(&ck.dir);
     }
     result
-}
-
-/// Where the shards stage an exactly-once Kafka sink's lines: inside the checkpoint directory.
-fn kafka_stage(dir: &std::path::Path, sink: &str) -> std::path::PathBuf {
-    dir.join("kafka-staging").join(sink)
-}
-
-/// The committers of the exactly-once Kafka sinks (run by the checkpoint writer).
-fn kafka_committers(
-    plan: &Plan,
-    dir: &std::path::Path,
-) -> Vec<Arc<crate::sinks::kafka::KafkaCommitter>> {
-    plan.sinks
-        .iter()
-        .filter_map(|s| match &s.kind {
-            SinkKind::Kafka(k) if k.exactly_once => Some(Arc::new(
-                crate::sinks::kafka::KafkaCommitter::new(&s.name, k, kafka_stage(dir, &s.name)),
-            )),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Continues the chunk order a checkpoint recorded (after its watermarks in the `time` section),

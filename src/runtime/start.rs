@@ -11,14 +11,14 @@ use super::shard::emit::Outlet;
 use super::shard::steps::Route;
 use super::shard::{Shard, ShardParts, SourceParser};
 use super::topology::{Readers, Topology};
-use super::{aligned, kafka_positions, kafka_stage, restore_order, RunOptions, RuntimeError};
+use super::{aligned, kafka_positions, restore_order, RunOptions, RuntimeError};
+use crate::connectors::sink::{OpenCx, OpenSink, SinkWriter};
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
 use crate::operators::steps::RecordChain;
 use crate::operators::BuildCtx;
-use crate::plan::{Plan, SinkKind, SourceKind};
+use crate::plan::{Plan, SourceKind};
 use crate::record::bind::RecordParser;
 use crate::record::event::Event;
-use crate::sinks::SharedSink;
 use crate::sources::generator::GenParser;
 use crate::sources::{PartKind, Partition};
 use std::sync::atomic::AtomicBool;
@@ -338,78 +338,44 @@ fn outlets(plan: &Plan, topo: &Topology) -> Result<Outlets, RuntimeError> {
     Ok((outputs, lates))
 }
 
-/// Opens every sink (staged for exactly-once file and Kafka output under `[checkpoint]`).
+/// The sinks of a run, opened, by name; and the dead-letter output.
+type OpenSinks = (Vec<(String, Arc<dyn OpenSink>)>, Option<Arc<dyn OpenSink>>);
+
+/// Opens every sink, each through its connector; under `[checkpoint]` their committers join the
+/// checkpoints' two-phase commit.
 fn open_sinks(
     plan: &Plan,
     ckpt: Option<&super::checkpointing::Ckpt>,
     resumed: bool,
     n: usize,
-) -> Result<(Vec<SharedSink>, Option<SharedSink>), RuntimeError> {
+) -> Result<OpenSinks, RuntimeError> {
     let dead = match &plan.dead_letter {
-        Some(path) => Some(SharedSink::file("dead_letter", path, resumed)?),
+        Some(path) => Some(crate::connectors::file::dead_letters(path, resumed)?),
         None => None,
     };
-    let mut shared = Vec::new();
+    let mut open = Vec::new();
+    let mut committers = Vec::new();
     for s in &plan.sinks {
-        let mut avro = None;
-        if let SinkKind::Kafka(k) = &s.kind {
-            let setup = |message| RuntimeError::Setup {
-                what: format!("sink `{}`", s.name),
-                message,
-            };
-            crate::sinks::kafka::preflight(k).map_err(setup)?;
-            avro = crate::sinks::kafka::open_avro(k).map_err(setup)?;
-        }
-        shared.push(match &s.kind {
-            SinkKind::File { path } if ckpt.is_some() => {
-                SharedSink::staged(&s.name, path, resumed)?
-            }
-            SinkKind::File { path } => SharedSink::file(&s.name, path, resumed)?,
-            SinkKind::Stdout => SharedSink::stdout(&s.name),
-            SinkKind::Kafka(k) if k.exactly_once => match &plan.checkpoint {
-                Some(c) => {
-                    // The committer sends the lines under the schema id they are checked with.
-                    if let (Some(enc), Some(ck)) = (&avro, ckpt) {
-                        for cm in ck.kafka.iter().filter(|cm| cm.name == s.name) {
-                            cm.use_avro(enc.clone());
-                        }
-                    }
-                    SharedSink::staged_only(&s.name, &kafka_stage(&c.dir, &s.name), avro)
-                }
-                None => {
-                    return Err(RuntimeError::Setup {
-                        what: format!("sink `{}`", s.name),
-                        message: "exactly_once needs [checkpoint]".into(),
-                    })
-                }
-            },
-            SinkKind::Kafka(k) => SharedSink::kafka(&s.name, k, n, avro)?,
-            SinkKind::Parquet(p) => {
-                use crate::plan::columns::window_types;
-                use crate::record::columns::ColumnType;
-                // A Parquet decimal has one scale per column: sums keep the scale their first
-                // rows show (their inputs' scale), averages, whose digits vary row to row, are
-                // floats unless pinned.
-                let mut p = p.clone();
-                p.columns = window_types(plan, s, &p.columns, None, ColumnType::Double);
-                SharedSink::parquet(&s.name, &p, ckpt.is_some())?
-            }
-            SinkKind::Postgres(p) => {
-                use crate::plan::columns::window_types;
-                use crate::record::columns::ColumnType::Decimal;
-                crate::sinks::postgres::check_key(plan, s, &p.key).map_err(|message| {
-                    RuntimeError::Setup {
-                        what: format!("sink `{}`", s.name),
-                        message,
-                    }
-                })?;
-                let mut p = p.clone();
-                p.columns = window_types(plan, s, &p.columns, Some(Decimal(None)), Decimal(None));
-                SharedSink::postgres(&s.name, &p, dead.clone())?
-            }
-        });
+        let known = crate::plan::columns::known_columns(plan, s);
+        let result_keys = crate::plan::columns::result_keys(plan, s);
+        let cx = OpenCx {
+            name: &s.name,
+            shards: n,
+            checkpoint_dir: plan.checkpoint.as_ref().map(|c| c.dir.as_path()),
+            resumed,
+            dead: dead.as_ref(),
+            known: &known,
+            result_keys: &result_keys,
+        };
+        let sink = s.sink.open(&cx)?;
+        committers.extend(sink.committer());
+        open.push((s.name.clone(), sink));
     }
-    Ok((shared, dead))
+    if let Some(ck) = ckpt {
+        // Set once, before the checkpoint writer starts.
+        let _ = ck.committers.set(committers);
+    }
+    Ok((open, dead))
 }
 
 type Endpoint = (
@@ -423,7 +389,7 @@ fn endpoint(
     parts: &[Partition],
     n: usize,
     names: &[String],
-    sinks: &[SharedSink],
+    sinks: &[(String, Arc<dyn OpenSink>)],
 ) -> Result<Endpoint, RuntimeError> {
     let Some(api) = &plan.api else {
         return Ok((None, None));
@@ -441,7 +407,7 @@ fn endpoint(
     let mut live = crate::metrics::live::Live::new(n, names.to_vec());
     live.source_names = plan.sources.iter().map(|s| s.name.clone()).collect();
     live.partition_names = parts.iter().map(|p| p.name.clone()).collect();
-    live.sinks = sinks.iter().filter_map(SharedSink::counters).collect();
+    live.sinks = sinks.iter().filter_map(|(_, s)| s.counters()).collect();
     let kparts: Vec<_> = parts
         .iter()
         .enumerate()
@@ -609,8 +575,14 @@ pub(super) fn run_shards(
                 .zip(&topo.first_port)
                 .map(|(node, &first_port)| crate::operators::build(node, BuildCtx { first_port }))
                 .collect(),
-            sinks: shared.iter().map(|s| s.writer(id, first_id)).collect(),
-            dead: dead.as_ref().map(|s| s.writer(id, first_id)),
+            sinks: shared
+                .iter()
+                .map(|(name, s)| SinkWriter::open(name, &**s, id, first_id))
+                .collect::<Result<_, _>>()?,
+            dead: dead
+                .as_ref()
+                .map(|s| SinkWriter::open("dead_letter", &**s, id, first_id))
+                .transpose()?,
             kafka: kafka_positions::reader(plan, &parts, id, n, &avro)?,
             hot: super::shard::hot::PhaseOne::new(plan, id, n),
         };

@@ -103,8 +103,8 @@ pub enum Fetch {
 /// One source's Avro schemas, shared by its shards: values' and keys'.
 #[derive(Debug, Clone, Default)]
 pub struct Avro {
-    pub value: Option<Arc<crate::avro::AvroSource>>,
-    pub key: Option<Arc<crate::avro::AvroSource>>,
+    pub value: Option<Arc<crate::connectors::kafka::avro::AvroSource>>,
+    pub key: Option<Arc<crate::connectors::kafka::avro::AvroSource>>,
 }
 
 /// A record's line, or its raw value and why it could not be decoded.
@@ -137,9 +137,9 @@ struct Decoding {
     /// Kafka timestamp is the event time).
     upsert: Option<Option<String>>,
     /// `format = "avro"`: values are decoded to JSON records here, before metadata joins them.
-    avro: Option<crate::avro::AvroDecoder>,
+    avro: Option<crate::connectors::kafka::avro::AvroDecoder>,
     /// `key_format = "avro"`: keys decoded to JSON before they join metadata or tombstones.
-    avro_key: Option<crate::avro::AvroDecoder>,
+    avro_key: Option<crate::connectors::kafka::avro::AvroDecoder>,
 }
 
 /// The engine's line for record `m` of partition `o`: a tombstone's deletion row, or the value
@@ -253,12 +253,12 @@ impl KafkaReader {
             avro: avro
                 .value
                 .as_ref()
-                .map(|a| crate::avro::AvroDecoder::new(a.clone()))
+                .map(|a| crate::connectors::kafka::avro::AvroDecoder::new(a.clone()))
                 .transpose()?,
             avro_key: avro
                 .key
                 .as_ref()
-                .map(|a| crate::avro::AvroDecoder::new(a.clone()))
+                .map(|a| crate::connectors::kafka::avro::AvroDecoder::new(a.clone()))
                 .transpose()?,
         });
         self.owned.extend(owned);

@@ -28,12 +28,13 @@ pub fn discover(source_name: &str, plan: &KafkaPlan) -> Result<Vec<KafkaPart>, D
         brokers: plan.brokers.clone(),
         message,
     };
-    let consumer = crate::kafka_client::consumer(&client_config(plan)).map_err(fail)?;
+    let consumer =
+        crate::connectors::kafka::client::consumer(&client_config(plan)).map_err(fail)?;
     let mut out = Vec::new();
     // (log start, log end) of each partition, asked once and used by every rule below.
     let mut logs = Vec::new();
     for topic in &plan.topics {
-        let md = crate::kafka_client::metadata(&consumer, topic, METADATA_TIMEOUT)
+        let md = crate::connectors::kafka::client::metadata(&consumer, topic, METADATA_TIMEOUT)
             .map_err(|e| fail(format!("cannot read metadata of topic `{topic}`: {e}")))?;
         let t = md
             .topics()

@@ -66,7 +66,7 @@ fn avro_confluent_reads_and_writes_through_the_schema_registry() {
     let SinkConfig::Kafka(s) = &cfg.sinks["o"] else {
         panic!("{:?}", cfg.sinks["o"]);
     };
-    assert_eq!(s.format, crate::config::KafkaSinkFormat::Avro);
+    assert_eq!(s.format, crate::connectors::kafka::KafkaSinkFormat::Avro);
     assert!(s.schema_registry.is_some());
 }
 

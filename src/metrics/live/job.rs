@@ -3,7 +3,7 @@
 //! sinks' figures, one row per sink.
 
 use super::render::{escape_label, family, single, Kind, Rows, Scrape};
-use crate::sinks::postgres::SinkCounters;
+use crate::metrics::SinkCounters;
 use std::sync::atomic::Ordering;
 
 impl Scrape<'_> {

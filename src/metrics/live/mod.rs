@@ -130,7 +130,7 @@ pub struct Live {
     /// Kafka jobs: the brokers' log ends, for record lag.
     pub kafka: Option<crate::sources::kafka::HighWatch>,
     /// Table sinks' counters (rows written, errors, retries, batch latency).
-    pub sinks: Vec<std::sync::Arc<crate::sinks::postgres::SinkCounters>>,
+    pub sinks: Vec<std::sync::Arc<crate::metrics::SinkCounters>>,
 }
 
 impl Live {

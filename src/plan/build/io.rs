@@ -1,16 +1,17 @@
 //! Validation of sources and sinks: what each reads or writes, and which streams a sink reads.
 
-use std::path::Path;
-
 use super::graph::Graph;
 use super::Builder;
 use crate::config::{
     Config, KafkaSourceConfig, KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName,
-    KeyPath, SinkConfig, SourceConfig, TimeUnitConfig,
+    KeyPath, SourceConfig, TimeUnitConfig,
 };
+use crate::connectors::check::Check;
+use crate::connectors::kafka::avro_plan::AvroCheck;
+use crate::connectors::kafka::options::kafka_options;
 use crate::plan::{
-    BackfillPlan, EventTimePlan, KafkaPlan, KafkaStart, SinkKind, SinkPlan, SourceKind, SourcePlan,
-    TimeUnit, WatermarkPlan,
+    BackfillPlan, EventTimePlan, KafkaPlan, KafkaStart, SinkPlan, SourceKind, SourcePlan, TimeUnit,
+    WatermarkPlan,
 };
 
 impl Builder<'_> {
@@ -163,8 +164,14 @@ impl Builder<'_> {
             }
             _ => None,
         };
-        let avro = self.avro_source(name, k, &topics);
-        let avro_key = self.avro_key(name, k);
+        // The Kafka connector's checks of the parts a source shares with a sink.
+        let mut cx = Check::new("sources", name, false);
+        let avro = cx.avro_source(k, &topics);
+        let avro_key = cx.avro_key(k);
+        let options = kafka_options(&mut cx, &k.options, &k.options_env, &k.options_file);
+        for (key, message) in cx.into_problems() {
+            self.err(key, message);
+        }
         KafkaPlan {
             brokers: k.brokers.clone(),
             topics,
@@ -176,12 +183,7 @@ impl Builder<'_> {
             stop_at_end: k.stop_at == KafkaStopAt::Named(KafkaStopName::End),
             stop_at_time,
             kafka_timestamp: k.event_time.kafka_timestamp,
-            options: self.kafka_options(
-                &["sources", name],
-                &k.options,
-                &k.options_env,
-                &k.options_file,
-            ),
+            options,
             metadata: k.metadata.then_some(k.key_format),
             upsert: self.upsert(name, k),
             avro,
@@ -337,7 +339,8 @@ impl Builder<'_> {
     }
 
     pub(super) fn sinks(&mut self, config: &Config, g: &mut Graph<'_>) -> Vec<SinkPlan> {
-        let mut paths: Vec<(&Path, KeyPath)> = Vec::new();
+        // Every output on disk, with the key naming it: two outputs never share one.
+        let mut paths: Vec<(std::path::PathBuf, KeyPath)> = Vec::new();
         if let Some(d) = &config.dead_letter {
             if d.path.as_os_str().is_empty() {
                 self.err(
@@ -345,7 +348,7 @@ impl Builder<'_> {
                     "the path cannot be empty".into(),
                 );
             }
-            paths.push((&d.path, KeyPath::new(["dead_letter", "path"])));
+            paths.push((d.path.clone(), KeyPath::new(["dead_letter", "path"])));
         }
         let mut plans = Vec::new();
         for (name, sink) in &config.sinks {
@@ -361,92 +364,28 @@ impl Builder<'_> {
                     }
                 }
             }
-            let kind = match sink {
-                SinkConfig::Stdout(_) => SinkKind::Stdout,
-                SinkConfig::File(f) => {
-                    if f.path.as_os_str().is_empty() {
-                        self.err(at("path"), "the path cannot be empty".into());
-                    } else if let Some((_, other)) = paths.iter().find(|(p, _)| *p == f.path) {
-                        self.err(at("path"), format!("`{}` is also written by `{other}`; two outputs cannot share a file", f.path.display()));
-                    }
-                    paths.push((&f.path, at("path")));
-                    SinkKind::File {
-                        path: f.path.clone(),
-                    }
+            let mut cx = Check::new("sinks", name, config.checkpoint.is_some());
+            let built = sink.table().validate(&mut cx);
+            for (key, message) in cx.into_problems() {
+                self.err(key, message);
+            }
+            for out in built.outputs() {
+                if out.path.as_os_str().is_empty() {
+                    continue;
                 }
-                SinkConfig::Postgres(p) => SinkKind::Postgres(self.postgres_sink(name, p)),
-                SinkConfig::Kafka(k) => {
-                    if k.brokers.trim().is_empty() {
-                        self.err(
-                            at("brokers"),
-                            "the broker list cannot be empty (e.g. \"127.0.0.1:9092\")".into(),
-                        );
-                    }
-                    if k.topic.trim().is_empty() {
-                        self.err(at("topic"), "the topic name cannot be empty".into());
-                    }
-                    for (h, f) in &k.headers {
-                        if h.is_empty() || f.trim().is_empty() {
-                            self.err(at("headers"), format!("header `{h}` = `{f}`: a header needs a name and a result field"));
-                        }
-                    }
-                    let exactly_once = k.delivery == crate::config::Delivery::ExactlyOnce;
-                    if exactly_once && config.checkpoint.is_none() {
-                        self.err(at("delivery"), "exactly_once commits a Kafka transaction with each checkpoint: add a [checkpoint] section, or use \"at_least_once\"".into());
-                    }
-                    SinkKind::Kafka(crate::plan::KafkaSinkPlan {
-                        brokers: k.brokers.clone(),
-                        topic: k.topic.clone(),
-                        key: k.key.clone(),
-                        headers: k
-                            .headers
-                            .iter()
-                            .map(|(n, f)| (n.clone(), f.clone()))
-                            .collect(),
-                        exactly_once,
-                        transactional_id_prefix: k
-                            .transactional_id_prefix
-                            .clone()
-                            .unwrap_or_else(|| format!("sluice-{name}")),
-                        options: self.kafka_options(
-                            &["sinks", name],
-                            &k.options,
-                            &k.options_env,
-                            &k.options_file,
-                        ),
-                        avro: self.avro_sink(name, k),
-                    })
+                if let Some((_, other)) = paths.iter().find(|(p, _)| p == out.path) {
+                    let msg = format!(
+                        "`{}` is also written by `{other}`; two outputs cannot share {}",
+                        out.path.display(),
+                        out.noun
+                    );
+                    self.err(at(out.key), msg);
                 }
-                SinkConfig::Parquet(p) => {
-                    if p.path.as_os_str().is_empty() {
-                        self.err(at("path"), "the path cannot be empty (a directory for the part files, e.g. \"out/history/\")".into());
-                    } else if let Some((_, other)) = paths.iter().find(|(q, _)| *q == p.path) {
-                        self.err(at("path"), format!("`{}` is also written by `{other}`; two outputs cannot share a path", p.path.display()));
-                    }
-                    paths.push((&p.path, at("path")));
-                    if p.roll.rows == 0 {
-                        self.err(
-                            at("roll").key("rows"),
-                            "must be at least 1 (rows per part file, e.g. 1000000)".into(),
-                        );
-                    }
-                    let mut columns = Vec::new();
-                    for (col, ty) in &p.columns {
-                        match crate::record::columns::ColumnType::parse(ty) {
-                            Ok(t) => columns.push((col.clone(), t)),
-                            Err(why) => self.err(at("columns").key(col), why),
-                        }
-                    }
-                    SinkKind::Parquet(crate::sinks::parquet::ParquetSinkPlan {
-                        path: p.path.clone(),
-                        roll_rows: p.roll.rows,
-                        columns,
-                    })
-                }
-            };
+                paths.push((out.path.to_path_buf(), at(out.key)));
+            }
             plans.push(SinkPlan {
                 name: name.clone(),
-                kind,
+                sink: built,
                 inputs,
             });
         }

@@ -4,10 +4,12 @@
 
 use super::*;
 use crate::config::parse;
+use crate::connectors::file::FileSink;
+use crate::connectors::parquet::ParquetSinkPlan;
 use crate::expr::FieldPath;
 use crate::plan::{
-    AggFunc, AggPlan, Edge, EventTimePlan, NodeKind, PortPlan, SinkKind, SinkPlan, SlotUse,
-    SourceKind, SourcePlan, StreamRef, TimeUnit, WatermarkPlan, WindowKind, WindowPlan,
+    AggFunc, AggPlan, Edge, EventTimePlan, NodeKind, PortPlan, SinkPlan, SlotUse, SourceKind,
+    SourcePlan, StreamRef, TimeUnit, WatermarkPlan, WindowKind, WindowPlan,
 };
 
 /// Line numbers in the tests below refer to this text.
@@ -166,23 +168,21 @@ fn the_issue_example_builds_to_exactly_this_plan() {
         steps: vec![],
     };
     // Sorted by name: "counts" < "late".
+    let sinks: Vec<_> = plan
+        .sinks
+        .iter()
+        .map(|s: &SinkPlan| (s.name.as_str(), s.sink_as::<FileSink>(), &s.inputs[..]))
+        .collect();
+    let file = |path: &str| FileSink { path: path.into() };
+    let (counts, late) = (
+        file("out/clicks_per_minute.ndjson"),
+        file("out/late_clicks.ndjson"),
+    );
     assert_eq!(
-        plan.sinks,
+        sinks,
         vec![
-            SinkPlan {
-                name: "counts".into(),
-                kind: SinkKind::File {
-                    path: "out/clicks_per_minute.ndjson".into(),
-                },
-                inputs: vec![edge(StreamRef::Node(0))],
-            },
-            SinkPlan {
-                name: "late".into(),
-                kind: SinkKind::File {
-                    path: "out/late_clicks.ndjson".into(),
-                },
-                inputs: vec![edge(StreamRef::Late(0))],
-            },
+            ("counts", Some(&counts), &[edge(StreamRef::Node(0))][..]),
+            ("late", Some(&late), &[edge(StreamRef::Late(0))][..]),
         ]
     );
     assert_eq!(plan.dead_letter, Some("out/dead_letter.ndjson".into()));
@@ -667,8 +667,8 @@ fn parquet_sinks_are_typed_and_their_problems_named_by_key() {
     let plan = build_text(&ok).unwrap();
     use crate::record::columns::ColumnType;
     assert_eq!(
-        plan.sinks[0].kind,
-        SinkKind::Parquet(crate::sinks::parquet::ParquetSinkPlan {
+        plan.sinks[0].sink_as::<ParquetSinkPlan>(),
+        Some(&ParquetSinkPlan {
             path: "out/history/".into(),
             roll_rows: 5000,
             columns: vec![
@@ -679,10 +679,9 @@ fn parquet_sinks_are_typed_and_their_problems_named_by_key() {
     );
     // roll defaults to a million rows.
     let plain = edited("type = \"stdout\"", "type = \"parquet\"\npath = \"h\"");
-    match &build_text(&plain).unwrap().sinks[0].kind {
-        SinkKind::Parquet(p) => assert_eq!((p.roll_rows, p.columns.len()), (1_000_000, 0)),
-        k => panic!("{k:?}"),
-    }
+    let plain = build_text(&plain).unwrap();
+    let p = plain.sinks[0].sink_as::<ParquetSinkPlan>().unwrap();
+    assert_eq!((p.roll_rows, p.columns.len()), (1_000_000, 0));
     let bad = edited(
         "type = \"stdout\"",
         "type = \"parquet\"\npath = \"\"\nroll = { rows = 0 }\n\

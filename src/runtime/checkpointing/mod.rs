@@ -3,14 +3,15 @@
 //! that same chunk boundary, encodes its state (watermark progress and every operator's keys) into
 //! memory and hands it to the checkpoint writer thread — the only pause in event processing. The
 //! writer makes the snapshots and staged output durable and the last snapshot completes the
-//! checkpoint with the manifest (source position = that chunk), commits the file sinks, applies
+//! checkpoint with the manifest (source position = that chunk), commits the sinks, applies
 //! retention and, if one was asked for, exports the checkpoint as a savepoint. A run resumes from
 //! the newest intact checkpoint, or from a savepoint: every shard restores the keys it owns from
 //! every snapshot (so the shard count may differ) and all start reading at the recorded chunk.
 //!
-//! Guarantee: state is exactly-once (a restored run's windows equal an uninterrupted run's); file
-//! sinks are exactly-once (lines are staged per checkpoint and committed after its manifest, see
-//! `sinks::staged`); stdout and dead letters are at-least-once (emitted again on replay).
+//! Guarantee: state is exactly-once (a restored run's windows equal an uninterrupted run's); a
+//! sink's output is what its `Guarantee` says: staged sinks are exactly-once (their lines are
+//! staged per checkpoint and committed after its manifest by their `Committer`, see
+//! `connectors::staged`); stdout and dead letters are at-least-once (emitted again on replay).
 //! Never touches the event path: barriers are in-band messages, checked where chunk ends are.
 
 mod restore;
@@ -47,13 +48,9 @@ pub struct Ckpt {
     pub settled: AtomicU64,
     /// When shard 0 sent the barrier of the checkpoint in flight (id, time).
     pub issued: Mutex<(u64, Instant)>,
-    /// Outputs of the file sinks, committed with each checkpoint.
-    pub staged: Vec<PathBuf>,
-    /// Directories of the Parquet sinks: their part files of each checkpoint are renamed into
-    /// place when it completes.
-    pub parquet: Vec<PathBuf>,
-    /// Exactly-once Kafka sinks, committed (one transaction each) with each checkpoint.
-    pub kafka: Vec<Arc<crate::sinks::kafka::KafkaCommitter>>,
+    /// The open sinks' shares of each checkpoint's two-phase commit, set once they are open
+    /// (before any shard starts).
+    pub committers: std::sync::OnceLock<Vec<Arc<dyn crate::connectors::sink::Committer>>>,
     pub savepoint: SavepointCtl,
     pub metrics: Mutex<CheckpointMetrics>,
     /// Why the writer stopped the job (a failure past the tolerance, or a failed commit).

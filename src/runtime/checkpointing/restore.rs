@@ -1,14 +1,14 @@
 //! Opening the checkpoint directory for a run: claim it, find what to resume from (the newest
 //! intact checkpoint — newer damaged ones are skipped, each logged with the reason — or a
 //! savepoint the user names), check that its state fits this config (same key groups, same input
-//! partitions, operators with the same state layout), recover the file sinks' outputs to it, and
+//! partitions, operators with the same state layout), recover the sinks' outputs to it, and
 //! decide which operator restores from which snapshot section.
 
 use super::{CheckpointMetrics, Ckpt, SavepointCtl};
 use crate::checkpoint::{self, control, CheckpointStore, Manifest, Snapshot};
+use crate::connectors::sink::Committer;
 use crate::plan::CheckpointPlan;
 use crate::runtime::RuntimeError;
-use crate::sinks;
 use crate::sources::Partition;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,11 +30,9 @@ pub struct Resume {
 pub struct OpenArgs<'a> {
     pub key_groups: u32,
     pub parts: &'a [Partition],
-    pub staged: Vec<PathBuf>,
-    /// Directories of the Parquet sinks, whose part files are committed with each checkpoint.
-    pub parquet: Vec<PathBuf>,
-    /// Exactly-once Kafka sinks, committed with each checkpoint.
-    pub kafka: Vec<Arc<crate::sinks::kafka::KafkaCommitter>>,
+    /// The sinks' shares of the two-phase commit, as a restore needs them: each recovers its
+    /// output to the checkpoint resumed from before anything is opened.
+    pub committers: Vec<Arc<dyn Committer>>,
     /// Operators of this config in order: (name, state signature).
     pub operators: Vec<(String, String)>,
     pub from_savepoint: Option<&'a Path>,
@@ -145,11 +143,8 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         });
         newest = Some(m);
     }
-    recover_outputs(&a.staged, newest.as_ref())?;
-    recover_parquet(&a.parquet, newest.as_ref())?;
-    for k in &a.kafka {
-        k.recover(newest.as_ref().map(|m| m.id))
-            .map_err(|e| err(format!("recovering Kafka sink `{}`: {e}", k.name)))?;
+    for c in &a.committers {
+        c.recover(newest.as_ref()).map_err(err)?;
     }
     let (tx, rx) = mpsc::channel();
     let ckpt = Ckpt {
@@ -165,9 +160,7 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         completed: AtomicU64::new(base_id),
         settled: AtomicU64::new(base_id),
         issued: Mutex::new((0, Instant::now())),
-        staged: a.staged,
-        parquet: a.parquet,
-        kafka: a.kafka,
+        committers: std::sync::OnceLock::new(),
         savepoint: SavepointCtl {
             requested: a.savepoint_requested,
             at: AtomicU64::new(0),
@@ -180,59 +173,6 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         buffers: Mutex::new(Default::default()),
     };
     Ok((Arc::new(ckpt), resume, rx))
-}
-
-/// Output staged for the checkpoint resumed from is committed (again: a crash may have cut the
-/// commit short), output of later checkpoints is cut back, other staging discarded.
-fn recover_outputs(staged: &[PathBuf], newest: Option<&Manifest>) -> Result<(), RuntimeError> {
-    for out in staged {
-        let key = out.to_string_lossy();
-        let committed = newest.map(|m| {
-            let c = &m.sources["commit"][key.as_ref()];
-            sinks::staged::Committed {
-                id: m.id,
-                from: c["from"].as_u64().unwrap_or(0),
-                to: c["to"].as_u64().unwrap_or(0),
-            }
-        });
-        let missing = sinks::staged::recover(out, committed)
-            .map_err(|e| err(format!("recovering output {}: {e}", out.display())))?;
-        if missing > 0 {
-            tracing::warn!(
-                output = %out.display(),
-                missing_bytes = missing,
-                "output is shorter than the state restored covers; lines from before that point are not written again"
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Parquet part files the restored checkpoint covers are committed (a crash may have come before
-/// their rename), later ones deleted. The manifest names the checkpoint whose parts it covers,
-/// which differs from its own id once a savepoint is adopted under a new one.
-fn recover_parquet(dirs: &[PathBuf], newest: Option<&Manifest>) -> Result<(), RuntimeError> {
-    for dir in dirs {
-        let key = dir.to_string_lossy();
-        let covered = newest.map(|m| m.sources["parquet"][key.as_ref()].as_u64().unwrap_or(m.id));
-        let r = sinks::parquet::files::recover(dir, covered).map_err(|e| {
-            err(format!(
-                "recovering Parquet files in {}: {e}",
-                dir.display()
-            ))
-        })?;
-        if r.committed + r.deleted > 0 {
-            tracing::info!(
-                dir = %dir.display(),
-                committed = r.committed,
-                deleted = r.deleted,
-                "Parquet part files recovered: {} committed, {} after the checkpoint deleted",
-                r.committed,
-                r.deleted
-            );
-        }
-    }
-    Ok(())
 }
 
 /// For every operator of this config, the section of `m` to restore it from. Operators with no
@@ -353,42 +293,6 @@ mod tests {
         );
         assert!(e.contains("--allow-dropped-state"), "{e}");
         assert_eq!(match_operators(&m, &[], &cfg, true).unwrap(), vec![None]);
-    }
-
-    #[test]
-    fn parquet_recovery_keeps_the_parts_the_state_covers_even_under_an_adopted_id() {
-        use crate::sinks::parquet::files::Part;
-        let d = tempfile::tempdir().unwrap();
-        let dir = d.path().join("hist");
-        std::fs::create_dir_all(&dir).unwrap();
-        let put = |id, temp| {
-            let p = Part {
-                id,
-                shard: 0,
-                seq: 0,
-                temp,
-            };
-            let name = if temp { p.temp_name() } else { p.final_name() };
-            std::fs::write(dir.join(name), b"x").unwrap();
-        };
-        put(3, false);
-        put(4, true); // its manifest was durable, the rename had not happened
-        put(6, false); // a later checkpoint of the lineage the savepoint was taken from
-        put(7, true);
-        // A savepoint taken at checkpoint 4, adopted as checkpoint 9 of this directory.
-        let mut m = manifest(&[]);
-        m.id = 9;
-        m.sources = serde_json::json!({ "parquet": { dir.to_string_lossy(): 4 } });
-        recover_parquet(std::slice::from_ref(&dir), Some(&m)).unwrap();
-        let mut names: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["part-3-0.parquet", "part-4-0.parquet"]);
-        // No checkpoint: a fresh start drops them all.
-        recover_parquet(std::slice::from_ref(&dir), None).unwrap();
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     }
 
     #[test]

@@ -8,7 +8,6 @@
 
 use super::Ckpt;
 use crate::checkpoint::{control, FileEntry, Manifest, Snapshot};
-use crate::sinks;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::PathBuf;
@@ -210,61 +209,38 @@ fn write_part(ck: &Ckpt, job: &Job) -> Result<FileEntry, String> {
         f.sync_all()
             .map_err(|e| format!("syncing staged output: {e}"))?;
     }
-    // The temporaries' names must survive a power loss as well as their bytes: the manifest is
-    // about to say they exist.
-    for d in &ck.parquet {
-        sinks::parquet::files::sync_dir(d)
-            .map_err(|e| format!("syncing Parquet directory {}: {e}", d.display()))?;
-    }
     ck.store.begin_shared(job.id).map_err(|e| e.to_string())?;
     ck.store
         .write_shard(job.id, &job.snap)
         .map_err(|e| e.to_string())
 }
 
-/// Completes checkpoint `id` at `chunk`: manifest (with each output's length before and after this
-/// checkpoint's lines, so recovery can roll a cut-short commit forward or cut a later checkpoint's
-/// output back), then the commit, then retention.
+/// Completes checkpoint `id` at `chunk`: each sink's committer prepares (and says what the
+/// manifest must record for it, such as an output's length before and after this checkpoint's
+/// lines, so recovery can roll a cut-short commit forward or cut a later checkpoint's output
+/// back), then the manifest, then the commits, then retention.
 fn complete(ck: &Ckpt, id: u64, chunk: u64, mut files: Vec<FileEntry>) -> Result<Manifest, String> {
     files.sort_by_key(|f| f.shard);
-    let mut lens = Vec::with_capacity(ck.staged.len());
-    let mut commit = serde_json::Map::new();
-    for out in &ck.staged {
-        let io = |e: std::io::Error| format!("{}: {e}", out.display());
-        let from = sinks::staged::output_len(out).map_err(io)?;
-        let to = from + sinks::staged::staged_len(out, id).map_err(io)?;
-        lens.push(from);
-        commit.insert(
-            out.to_string_lossy().into_owned(),
-            serde_json::json!({ "from": from, "to": to }),
-        );
-    }
-    let parquet: serde_json::Map<String, serde_json::Value> = ck
-        .parquet
-        .iter()
-        .map(|d| (d.to_string_lossy().into_owned(), serde_json::json!(id)))
-        .collect();
+    let committers = ck.committers.get().map_or(&[][..], |c| &c[..]);
     let mut sources =
-        serde_json::json!({ "chunk": chunk, "partitions": ck.partitions, "commit": commit });
-    // The checkpoint whose Parquet parts this state covers (kept when a savepoint is adopted).
-    if !parquet.is_empty() {
-        sources["parquet"] = serde_json::Value::Object(parquet);
+        serde_json::json!({ "chunk": chunk, "partitions": ck.partitions, "commit": {} });
+    let mut recorded = Vec::with_capacity(committers.len());
+    for c in committers {
+        let r = c.prepare(id)?;
+        if let Some((section, key, value)) = &r {
+            if !sources[*section].is_object() {
+                sources[*section] = serde_json::json!({});
+            }
+            sources[*section][key.as_str()] = value.clone();
+        }
+        recorded.push(r.map(|(_, _, v)| v));
     }
     let m = ck
         .store
         .complete(id, ck.key_groups, sources, ck.operators.clone(), files)
         .map_err(|e| format!("checkpoint {id}: {e}"))?;
-    for (out, from) in ck.staged.iter().zip(lens) {
-        sinks::staged::commit(out, id, from)
-            .map_err(|e| format!("committing output {}: {e}", out.display()))?;
-    }
-    for dir in &ck.parquet {
-        sinks::parquet::files::commit(dir, id)
-            .map_err(|e| format!("committing Parquet files in {}: {e}", dir.display()))?;
-    }
-    for k in &ck.kafka {
-        k.commit(id)
-            .map_err(|e| format!("committing Kafka sink `{}`: {e}", k.name))?;
+    for (c, r) in committers.iter().zip(&recorded) {
+        c.commit(id, r.as_ref())?;
     }
     ck.store
         .retain(ck.retain, id + 1)

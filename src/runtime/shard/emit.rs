@@ -10,11 +10,11 @@
 
 use super::exchange::Outbound;
 use super::owners::Owners;
+use crate::connectors::sink::{SinkError, SinkWriter};
 use crate::operators::steps::{Outcome, RecordChain};
 use crate::operators::{Emitter, Output};
 use crate::record::bind::RecordParser;
 use crate::record::event::{slot_of, Event, Rec, Tag, FIRED, RETRACT, SLOT_BYTES};
-use crate::sinks::{SinkError, SinkWriter};
 use crate::sources::generator::raw_record;
 use crate::sources::{PartKind, Partition};
 use std::fs::File;

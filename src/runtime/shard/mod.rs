@@ -36,11 +36,11 @@ pub mod steps;
 
 use super::ring::{Consumer, Producer};
 use super::setup::{ShardSetup, StopCoord};
+use crate::connectors::sink::SinkWriter;
 use crate::metrics::{latency_histogram, ShardStats};
 use crate::operators::Operator;
 use crate::record::bind::RecordParser;
 use crate::record::event::Event;
-use crate::sinks::SinkWriter;
 use crate::sources::file::ChunkReader;
 use crate::sources::generator::GenParser;
 use crate::time::{ChunkTime, WatermarkTracker};

@@ -6,12 +6,12 @@ use super::emit::{dead_letter_line, ShardEmitter};
 use super::kafka;
 use super::steps;
 use super::{ProdChunk, Shard, SourceParser, STEP};
+use crate::connectors::sink::SinkWriter;
 use crate::metrics::ShardStats;
 use crate::record::event::{payload_slots, slot_of, Event, Tag, CHUNK_LAST, CHUNK_PAD, SLOT_BYTES};
 use crate::runtime::aligned::Next;
 use crate::runtime::kafka_align::Holds;
 use crate::runtime::schedule::Schedule;
-use crate::sinks::SinkWriter;
 use crate::sources::PartKind;
 use std::fs::File;
 

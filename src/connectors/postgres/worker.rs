@@ -14,10 +14,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::sql::{self, TableColumn};
+use super::statements::{self as sql, TableColumn};
 use super::{Msg, Shared};
+use crate::connectors::sink::SinkWriter;
 use crate::record::columns::{self, Column};
-use crate::sinks::SinkWriter;
 
 /// Why a write did not happen.
 enum Failure {
@@ -75,7 +75,10 @@ pub(super) struct Worker {
 
 impl Worker {
     pub(super) fn new(shared: Arc<Shared>, shard: usize, stop: Arc<AtomicBool>) -> Worker {
-        let dead = shared.dead.as_ref().map(|d| d.writer(shard, 0));
+        let dead = shared
+            .dead
+            .as_ref()
+            .and_then(|d| SinkWriter::open("dead_letter", &**d, shard, 0).ok());
         Worker {
             shared,
             client: None,

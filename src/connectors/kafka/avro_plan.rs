@@ -1,23 +1,23 @@
-//! `format = "avro"` on Kafka sources and sinks, validated into [`crate::avro`] plans: the
+//! `format = "avro"` on Kafka sources and sinks, validated into [`crate::connectors::kafka::avro`] plans: the
 //! registry URL, the subject (Confluent's `TOPIC-value` by default), a source's pinned reader
 //! version, a sink's schema file (read and parsed now, so a bad `.avsc` fails before anything
 //! runs), and basic-auth credentials whose password comes from a variable or a file.
 
-use super::Builder;
-use crate::avro::{AvroSinkPlan, AvroSourcePlan, RegistryPlan};
-use crate::config::{
-    Format, KafkaKeyFormat, KafkaSinkConfig, KafkaSinkFormat, KafkaSourceConfig, KeyPath,
-    SchemaRegistryConfig,
-};
+use super::avro::{AvroSinkPlan, AvroSourcePlan, RegistryPlan};
+use super::config::{KafkaSinkConfig, KafkaSinkFormat, SchemaRegistryConfig};
+use crate::config::{Format, KafkaKeyFormat, KafkaSourceConfig, KeyPath};
+use crate::connectors::check::Check;
 
-impl Builder<'_> {
-    pub(super) fn avro_source(
-        &mut self,
-        name: &str,
-        k: &KafkaSourceConfig,
-        topics: &[String],
-    ) -> Option<AvroSourcePlan> {
-        let at = KeyPath::new(["sources", name]);
+/// Validation of `format = "avro"` and its registry, on the table `cx` checks.
+pub trait AvroCheck {
+    fn avro_source(&mut self, k: &KafkaSourceConfig, topics: &[String]) -> Option<AvroSourcePlan>;
+    fn avro_key(&mut self, k: &KafkaSourceConfig) -> Option<RegistryPlan>;
+    fn avro_sink(&mut self, k: &KafkaSinkConfig) -> Option<AvroSinkPlan>;
+}
+
+impl AvroCheck for Check<'_> {
+    fn avro_source(&mut self, k: &KafkaSourceConfig, topics: &[String]) -> Option<AvroSourcePlan> {
+        let at = self.table();
         let avro_key = k.key_format == KafkaKeyFormat::Avro;
         if k.format != Format::Avro && avro_key {
             // The registry serves the keys only; `avro_key` validates the table.
@@ -49,11 +49,11 @@ impl Builder<'_> {
     }
 
     /// `key_format = "avro"`: keys read with their own writer schemas, by the ids they carry.
-    pub(super) fn avro_key(&mut self, name: &str, k: &KafkaSourceConfig) -> Option<RegistryPlan> {
+    fn avro_key(&mut self, k: &KafkaSourceConfig) -> Option<RegistryPlan> {
         if k.key_format != KafkaKeyFormat::Avro {
             return None;
         }
-        let at = KeyPath::new(["sources", name]);
+        let at = self.table();
         let Some(sr) = &k.schema_registry else {
             self.err(
                 at.clone().key("key_format"),
@@ -70,8 +70,8 @@ impl Builder<'_> {
         Some(self.registry(&at, sr))
     }
 
-    pub(super) fn avro_sink(&mut self, name: &str, k: &KafkaSinkConfig) -> Option<AvroSinkPlan> {
-        let at = KeyPath::new(["sinks", name]);
+    fn avro_sink(&mut self, k: &KafkaSinkConfig) -> Option<AvroSinkPlan> {
+        let at = self.table();
         let sr = self.registry_table(
             &at,
             k.format == KafkaSinkFormat::Avro,
@@ -111,9 +111,21 @@ impl Builder<'_> {
             schema,
         })
     }
+}
 
-    /// The `schema_registry` table when `avro` is the format; an error when one is given
-    /// without the other.
+/// The `schema_registry` table when `avro` is the format; an error when one is given without
+/// the other.
+trait Registry {
+    fn registry_table<'c>(
+        &mut self,
+        at: &KeyPath,
+        avro: bool,
+        sr: Option<&'c SchemaRegistryConfig>,
+    ) -> Option<&'c SchemaRegistryConfig>;
+    fn registry(&mut self, at: &KeyPath, sr: &SchemaRegistryConfig) -> RegistryPlan;
+}
+
+impl Registry for Check<'_> {
     fn registry_table<'c>(
         &mut self,
         at: &KeyPath,
@@ -196,7 +208,8 @@ impl Builder<'_> {
 #[cfg(test)]
 mod tests {
     use crate::config::parse;
-    use crate::plan::{build::build, Plan, SinkKind, SourceKind};
+    use crate::connectors::kafka::KafkaSinkPlan;
+    use crate::plan::{build, Plan, SourceKind};
 
     /// A Kafka source and sink with `source` and `sink` lines added.
     fn job(source: &str, sink: &str) -> String {
@@ -242,7 +255,7 @@ mod tests {
             ("u", std::env::var("PATH").unwrap())
         );
         assert_eq!(k.avro_key.as_ref().unwrap().url, "http://r:8081");
-        let SinkKind::Kafka(s) = &plan.sinks[0].kind else {
+        let Some(s) = plan.sinks[0].sink_as::<KafkaSinkPlan>() else {
             panic!()
         };
         let sa = s.avro.as_ref().unwrap();

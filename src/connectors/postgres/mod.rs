@@ -12,47 +12,28 @@
 //! re-fire overwrites its window's row), so readers may briefly see an earlier value that the
 //! replay then rewrites. Without `key`, rows are inserted: at-least-once, a replay inserts again.
 
-mod sql;
+pub mod config;
+pub mod plan;
+mod statements;
 mod worker;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::plan::PostgresSinkPlan;
-use crate::sinks::SharedSink;
+pub use crate::metrics::SinkCounters;
+pub use config::PostgresSinkConfig;
+pub use plan::PostgresSinkPlan;
 
-/// What a sink has done, for `/metrics` (shared by its shards' connections).
-#[derive(Debug, Default)]
-pub struct SinkCounters {
-    pub name: String,
-    pub rows_written: AtomicU64,
-    pub batches: AtomicU64,
-    /// Failed writes (each retried or fatal).
-    pub errors: AtomicU64,
-    pub retries: AtomicU64,
-    /// Rows the database refused (to the dead letters).
-    pub rejected: AtomicU64,
-    pub batch_nanos: AtomicU64,
-    pub batch_nanos_max: AtomicU64,
-}
-
-impl SinkCounters {
-    pub fn new(name: &str) -> SinkCounters {
-        SinkCounters {
-            name: name.into(),
-            ..Default::default()
-        }
-    }
-}
+use crate::connectors::sink::{OpenSink, SinkError, SinkPart};
 
 /// What every connection of one sink shares.
 #[derive(Debug)]
 pub struct Shared {
     pub name: String,
     pub plan: PostgresSinkPlan,
-    pub dead: Option<SharedSink>,
+    pub dead: Option<Arc<dyn OpenSink>>,
     pub counters: Arc<SinkCounters>,
     /// The first fatal failure of any connection.
     failure: Mutex<Option<String>>,
@@ -66,14 +47,14 @@ impl Shared {
     pub fn open(
         name: &str,
         plan: &PostgresSinkPlan,
-        dead: Option<SharedSink>,
+        dead: Option<Arc<dyn OpenSink>>,
     ) -> Result<Arc<Shared>, String> {
         let mut c = connect(plan).map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
         if !plan.create_table {
             let found = c
                 .query_one(
                     "SELECT to_regclass($1) IS NOT NULL",
-                    &[&sql::table_ident(&plan.table)],
+                    &[&statements::table_ident(&plan.table)],
                 )
                 .map_err(|e| format!("reading the catalog: {e}"))?;
             if !found.get::<_, bool>(0) {
@@ -120,22 +101,13 @@ pub(crate) fn connect(plan: &PostgresSinkPlan) -> Result<postgres::Client, postg
     config.connect(postgres::NoTls)
 }
 
-/// Refuses a `key` that would let two shards write one row (it must hold a window input's
-/// group-by fields and `window_start`): the table would then depend on thread timing, not on the
-/// input, and the sink's guarantee would not hold.
-pub fn check_key(
-    plan: &crate::plan::Plan,
-    sink: &crate::plan::SinkPlan,
-    key: &[String],
-) -> Result<(), String> {
-    for w in crate::plan::columns::window_inputs(plan, sink) {
-        let want = w
-            .group_by
-            .iter()
-            .map(|f| f.as_str().to_string())
-            .chain(["window_start".to_string()]);
+/// Refuses a `key` that would let two shards write one row (it must hold each window input's
+/// group-by fields and `window_start`, `result_keys`): the table would then depend on thread
+/// timing, not on the input, and the sink's guarantee would not hold.
+pub fn check_key(result_keys: &[Vec<String>], key: &[String]) -> Result<(), String> {
+    for want in result_keys {
         for f in want {
-            if !key.is_empty() && !key.contains(&f) {
+            if !key.is_empty() && !key.contains(f) {
                 return Err(format!(
                     "`key` must include `{f}`: rows of different {} would otherwise overwrite each other",
                     if f == "window_start" { "windows" } else { "groups" }
@@ -225,5 +197,44 @@ impl Drop for PgOut {
         // that fails is not held up by a connection still retrying.
         self.stop.store(true, Ordering::Relaxed);
         self.tx = None;
+    }
+}
+
+/// The open sink: every shard's part is a connection of its own, started when the part is made;
+/// one that cannot start fails the shard's first write.
+#[derive(Debug)]
+pub struct OpenPostgres(pub Arc<Shared>);
+
+impl OpenSink for OpenPostgres {
+    fn part(&self, shard: usize, _first_id: u64) -> Result<Box<dyn SinkPart>, SinkError> {
+        Ok(Box::new(PgPart(PgOut::new(&self.0, shard))))
+    }
+
+    fn counters(&self) -> Option<Arc<SinkCounters>> {
+        Some(self.0.counters.clone())
+    }
+}
+
+/// A shard's connection, or why it could not start (reported at its first write or tick).
+#[derive(Debug)]
+struct PgPart(Result<PgOut, String>);
+
+impl SinkPart for PgPart {
+    fn write(&mut self, buf: &mut Vec<u8>, durable: bool) -> Result<(), String> {
+        match &mut self.0 {
+            Ok(p) => p.write(buf, durable),
+            Err(m) => Err(m.clone()),
+        }
+    }
+
+    fn due(&self, now: Instant) -> bool {
+        matches!(&self.0, Ok(p) if p.due(now))
+    }
+
+    fn failed(&self) -> Option<String> {
+        match &self.0 {
+            Ok(p) => p.failed(),
+            Err(m) => Some(m.clone()),
+        }
     }
 }

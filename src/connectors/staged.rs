@@ -1,4 +1,5 @@
-//! Two-phase commit for file sinks under checkpoints: each shard writes the lines it emits before
+//! Two-phase commit for sinks under checkpoints (the file sink; the exactly-once Kafka sink stages
+//! its lines the same way before its committer sends them): each shard writes the lines it emits before
 //! checkpoint `id` to its own staging file `<output>.staging/<id>-<shard>`, sealed (fsync, by the
 //! checkpoint writer) when it meets the barrier; once the manifest of `id` is durable, the staged
 //! files of `id` and of any earlier checkpoint that failed are appended to the output in (id, shard)
@@ -11,6 +12,74 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::connectors::sink::SinkPart;
+
+/// A check every staged line must pass (an exactly-once Avro Kafka sink's schema): a line that
+/// fails it is refused now, as a dead letter, rather than failing a commit later.
+pub trait LineCheck: std::fmt::Debug + Send + Sync {
+    /// `Err(why)` when `line` (without its newline) cannot be written; `scratch` is reusable space.
+    fn check(&self, line: &[u8], scratch: &mut Vec<u8>) -> Result<(), String>;
+}
+
+/// A shard's part of a staged sink: its lines go to its staging file of the current checkpoint.
+#[derive(Debug)]
+pub struct StagePart {
+    stage: Stage,
+    check: Option<Arc<dyn LineCheck>>,
+    rejected: Vec<(String, Vec<u8>)>,
+}
+
+impl StagePart {
+    pub fn new(stage: Stage, check: Option<Arc<dyn LineCheck>>) -> StagePart {
+        StagePart {
+            stage,
+            check,
+            rejected: Vec::new(),
+        }
+    }
+}
+
+impl SinkPart for StagePart {
+    fn write(&mut self, buf: &mut Vec<u8>, _durable: bool) -> Result<(), String> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if let Some(check) = &self.check {
+            checked(&**check, buf, &mut self.rejected);
+        }
+        let res = self.stage.write(buf);
+        buf.clear();
+        res.map_err(|e| format!("write failed: {e}"))
+    }
+
+    fn seal(&mut self, id: u64) -> Result<Vec<File>, String> {
+        Ok(self.stage.seal(id).into_iter().collect())
+    }
+
+    fn has_rejected(&self) -> bool {
+        !self.rejected.is_empty()
+    }
+
+    fn take_rejected(&mut self) -> Vec<(String, Vec<u8>)> {
+        std::mem::take(&mut self.rejected)
+    }
+}
+
+/// Keeps in `buf` only the lines `check` passes; the others go to `rejected` with why.
+fn checked(check: &dyn LineCheck, buf: &mut Vec<u8>, rejected: &mut Vec<(String, Vec<u8>)>) {
+    let mut scratch = Vec::new();
+    let mut kept = Vec::with_capacity(buf.len());
+    for line in buf.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        match check.check(body, &mut scratch) {
+            Ok(()) => kept.extend_from_slice(line),
+            Err(why) => rejected.push((why, body.to_vec())),
+        }
+    }
+    *buf = kept;
+}
 
 /// The staging folder of the file sink writing `output`.
 pub fn staging_dir(output: &Path) -> PathBuf {

@@ -3,82 +3,80 @@
 //! read here, before anything runs, so a missing secret is a config error naming its key; and
 //! refused where this build cannot honour them (TLS without the `kafka-tls` feature).
 
-use super::Builder;
-use crate::config::KeyPath;
+use crate::connectors::check::Check;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-impl Builder<'_> {
-    /// The options of the Kafka client at `at` (`["sources", NAME]` or `["sinks", NAME]`).
-    pub(super) fn kafka_options(
-        &mut self,
-        at: &[&str],
-        options: &BTreeMap<String, String>,
-        from_env: &BTreeMap<String, String>,
-        from_file: &BTreeMap<String, PathBuf>,
-    ) -> BTreeMap<String, String> {
-        let key = |table: &str, k: &str| KeyPath::new(at.iter().copied()).key(table).key(k);
-        let mut out = options.clone();
-        for (k, var) in from_env {
-            if options.contains_key(k) {
-                self.err(
-                    key("options_env", k),
-                    format!("`{k}` is also set in `options`; give it once"),
-                );
-                continue;
-            }
-            match std::env::var(var) {
-                Ok(v) if !v.is_empty() => {
-                    out.insert(k.clone(), v);
-                }
-                Ok(_) => self.err(
-                    key("options_env", k),
-                    format!("the environment variable `{var}` is empty"),
-                ),
-                Err(_) => self.err(
-                    key("options_env", k),
-                    format!("the environment variable `{var}` is not set (or not UTF-8)"),
-                ),
-            }
+/// The options of the Kafka client of the table `cx` checks.
+pub fn kafka_options(
+    cx: &mut Check<'_>,
+    options: &BTreeMap<String, String>,
+    from_env: &BTreeMap<String, String>,
+    from_file: &BTreeMap<String, PathBuf>,
+) -> BTreeMap<String, String> {
+    let at = cx.table();
+    let key = |table: &str, k: &str| at.clone().key(table).key(k);
+    let mut out = options.clone();
+    for (k, var) in from_env {
+        if options.contains_key(k) {
+            cx.err(
+                key("options_env", k),
+                format!("`{k}` is also set in `options`; give it once"),
+            );
+            continue;
         }
-        for (k, path) in from_file {
-            if out.contains_key(k) {
-                self.err(
-                    key("options_file", k),
-                    format!("`{k}` is also set in `options` or `options_env`; give it once"),
-                );
-                continue;
+        match std::env::var(var) {
+            Ok(v) if !v.is_empty() => {
+                out.insert(k.clone(), v);
             }
-            match std::fs::read_to_string(path) {
-                Ok(v) => {
-                    let v = v.strip_suffix('\n').unwrap_or(&v);
-                    let v = v.strip_suffix('\r').unwrap_or(v);
-                    out.insert(k.clone(), v.to_string());
-                }
-                Err(e) => self.err(
-                    key("options_file", k),
-                    format!("cannot read `{}`: {e}", path.display()),
-                ),
-            }
+            Ok(_) => cx.err(
+                key("options_env", k),
+                format!("the environment variable `{var}` is empty"),
+            ),
+            Err(_) => cx.err(
+                key("options_env", k),
+                format!("the environment variable `{var}` is not set (or not UTF-8)"),
+            ),
         }
-        if let Some((k, why)) = crate::kafka_client::unsupported(&out) {
-            let table = if options.contains_key(&k) {
-                "options"
-            } else if from_env.contains_key(&k) {
-                "options_env"
-            } else {
-                "options_file"
-            };
-            self.err(key(table, &k), why);
-        }
-        out
     }
+    for (k, path) in from_file {
+        if out.contains_key(k) {
+            cx.err(
+                key("options_file", k),
+                format!("`{k}` is also set in `options` or `options_env`; give it once"),
+            );
+            continue;
+        }
+        match std::fs::read_to_string(path) {
+            Ok(v) => {
+                let v = v.strip_suffix('\n').unwrap_or(&v);
+                let v = v.strip_suffix('\r').unwrap_or(v);
+                out.insert(k.clone(), v.to_string());
+            }
+            Err(e) => cx.err(
+                key("options_file", k),
+                format!("cannot read `{}`: {e}", path.display()),
+            ),
+        }
+    }
+    if let Some((k, why)) = super::client::unsupported(&out) {
+        let table = if options.contains_key(&k) {
+            "options"
+        } else if from_env.contains_key(&k) {
+            "options_env"
+        } else {
+            "options_file"
+        };
+        cx.err(key(table, &k), why);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use crate::config::parse;
-    use crate::plan::{build::build, Plan, SinkKind, SourceKind};
+    use crate::connectors::kafka::KafkaSinkPlan;
+    use crate::plan::{build, Plan, SourceKind};
 
     fn job(client: &str) -> String {
         format!(
@@ -111,7 +109,7 @@ mod tests {
         let SourceKind::Kafka(k) = &plan.sources[0].kind else {
             panic!()
         };
-        let SinkKind::Kafka(s) = &plan.sinks[0].kind else {
+        let Some(s) = plan.sinks[0].sink_as::<KafkaSinkPlan>() else {
             panic!()
         };
         for o in [&k.options, &s.options] {

@@ -8,26 +8,19 @@
 //! not fit its column sends its row to the dead letters.
 
 pub mod cells;
+pub mod config;
 pub mod files;
 pub mod nested;
 pub mod rows;
+mod sink;
 pub mod writer;
 
 pub use crate::record::columns::ColumnType;
+pub use config::ParquetSinkConfig;
+pub use sink::ParquetSinkPlan;
 pub use writer::{ParquetOut, ParquetShared};
 
 use std::path::PathBuf;
-
-/// `[sinks.NAME] type = "parquet"`, validated.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ParquetSinkPlan {
-    /// The directory of the part files.
-    pub path: PathBuf,
-    /// A file is finished after this many rows (and at every checkpoint).
-    pub roll_rows: u64,
-    /// Pinned column types, by column name.
-    pub columns: Vec<(String, ColumnType)>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParquetSinkError {
