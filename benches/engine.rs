@@ -4,7 +4,7 @@
 //! - `generator`: the in-process generator source, bounded to 2 M events;
 //! - `ndjson_file`: a 2 M-line file written once by `sluice loadgen` into a temp dir (~70-byte
 //!   lines; read from the page cache after warm-up);
-//! - `memory`: 20 M pre-parsed events handed in as `PartKind::Memory` partitions (16 384 per chunk),
+//! - `memory`: 20 M pre-parsed events handed in as an in-memory source (`connectors::memory`) (16 384 per chunk),
 //!   so the number is the engine without any parser.
 //!
 //! Each iteration is one whole job (threads started, input read, every window fired, sink flushed),
@@ -18,10 +18,12 @@ mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use sluice::cli::{Cli, Command};
+use sluice::connectors::memory::MemorySource;
+use sluice::connectors::source::OpenSource;
 use sluice::plan::Plan;
 use sluice::runtime::{self, RunOptions};
-use sluice::sources::{PartKind, Partition};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const GENERATOR_EVENTS: u64 = 2_000_000;
@@ -29,7 +31,6 @@ const FILE_EVENTS: u64 = 2_000_000;
 const MEMORY_EVENTS: u64 = 20_000_000;
 const MEMORY_PER_CHUNK: u64 = 16_384;
 const SHARDS: usize = 2;
-const OUT_OF_ORDERNESS_MS: i64 = 5_000;
 
 fn scaled(n: u64) -> u64 {
     match std::env::var("SLUICE_BENCH_SMALL") {
@@ -95,12 +96,12 @@ fn run_jobs(
     plan: &Plan,
     iters: u64,
     want: u64,
-    parts: impl Fn() -> Option<Vec<Partition>>,
+    sources: impl Fn() -> Option<Vec<Arc<dyn OpenSource>>>,
 ) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let opts = RunOptions {
-            partitions: parts(),
+            sources: sources(),
             ..RunOptions::default()
         };
         let t0 = Instant::now();
@@ -148,20 +149,17 @@ fn bench_engine(c: &mut Criterion) {
     let _ = std::fs::remove_file(&data);
 
     let n = scaled(MEMORY_EVENTS);
-    let events: std::sync::Arc<[sluice::record::event::Event]> = common::click_events(n).into();
+    let events: Arc<[sluice::record::event::Event]> = common::click_events(n).into();
     // The generator source only names the stream; its partitions are replaced by the events.
     let plan = job(dir.path(), "memory", "type = \"generator\"\ncount = 1");
     let parts = || {
-        Some(vec![Partition {
-            source: 0,
-            name: "memory".into(),
-            max_out_of_orderness_ms: OUT_OF_ORDERNESS_MS,
-            kind: PartKind::Memory {
-                events: events.clone(),
-                per_chunk: MEMORY_PER_CHUNK,
-            },
-            first_chunk: 0,
-        }])
+        // Its partition's watermark bound is the plan source's (5 s).
+        let memory: Arc<dyn OpenSource> = Arc::new(MemorySource::new(
+            "memory",
+            events.clone(),
+            MEMORY_PER_CHUNK,
+        ));
+        Some(vec![memory])
     };
     g.throughput(Throughput::Elements(n));
     g.bench_function("memory", |b| {

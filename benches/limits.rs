@@ -4,11 +4,11 @@
 //! - `hashbrown_only`: a `hashbrown::HashMap` keyed by the same `ad_id`s in the same order, updating
 //!   a (count, sum) pair per event, with nothing else.
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use sluice::connectors::generator::model::{default_plan, write_ndjson, ClickModel};
 use sluice::expr::FieldPath;
 use sluice::plan::SlotUse;
 use sluice::plan::TimeUnit;
 use sluice::record::bind::{Binding, RecordParser};
-use sluice::sources::generator::model::{default_plan, write_ndjson, ClickModel};
 
 const N: u64 = 2_000_000;
 

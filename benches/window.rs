@@ -18,9 +18,9 @@ mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use hashbrown::{HashMap, HashTable};
+use sluice::connectors::generator::model::defaults;
 use sluice::operators::{Emitter, Operator, Output};
 use sluice::record::event::{hash_key, Event, Rec, Value};
-use sluice::sources::generator::model::defaults;
 use sluice::time::ChunkTime;
 use std::time::{Duration, Instant};
 

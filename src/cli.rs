@@ -216,7 +216,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
                 RunOptions {
                     stop,
                     uring: !no_uring,
-                    partitions: None,
+                    sources: None,
                     savepoint,
                     from_savepoint,
                     allow_dropped_state,

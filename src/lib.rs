@@ -21,7 +21,6 @@ pub mod operators;
 pub mod plan;
 pub mod record;
 pub mod runtime;
-pub mod sources;
 pub mod sql;
 pub mod state;
 pub mod time;

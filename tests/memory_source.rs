@@ -1,4 +1,4 @@
-//! The in-memory partition (pre-parsed events handed to `runtime::run`, as the engine benchmark
+//! The in-memory source (pre-parsed events handed to `runtime::run`, as the engine benchmark
 //! does) must give exactly what the generator source gives for the same events: same lines, same
 //! count, whatever the shard count, ring capacity or events per chunk (small rings force the
 //! no-credit path, where the event that found no credit waits and production stops).
@@ -6,15 +6,16 @@
 mod common;
 
 use common::late_clicks_toml;
+use sluice::connectors::generator::bind::GenParser;
+use sluice::connectors::generator::model::ClickModel;
+use sluice::connectors::generator::ClickSource;
+use sluice::connectors::memory::MemorySource;
 use sluice::expr::FieldPath;
 use sluice::plan::Plan;
 use sluice::plan::SlotUse;
 use sluice::record::bind::Binding;
 use sluice::record::event::Event;
 use sluice::runtime::{self, RunOptions};
-use sluice::sources::generator::model::ClickModel;
-use sluice::sources::generator::GenParser;
-use sluice::sources::{PartKind, Partition};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -46,10 +47,10 @@ fn job(
 
 /// The generator's events for the plan's model, built by the generator source's own builder.
 fn events(plan: &Plan) -> Vec<Event> {
-    let sluice::plan::SourceKind::Generator(g) = &plan.sources[0].kind else {
+    let Some(g) = plan.sources[0].source_as::<ClickSource>() else {
         panic!("the test job reads a generator");
     };
-    let model = ClickModel::new(g);
+    let model = ClickModel::new(&g.model);
     let path = |p: &str| FieldPath::parse(p).unwrap();
     let binding = Binding {
         port: 0,
@@ -102,20 +103,12 @@ fn memory_partition_gives_what_the_generator_gives() {
     ] {
         let name = format!("memory-{shards}-{ring}-{per_chunk}-{hot}");
         let (plan, out) = job(dir.path(), &name, shards, ring, hot);
-        let parts = vec![Partition {
-            source: 0,
-            name: "memory".into(),
-            max_out_of_orderness_ms: 2000,
-            kind: PartKind::Memory {
-                events: evs.clone(),
-                per_chunk,
-            },
-            first_chunk: 0,
-        }];
+        // Its partition's watermark bound is the plan source's (2 s).
+        let memory = Arc::new(MemorySource::new("memory", evs.clone(), per_chunk));
         let got = runtime::run(
             &plan,
             RunOptions {
-                partitions: Some(parts),
+                sources: Some(vec![memory]),
                 ..RunOptions::default()
             },
         )

@@ -3,13 +3,13 @@
 // Each bench uses a part of this module.
 #![allow(dead_code)]
 
+use sluice::connectors::generator::bind::GenParser;
+use sluice::connectors::generator::model::{default_plan, ClickModel};
 use sluice::expr::FieldPath;
 use sluice::operators::{window, Operator};
 use sluice::plan::{AggFunc, AggPlan, SlotUse, WindowKind, WindowPlan};
 use sluice::record::bind::Binding;
 use sluice::record::event::Event;
-use sluice::sources::generator::model::{default_plan, ClickModel};
-use sluice::sources::generator::GenParser;
 
 fn path(p: &str) -> FieldPath {
     FieldPath::parse(p).expect("a field path")

@@ -10,7 +10,6 @@
 pub mod defaults;
 mod duration;
 mod error;
-mod generator;
 mod parts;
 mod source_text;
 pub mod suggest;
@@ -22,11 +21,9 @@ use std::path::{Path, PathBuf};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-pub use crate::connectors::kafka::SchemaRegistryConfig;
-pub use crate::connectors::SinkConfig;
+pub use crate::connectors::{SinkConfig, SourceConfig};
 pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
 pub use error::ConfigError;
-pub use generator::{GeneratorModel, GeneratorSourceConfig, NexmarkTable};
 use parts::kinds_of;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
 
@@ -128,162 +125,6 @@ impl Default for RuntimeConfig {
             drain_timeout: defaults::drain_timeout(),
         }
     }
-}
-
-/// `[sources.NAME]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum SourceConfig {
-    File(FileSourceConfig),
-    Generator(GeneratorSourceConfig),
-    /// Boxed: its many options would make every source config as large.
-    Kafka(Box<KafkaSourceConfig>),
-}
-
-/// `[sources.NAME] type = "kafka"`: a topic's partitions, spread over the shards.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KafkaSourceConfig {
-    /// `bootstrap.servers`.
-    pub brokers: String,
-    pub topic: Option<String>,
-    pub topics: Option<Vec<String>>,
-    /// Read positions are committed to this group for lag monitoring only (checkpoints hold the
-    /// positions a restore uses); `start = "committed"` starts from it. Default `sluice-NAME`.
-    pub group_id: Option<String>,
-    /// Absent: `"committed"`.
-    pub start: Option<KafkaStartConfig>,
-    /// `"end"`: stop at the end offsets each partition had when the job started (a bounded job);
-    /// `"never"` (the default): keep reading.
-    #[serde(default)]
-    pub stop_at: KafkaStopAt,
-    #[serde(default)]
-    pub format: Format,
-    /// The CSV layout of `format = "csv"`.
-    pub csv: Option<CsvConfig>,
-    /// The registry of `format = "avro"`, and the reader schema's subject and version.
-    pub schema_registry: Option<SchemaRegistryConfig>,
-    pub event_time: EventTimeConfig,
-    #[serde(default)]
-    pub watermark: WatermarkConfig,
-    /// Passed through to librdkafka as they are (`"fetch.max.bytes" = "1048576"`).
-    #[serde(default)]
-    pub options: BTreeMap<String, String>,
-    /// librdkafka options whose values come from environment variables (`{ "sasl.password" =
-    /// "SLUICE_KAFKA_SASL_PASSWORD" }`), so no secret is written in the TOML.
-    #[serde(default)]
-    pub options_env: BTreeMap<String, String>,
-    /// librdkafka options whose values are the contents of files (a mounted secret), without
-    /// the trailing newline.
-    #[serde(default)]
-    pub options_file: BTreeMap<String, std::path::PathBuf>,
-    /// At most this many records per second over all partitions (`"50000/s"`): a replay the
-    /// sinks can absorb; the rest waits in the topic (lag grows).
-    pub rate_limit: Option<String>,
-    /// Each record also carries its Kafka metadata as the field `_kafka` (key, headers,
-    /// timestamp, partition, offset, topic), for expressions and group-by.
-    #[serde(default)]
-    pub metadata: bool,
-    /// How `_kafka.key` is decoded: `"string"` (the default), `"json"` or `"avro"`.
-    #[serde(default)]
-    pub key_format: KafkaKeyFormat,
-    /// `"upsert"`: the topic is a table's changelog (a compacted topic): each record a new
-    /// version of its key, a tombstone (no value) its deletion, for a temporal join's `table`.
-    #[serde(default)]
-    pub changelog: KafkaChangelog,
-}
-
-/// What a Kafka source's records are.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KafkaChangelog {
-    /// Each record an event; a tombstone is a dead letter.
-    #[default]
-    Append,
-    /// Each record a version of the table row its key names; a tombstone deletes the key.
-    Upsert,
-}
-
-/// How a Kafka record key reaches `_kafka.key`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KafkaKeyFormat {
-    /// The key's bytes as a string (bytes that are not UTF-8 become U+FFFD).
-    #[default]
-    String,
-    /// The key as the JSON value it holds (a key that is not JSON: as a string).
-    Json,
-    /// The key as Confluent wire-format Avro, read with its writer schema from `schema_registry`.
-    Avro,
-}
-
-pub use crate::connectors::kafka::config_forms::{
-    KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName,
-};
-
-impl SourceConfig {
-    pub fn watermark(&self) -> &WatermarkConfig {
-        match self {
-            SourceConfig::File(f) => &f.watermark,
-            SourceConfig::Generator(g) => &g.watermark,
-            SourceConfig::Kafka(k) => &k.watermark,
-        }
-    }
-    /// The event time as written or defaulted (a generator's default depends on its model).
-    pub fn event_time(&self) -> std::borrow::Cow<'_, EventTimeConfig> {
-        match self {
-            SourceConfig::File(f) => std::borrow::Cow::Borrowed(&f.event_time),
-            SourceConfig::Generator(g) => g.event_time(),
-            SourceConfig::Kafka(k) => std::borrow::Cow::Borrowed(&k.event_time),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileSourceConfig {
-    /// A file or a glob; each matching file is one partition.
-    pub path: String,
-    #[serde(default)]
-    pub format: Format,
-    /// The CSV layout of `format = "csv"`.
-    pub csv: Option<CsvConfig>,
-    pub event_time: EventTimeConfig,
-    #[serde(default)]
-    pub watermark: WatermarkConfig,
-    /// Backfill: records per second this source is read at, at most (`"50000/s"`).
-    pub rate_limit: Option<String>,
-    /// Backfill: skip records that start before this byte offset of each file.
-    pub start_offset: Option<u64>,
-    /// Backfill: skip records with an event time before this (RFC 3339).
-    pub start_time: Option<String>,
-}
-
-/// Input encoding of a file or Kafka source.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    /// One JSON object per line (per record).
-    #[default]
-    Json,
-    /// Comma-separated values (RFC 4180 quoting), one record per line; see `csv`.
-    Csv,
-    /// Kafka only: Avro in the Confluent wire format; see `schema_registry`.
-    Avro,
-}
-
-/// `csv = { ... }` of a `format = "csv"` source.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CsvConfig {
-    /// The first line of each file names the columns (files only).
-    #[serde(default)]
-    pub header: bool,
-    /// The column names in order (instead of, or checked against, a header).
-    #[serde(default)]
-    pub columns: Vec<String>,
-    /// One ASCII character; default `,`.
-    pub delimiter: Option<String>,
 }
 
 /// `event_time = { field = "ts", unit = "ms" }`.

@@ -2,6 +2,7 @@
 //! Line numbers refer to `config/example.toml` (the example), edited one key at a time.
 
 use super::*;
+use crate::connectors::generator::{GeneratorModel, NexmarkTable};
 
 const EXAMPLE: &str = include_str!("../../config/example.toml");
 
@@ -259,10 +260,13 @@ fn generator_defaults_match_the_click_model() {
     let text = format!("[sources.g]\ntype = \"generator\"\n{STDOUT_JOB}");
     let (config, src) = parse(&text, "t.toml").unwrap();
     let plan = crate::plan::build(&config, &src).unwrap();
-    let crate::plan::SourceKind::Generator(g) = &plan.sources[0].kind else {
-        panic!("{:?}", plan.sources[0].kind)
+    let Some(g) = plan.sources[0].source_as::<crate::connectors::generator::ClickSource>() else {
+        panic!("{:?}", plan.sources[0].source)
     };
-    assert_eq!(*g, crate::sources::generator::model::default_plan(None));
+    assert_eq!(
+        g.model,
+        crate::connectors::generator::model::default_plan(None)
+    );
 }
 
 /// ... and a Nexmark generator's defaults must equal `sluice loadgen nexmark`'s.
@@ -273,12 +277,15 @@ fn nexmark_generator_defaults_match_loadgen_nexmark() {
     );
     let (config, src) = parse(&text, "t.toml").unwrap();
     let plan = crate::plan::build(&config, &src).unwrap();
-    let crate::plan::SourceKind::Nexmark(n) = &plan.sources[0].kind else {
-        panic!("{:?}", plan.sources[0].kind)
+    let Some(n) = plan.sources[0]
+        .source_as::<crate::connectors::generator::NexmarkTableSource>()
+        .map(|n| &n.table)
+    else {
+        panic!("{:?}", plan.sources[0].source)
     };
     assert_eq!(
-        crate::sources::generator::nexmark::config(n),
-        crate::sources::generator::nexmark::model::NexmarkConfig::default()
+        crate::connectors::generator::nexmark::config(n),
+        crate::connectors::generator::nexmark::model::NexmarkConfig::default()
     );
     assert_eq!((n.table, n.count), (NexmarkTable::Bid, None));
     let et = &plan.sources[0].event_time;

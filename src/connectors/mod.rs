@@ -1,27 +1,115 @@
 //! Connectors: where events come from and where results go, one folder per connector (`file`,
-//! `stdout`, `kafka`, `postgres`, `parquet`, ...), each with its config table, its validation
-//! into the plan, its runtime part, its SQL table options and its tests. The runtime knows them
-//! only through the [`sink`] traits; the plan builds them through the registry below, the one
-//! place that lists every kind (one line each).
+//! `generator`, `kafka`, `memory`, `stdout`, `postgres`, `parquet`), each with its config table,
+//! its validation into the plan, its runtime part, its SQL table options and its tests. The
+//! runtime knows them only through the [`source`] and [`sink`] traits; the plan builds them
+//! through the registry below, the one place that lists every kind (one line each).
 //!
-//! Shared by several connectors: [`staged`] output (per-checkpoint staging files committed by
-//! the checkpoint writer) and [`check`], the context a connector's validation reports into.
+//! Shared by several connectors: the [`csv`] format (files and Kafka), [`staged`] output
+//! (per-checkpoint staging files committed by the checkpoint writer) and [`check`], the context
+//! a connector's validation reports into.
 
 pub mod check;
+pub mod csv;
 pub mod file;
+pub mod generator;
 pub mod kafka;
+pub mod memory;
 pub mod parquet;
 pub mod postgres;
 pub mod sink;
+pub mod source;
 pub mod staged;
 pub mod stdout;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Deserialize;
 
+use crate::config::{EventTimeConfig, WatermarkConfig};
 use check::Check;
 use sink::Sink;
+use source::Source;
+
+/// A source's config table, as each source kind's config struct implements it.
+pub trait SourceTable {
+    /// The event time as written, or the kind's default.
+    fn event_time(&self) -> Cow<'_, EventTimeConfig>;
+    fn watermark(&self) -> &WatermarkConfig;
+    /// Its records carry a timestamp of their own (`event_time.kafka_timestamp`).
+    fn record_timestamps(&self) -> bool {
+        false
+    }
+    /// The fields its records are known to have, exactly (`None`: any may be there).
+    fn fields(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+    /// Validates the table into the plan's source; problems go to `cx` (the source returned
+    /// then is never run).
+    fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source>;
+}
+
+impl<T: SourceTable> SourceTable for Box<T> {
+    fn event_time(&self) -> Cow<'_, EventTimeConfig> {
+        (**self).event_time()
+    }
+    fn watermark(&self) -> &WatermarkConfig {
+        (**self).watermark()
+    }
+    fn record_timestamps(&self) -> bool {
+        (**self).record_timestamps()
+    }
+    fn fields(&self) -> Option<&'static [&'static str]> {
+        (**self).fields()
+    }
+    fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source> {
+        (**self).validate(cx)
+    }
+}
+
+/// The registry of source kinds: `type = "<kind>"` names the variant, whose table is the
+/// connector's config struct.
+macro_rules! source_kinds {
+    ($($variant:ident ($kind:literal) => $table:ty),* $(,)?) => {
+        /// `[sources.NAME]`: one of the source kinds, by its `type`.
+        #[derive(Debug, Clone, PartialEq, Deserialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        pub enum SourceConfig {
+            $($variant($table),)*
+        }
+
+        impl SourceConfig {
+            /// The table of whichever kind this is.
+            pub fn table(&self) -> &dyn SourceTable {
+                match self {
+                    $(SourceConfig::$variant(t) => t,)*
+                }
+            }
+
+            /// Its `type`.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(SourceConfig::$variant(_) => $kind,)*
+                }
+            }
+
+            pub fn watermark(&self) -> &WatermarkConfig {
+                self.table().watermark()
+            }
+
+            pub fn event_time(&self) -> Cow<'_, EventTimeConfig> {
+                self.table().event_time()
+            }
+        }
+    };
+}
+
+source_kinds! {
+    File("file") => file::FileSourceConfig,
+    Generator("generator") => generator::GeneratorSourceConfig,
+    // Boxed: its many options would make every source config as large.
+    Kafka("kafka") => Box<kafka::KafkaSourceConfig>,
+}
 
 /// A sink's config table, as each sink kind's config struct implements it.
 pub trait SinkTable {

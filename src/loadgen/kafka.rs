@@ -4,9 +4,9 @@
 //! partitions get even shares), with idempotence on so a retry never duplicates one. Optionally paced to
 //! `--send-rate` records per second of wall clock. Never touches the runtime.
 
+use crate::connectors::generator::model::{write_ndjson, ClickModel};
+use crate::connectors::generator::GeneratorPlan;
 use crate::loadgen::{LoadgenArgs, LoadgenError, LoadgenReport};
-use crate::plan::GeneratorPlan;
-use crate::sources::generator::model::{write_ndjson, ClickModel};
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};

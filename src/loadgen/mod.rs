@@ -3,7 +3,7 @@
 //! loadgen nexmark`, the Nexmark benchmark's data, in [`nexmark`].)
 //!
 //! It owns the command's arguments and the file writing; the events themselves come from
-//! [`crate::sources::generator::model`], so line `i` of the output (across all files, in order) is
+//! [`crate::connectors::generator::model`], so line `i` of the output (across all files, in order) is
 //! exactly `write_ndjson(model.click(i))` and a job on the file sees what the `generator` source
 //! would produce from the same settings. Defaults equal the generator's.
 //!
@@ -23,8 +23,8 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 use std::thread;
 use std::time::Instant;
 
-use crate::plan::GeneratorPlan;
-use crate::sources::generator::model::{defaults, write_ndjson, ClickModel};
+use crate::connectors::generator::model::{defaults, write_ndjson, ClickModel};
+use crate::connectors::generator::GeneratorPlan;
 
 /// Threads formatting events; the calling thread only writes.
 const GEN_THREADS: usize = 2;

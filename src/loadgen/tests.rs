@@ -29,7 +29,7 @@ fn defaults_equal_the_generator_defaults() {
     let plan = args.plan().expect("valid");
     assert_eq!(
         plan,
-        crate::sources::generator::model::default_plan(Some(5))
+        crate::connectors::generator::model::default_plan(Some(5))
     );
     assert_eq!(args.files, 1);
     assert_eq!(args.output_paths(), vec![PathBuf::from("x.ndjson")]);

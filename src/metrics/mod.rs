@@ -511,3 +511,12 @@ impl SinkCounters {
         }
     }
 }
+
+/// The ends of a source's logs, asked of their system directly (so the lag shows while every
+/// shard is blocked and cannot publish).
+pub trait LogEnds: Send + Sync {
+    /// Where each log partition started this run, by global index.
+    fn starts(&self) -> Vec<(u16, i64)>;
+    /// (global index, end of its log) for every partition the system answered for.
+    fn ends(&self) -> Vec<(u16, i64)>;
+}

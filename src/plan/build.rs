@@ -21,39 +21,6 @@ use crate::config::{self, Config, ConfigError, KeyPath, Location, SourceText, Tr
 pub const MAX_NODES: usize = 255;
 /// Port ids travel in a `u16` on every event.
 pub const MAX_PORTS: usize = u16::MAX as usize;
-/// Fields a `generator` source's events carry.
-pub const GENERATOR_FIELDS: [&str; 4] = ["ad_id", "user_id", "ts", "bid"];
-/// Fields the records of each Nexmark table carry, in the order `sluice loadgen nexmark`
-/// writes them (`sources::generator::nexmark` tests that they match).
-pub fn nexmark_fields(table: config::NexmarkTable) -> &'static [&'static str] {
-    match table {
-        config::NexmarkTable::Person => &[
-            "id",
-            "name",
-            "emailAddress",
-            "creditCard",
-            "city",
-            "state",
-            "dateTime",
-            "extra",
-        ],
-        config::NexmarkTable::Auction => &[
-            "id",
-            "itemName",
-            "description",
-            "initialBid",
-            "reserve",
-            "dateTime",
-            "expires",
-            "seller",
-            "category",
-            "extra",
-        ],
-        config::NexmarkTable::Bid => &[
-            "auction", "bidder", "price", "channel", "url", "dateTime", "extra",
-        ],
-    }
-}
 /// Output fields every window result has besides its group-by fields and aggregates.
 pub const WINDOW_FIELDS: [&str; 2] = ["window_start", "window_end"];
 /// The aggregate functions, as a user writes them.
@@ -144,7 +111,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
     let sources: Vec<SourcePlan> = config
         .sources
         .iter()
-        .map(|(name, s)| b.source(name, s))
+        .map(|(name, s)| b.source(name, s, config.checkpoint.is_some()))
         .collect();
     let names = graph::Names::new(config);
     let order = b.order(config, &names);
@@ -198,7 +165,12 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
             ports,
             steps,
             sinks,
-            dead_letter: config.dead_letter.as_ref().map(|d| d.path.clone()),
+            dead_letter: config.dead_letter.as_ref().map(|d| super::DeadLetterPlan {
+                path: d.path.clone(),
+                sink: std::sync::Arc::new(crate::connectors::file::DeadLetters {
+                    path: d.path.clone(),
+                }),
+            }),
             checkpoint,
             api,
         });
@@ -332,9 +304,6 @@ impl graph::Graph<'_> {
 }
 
 mod api;
-mod generator;
-#[cfg(test)]
-mod generator_tests;
 mod graph;
 #[cfg(test)]
 mod graph_tests;

@@ -3,7 +3,7 @@
 //! and the chains of filters and selects they read through, every sink with what it writes and
 //! the delivery guarantee it gives.
 
-use super::{Edge, NodeKind, Plan, SourceKind, StepKind, StreamRef, TimeUnit, WindowKind};
+use super::{Edge, NodeKind, Plan, StepKind, StreamRef, TimeUnit, WindowKind};
 use std::fmt::Write;
 
 /// The whole graph, sources first, then operators in the order they run, then sinks.
@@ -21,7 +21,7 @@ pub fn explain(plan: &Plan) -> String {
             out,
             "  {}: {}; event time `{}` ({unit}); watermark = max event time - {} ms, idle after {} ms",
             s.name,
-            source_kind(&s.kind),
+            s.source.describe(),
             s.event_time.field,
             s.watermark.max_out_of_orderness_ms,
             s.watermark.idle_timeout_ms
@@ -75,20 +75,6 @@ pub fn explain(plan: &Plan) -> String {
         );
     }
     out
-}
-
-fn source_kind(kind: &SourceKind) -> String {
-    match kind {
-        SourceKind::File { path } => format!("file {path}"),
-        SourceKind::Generator(g) => format!("generator ({} keys, seed {})", g.keys, g.seed),
-        SourceKind::Nexmark(n) => format!(
-            "generator (nexmark {}, seed {}, {} events/s)",
-            n.table.name(),
-            n.seed,
-            n.first_event_rate
-        ),
-        SourceKind::Kafka(k) => format!("kafka {} at {}", k.topics.join(", "), k.brokers),
-    }
 }
 
 fn node_kind(kind: &NodeKind) -> String {

@@ -15,9 +15,7 @@
 mod build;
 pub mod columns;
 mod explain;
-pub use build::{
-    build, load, load_config, load_config_and_sql, nexmark_fields, LoadError, PlanError, PlanErrors,
-};
+pub use build::{build, load, load_config, load_config_and_sql, LoadError, PlanError, PlanErrors};
 pub use explain::explain;
 
 use crate::expr::FieldPath;
@@ -46,7 +44,7 @@ pub struct Plan {
     pub steps: Vec<StepPlan>,
     pub sinks: Vec<SinkPlan>,
     /// Where malformed input goes; `None` means it is only counted (and logged once).
-    pub dead_letter: Option<PathBuf>,
+    pub dead_letter: Option<DeadLetterPlan>,
     pub checkpoint: Option<CheckpointPlan>,
     /// The metrics endpoint (`[api]`).
     pub api: Option<ApiPlan>,
@@ -199,92 +197,20 @@ pub struct RuntimePlan {
     pub drain_timeout_ms: i64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SourcePlan {
     pub name: String,
-    pub kind: SourceKind,
+    /// The validated source of its kind (see `connectors`).
+    pub source: std::sync::Arc<dyn crate::connectors::source::Source>,
     pub event_time: EventTimePlan,
     pub watermark: WatermarkPlan,
-    pub backfill: BackfillPlan,
-    /// `format = "csv"`: how each line becomes a JSON record (`None`: lines are JSON).
-    pub csv: Option<crate::sources::csv::CsvPlan>,
 }
 
-/// Where and how fast a source is read (for replays): nothing set reads everything at full speed.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct BackfillPlan {
-    /// Records per second, at most (spread evenly over the shards).
-    pub rate_per_s: Option<f64>,
-    /// Records starting before this byte offset of each file are skipped.
-    pub start_offset: u64,
-    /// Records with an event time before this (epoch ms) are skipped.
-    pub start_ms: Option<i64>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum SourceKind {
-    /// A file or a glob; each matching file is one partition. NDJSON, or CSV (`SourcePlan::csv`).
-    File {
-        path: String,
-    },
-    Generator(GeneratorPlan),
-    /// A generator source with `model = "nexmark"`: one table of the Nexmark model.
-    Nexmark(NexmarkSourcePlan),
-    /// Boxed: its many settings would make every source kind as large.
-    Kafka(Box<KafkaPlan>),
-}
-
-/// One of Nexmark's tables made in-process: the records of events `0..count` (of all three
-/// tables) that are of `table`'s kind, in event order, each the JSON line `sluice loadgen
-/// nexmark` writes for it (see `sources::generator::nexmark`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NexmarkSourcePlan {
-    pub table: crate::config::NexmarkTable,
-    pub seed: u64,
-    /// Events per second of event time over all three tables (Nexmark's `firstEventRate`).
-    pub first_event_rate: u64,
-    /// `dateTime` of event 0, epoch ms.
-    pub start_ms: i64,
-    /// Events of all three tables the stream covers; `None`: unbounded.
-    pub count: Option<u64>,
-}
-
-/// A Kafka source (see `sources::kafka`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct KafkaPlan {
-    pub brokers: String,
-    pub topics: Vec<String>,
-    pub group_id: String,
-    pub start: KafkaStart,
-    /// Stop at the end offsets taken when the job first started.
-    pub stop_at_end: bool,
-    /// Stop before the first record whose Kafka timestamp is at or after this (epoch ms), as the
-    /// offsets stood when the job first started.
-    pub stop_at_time: Option<i64>,
-    /// The record's Kafka timestamp is its event time.
-    pub kafka_timestamp: bool,
-    pub options: std::collections::BTreeMap<String, String>,
-    /// Records carry their metadata as `_kafka`, the key decoded so (`None`: they do not).
-    pub metadata: Option<crate::config::KafkaKeyFormat>,
-    /// `changelog = "upsert"`: tombstones become deletion rows of their key (see
-    /// `sources::kafka_meta::tombstone`), written with the event-time field named here (`None`:
-    /// the event time is the Kafka timestamp).
-    pub upsert: Option<Option<String>>,
-    /// `format = "avro"`: the registry and the reader schema.
-    pub avro: Option<crate::connectors::kafka::avro::AvroSourcePlan>,
-    /// `key_format = "avro"`: the registry the keys' writer schemas come from.
-    pub avro_key: Option<crate::connectors::kafka::avro::RegistryPlan>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KafkaStart {
-    Committed,
-    Earliest,
-    Latest,
-    /// Epoch ms.
-    Timestamp(i64),
-    /// Per partition: (topic, partition, offset); the others as `Committed`.
-    Offsets(Vec<(String, i32, i64)>),
+impl SourcePlan {
+    /// The source's plan as its connector's type, when it is one (for tests and tools).
+    pub fn source_as<T: 'static>(&self) -> Option<&T> {
+        self.source.as_any().downcast_ref()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -302,31 +228,6 @@ pub struct WatermarkPlan {
     pub idle_timeout_ms: i64,
     /// Watermark alignment (`runtime::aligned`); `None` = this source is never paused.
     pub max_drift_ms: Option<i64>,
-}
-
-/// The synthetic click model shared by the `generator` source and `sluice loadgen`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GeneratorPlan {
-    pub seed: u64,
-    /// Distinct `ad_id`s (`ad-0` .. `ad-{keys-1}`), drawn Zipf-distributed.
-    pub keys: u64,
-    pub zipf_exponent: f64,
-    /// Share of events that go to the celebrity key `ad-0` regardless of Zipf (0.0 ..= 1.0).
-    pub celebrity_share: f64,
-    /// Distinct `user_id`s, drawn uniformly.
-    pub users: u64,
-    /// Event-time rate: events per second of event time.
-    pub events_per_second: u64,
-    /// Event time of the first event, epoch ms.
-    pub start_ms: i64,
-    /// Each event's time is jittered back by up to this much (stays within the watermark bound).
-    pub out_of_orderness_ms: i64,
-    /// Share of events made late on purpose (0.0 ..= 1.0).
-    pub late_fraction: f64,
-    /// How far behind its slot a late event's time is.
-    pub late_by_ms: i64,
-    /// `None`: unbounded.
-    pub count: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -477,6 +378,13 @@ pub enum StepKind {
     Select {
         fields: Vec<(String, String)>,
     },
+}
+
+/// `[dead_letter]`: where malformed input, refused rows and unreadable late records go.
+#[derive(Debug, Clone)]
+pub struct DeadLetterPlan {
+    pub path: PathBuf,
+    pub sink: std::sync::Arc<dyn crate::connectors::sink::Sink>,
 }
 
 #[derive(Debug, Clone)]

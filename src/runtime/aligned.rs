@@ -28,7 +28,7 @@ pub enum Next {
     Chunk(u16, u64),
     /// Not decided yet: earlier chunks must report their event times first.
     Wait,
-    /// An empty slot (Kafka rounds are padded to a multiple of the shard count): an empty chunk.
+    /// An empty slot (log rounds are padded to a multiple of the shard count): an empty chunk.
     Pad,
     /// Past the last chunk.
     End,

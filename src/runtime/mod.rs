@@ -7,8 +7,9 @@
 
 pub mod aligned;
 mod checkpointing;
-pub mod kafka_align;
-mod kafka_positions;
+mod chunks;
+pub mod log_align;
+mod positions;
 mod pushdown;
 pub mod ring;
 pub mod schedule;
@@ -18,9 +19,9 @@ mod start;
 pub mod topology;
 
 use crate::connectors::sink::SinkError;
+use crate::connectors::source::{OpenCx, OpenSource, Partition, SourceError};
 use crate::metrics::RunSummary;
 use crate::plan::Plan;
-use crate::sources::{Partition, SourceError};
 use schedule::ChunkOrder;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -47,8 +48,9 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Read files through io_uring (falls back to pread if the kernel refuses).
     pub uring: bool,
-    /// Replace the plan's sources by these partitions (benchmarks on pre-parsed events).
-    pub partitions: Option<Vec<Partition>>,
+    /// Replace the plan's sources by these, one for each (benchmarks and tests on pre-parsed
+    /// events, `connectors::memory`).
+    pub sources: Option<Vec<Arc<dyn OpenSource>>>,
     /// Set by SIGUSR1: take a savepoint now and keep running (needs `[checkpoint]`).
     pub savepoint: Arc<AtomicBool>,
     /// Restore from this savepoint instead of the newest checkpoint.
@@ -62,7 +64,7 @@ impl Default for RunOptions {
         RunOptions {
             stop: Arc::new(AtomicBool::new(false)),
             uring: true,
-            partitions: None,
+            sources: None,
             savepoint: Arc::new(AtomicBool::new(false)),
             from_savepoint: None,
             allow_dropped_state: false,
@@ -71,10 +73,11 @@ impl Default for RunOptions {
 }
 
 pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError> {
-    let parts = match opts.partitions.take() {
-        Some(p) => p,
-        None => crate::sources::partitions(plan)?,
+    let sources = match opts.sources.take() {
+        Some(s) => s,
+        None => open_sources(plan)?,
     };
+    let parts = partitions(plan, &sources)?;
     let (ckpt, resume, jobs) = match &plan.checkpoint {
         Some(c) => {
             let args = checkpointing::OpenArgs {
@@ -102,12 +105,60 @@ pub fn run(plan: &Plan, mut opts: RunOptions) -> Result<RunSummary, RuntimeError
         None => (None, None, None),
     };
     // Whatever happens from here, the writer is stopped and the checkpoint dir released.
-    let result = start::run_shards(plan, opts, parts, ckpt.clone(), resume, jobs);
+    let result = start::run_shards(plan, opts, &sources, parts, ckpt.clone(), resume, jobs);
     if let Some(ck) = &ckpt {
         ck.close();
         crate::checkpoint::control::release(&ck.dir);
     }
     result
+}
+
+/// Opens every source of the plan, each through its connector: its partitions found and what its
+/// shards share set up, before any thread starts.
+fn open_sources(plan: &Plan) -> Result<Vec<Arc<dyn OpenSource>>, RuntimeError> {
+    plan.sources
+        .iter()
+        .map(|s| {
+            let cx = OpenCx {
+                name: &s.name,
+                shards: plan.runtime.shards.max(1),
+                chunk_bytes: plan.runtime.chunk_bytes.max(1),
+                max_line_bytes: plan.runtime.max_line_bytes,
+                max_out_of_orderness_ms: s.watermark.max_out_of_orderness_ms,
+                idle_timeout_ms: s.watermark.idle_timeout_ms,
+                event_time: &s.event_time,
+            };
+            Ok(s.source.open(&cx)?)
+        })
+        .collect()
+}
+
+/// Every source's partitions, in plan order (a partition's run index is its place here).
+fn partitions(
+    plan: &Plan,
+    sources: &[Arc<dyn OpenSource>],
+) -> Result<Vec<Partition>, RuntimeError> {
+    let mut out = Vec::new();
+    for (i, (src, open)) in plan.sources.iter().zip(sources).enumerate() {
+        for (index, f) in open.partitions().iter().enumerate() {
+            out.push(Partition {
+                source: i,
+                index,
+                name: f.name.clone(),
+                max_out_of_orderness_ms: src.watermark.max_out_of_orderness_ms,
+                extent: f.extent,
+                first_chunk: 0,
+            });
+        }
+    }
+    if out.len() > u16::MAX as usize {
+        return Err(SourceError::TooManyPartitions {
+            max: u16::MAX as usize,
+            found: out.len(),
+        }
+        .into());
+    }
+    Ok(out)
 }
 
 /// Continues the chunk order a checkpoint recorded (after its watermarks in the `time` section),

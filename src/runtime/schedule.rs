@@ -16,14 +16,14 @@ pub type ChunkCount = Option<u64>;
 pub enum ChunkOrder {
     Fixed(Schedule),
     Aligned(AlignedOrder),
-    /// A job that reads Kafka (alone or with files and the generator): rounds of one chunk of
-    /// every partition, laid out so that Kafka partition `i`'s chunks always fall to shard
+    /// A job that reads logs (alone or with files and the generator): rounds of one chunk of
+    /// every partition, laid out so that log partition `i`'s chunks always fall to shard
     /// `i % shards` (the one whose consumer owns it); see [`Mixed`].
     Mixed(Mixed),
 }
 
-/// The round layout of a job with Kafka partitions. A round has `cells.len()` slots (a multiple
-/// of the shard count, slot `j` produced by shard `j % shards`): each Kafka partition sits in a
+/// The round layout of a job with log partitions. A round has `cells.len()` slots (a multiple
+/// of the shard count, slot `j` produced by shard `j % shards`): each log partition sits in a
 /// slot of its shard's column, the other partitions fill the free slots in order, the rest is
 /// padding. Round `r` holds chunk `r` of every partition that has more than `r` chunks (their
 /// slots are padding after that), so the order is still a pure function of the chunk counts.
@@ -32,14 +32,14 @@ pub struct Mixed {
     cells: Vec<Option<u16>>,
     counts: Vec<ChunkCount>,
     total: Option<u64>,
-    /// Watermark alignment of Kafka partitions; `Some(fixed)` also when the job is bounded: its
+    /// Watermark alignment of log partitions; `Some(fixed)` also when the job is bounded: its
     /// aligned partitions run as many rounds as alignment makes them need (their counts are
     /// `None` here), the others end by round `fixed`.
-    align: Option<(std::sync::Arc<super::kafka_align::KafkaAlign>, Option<u64>)>,
+    align: Option<(std::sync::Arc<super::log_align::LogAlign>, Option<u64>)>,
 }
 
 impl Mixed {
-    /// `pinned[p]`: the shard partition `p` must be read by (Kafka), or `None` (any shard).
+    /// `pinned[p]`: the shard partition `p` must be read by (a log), or `None` (any shard).
     pub fn new(counts: &[ChunkCount], pinned: &[Option<usize>], shards: usize) -> Mixed {
         let n = shards.max(1);
         let mut per_column = vec![0usize; n];
@@ -88,11 +88,11 @@ impl Mixed {
         }
     }
 
-    /// With Kafka alignment; `bounded_by`: the job is bounded, its other partitions ending by
+    /// With log alignment; `bounded_by`: the job is bounded, its other partitions ending by
     /// that round.
     pub fn aligned(
         mut self,
-        align: std::sync::Arc<super::kafka_align::KafkaAlign>,
+        align: std::sync::Arc<super::log_align::LogAlign>,
         bounded_by: Option<u64>,
     ) -> Mixed {
         self.align = Some((align, bounded_by));
@@ -113,7 +113,7 @@ impl Mixed {
         let len = self.cells.len() as u64;
         let (round, slot) = (seq / len, (seq % len) as usize);
         if let Some((a, Some(fixed))) = &self.align {
-            use super::kafka_align::Rounds;
+            use super::log_align::Rounds;
             match a.rounds(round, *fixed) {
                 Rounds::Go => {}
                 Rounds::End => return Next::End,
@@ -329,8 +329,8 @@ mod tests {
     }
 
     #[test]
-    fn mixed_rounds_keep_kafka_partitions_on_their_shard_and_files_anywhere() {
-        // Partitions 0 and 2 are Kafka (shards 0 and 0 of 2), 1 and 3 files of 2 and 1 chunks.
+    fn mixed_rounds_keep_log_partitions_on_their_shard_and_files_anywhere() {
+        // Partitions 0 and 2 are logs (shards 0 and 0 of 2), 1 and 3 files of 2 and 1 chunks.
         let counts = [Some(3), Some(2), Some(3), Some(1)];
         let pinned = [Some(0), None, Some(2), None];
         let m = Mixed::new(&counts, &pinned, 2);

@@ -5,7 +5,7 @@
 
 use super::checkpointing::{Ckpt, Resume};
 use super::schedule::{ChunkCount, ChunkOrder};
-use crate::sources::Partition;
+use crate::connectors::source::Partition;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,8 +26,6 @@ pub struct ShardSetup {
     pub shards: usize,
     pub key_groups: u32,
     pub chunk_bytes: usize,
-    pub max_line_bytes: usize,
-    pub uring: bool,
     pub parts: Arc<Vec<Partition>>,
     pub chunk_counts: Vec<ChunkCount>,
     pub schedule: ChunkOrder,
@@ -35,19 +33,12 @@ pub struct ShardSetup {
     pub tracker_init: Vec<(i64, bool)>,
     /// Source names by source index.
     pub sources: Vec<String>,
-    /// Per source: where and how fast it is read.
-    pub backfill: Vec<crate::plan::BackfillPlan>,
-    /// Per source: its event time is the Kafka record timestamp.
-    pub kafka_timestamp: Vec<bool>,
-    /// Per source: `format = "csv"`: its columns (lines become JSON records first), and whether
-    /// each file's first line is a header to skip.
-    pub csv: crate::sources::csv::CsvSources,
-    /// Per source: `watermark.idle_timeout` in ms.
-    pub idle_ms: Vec<i64>,
-    /// The job reads Kafka: positions are offsets (a resumed run numbers chunks from 0 again).
-    pub kafka_job: bool,
-    /// Watermark alignment of Kafka partitions (`max_drift` on a Kafka source).
-    pub kafka_align: Option<Arc<super::kafka_align::KafkaAlign>>,
+    /// Per source: its `rate_limit`, records per second over all its partitions.
+    pub rates: Vec<Option<f64>>,
+    /// The job reads logs: positions are offsets (a resumed run numbers chunks from 0 again).
+    pub log_job: bool,
+    /// Watermark alignment of log partitions (`max_drift` on a log source).
+    pub log_align: Option<Arc<super::log_align::LogAlign>>,
     pub topo: Arc<super::topology::Topology>,
     pub stop: StopCoord,
     pub epoch: Instant,

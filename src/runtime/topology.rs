@@ -8,9 +8,9 @@
 //! watermark on held back by its bounds). So an idle source of one pipeline never stops another's
 //! windows, and a node's output is never late for its readers (see `plan::NodePlan::hold_ms`).
 
+use crate::connectors::source::Partition;
 use crate::plan::{Edge, NodeKind, Plan, StepId, StreamRef};
 use crate::record::bind::Binding;
-use crate::sources::Partition;
 
 /// Everything that reads one stream.
 #[derive(Debug, Clone, Default)]

@@ -11,7 +11,7 @@
 use super::connectors::{option_error, refuse_unknown, required, time_toml, EventTime, ALIGNMENT};
 use super::ddl::Table;
 use super::error::SqlError;
-use crate::config::NexmarkTable;
+use crate::connectors::generator::NexmarkTable;
 
 const OPTIONS: [&str; 5] = [
     "connector",
@@ -37,7 +37,7 @@ pub(super) fn nexmark_source(t: &Table, time: &EventTime, idle: &str) -> Result<
             ))
         }
     };
-    let fields = crate::plan::nexmark_fields(table);
+    let fields = crate::connectors::generator::nexmark_fields(table);
     let listed = || fields.join(", ");
     for c in t.columns.iter().filter(|c| c.computed.is_none()) {
         if !fields.contains(&c.name.as_str()) {

@@ -2,7 +2,8 @@
 //! Nexmark generator, and what it refuses.
 
 use super::tests::{job, refusal};
-use crate::config::{GeneratorModel, NexmarkTable, SourceConfig};
+use crate::config::SourceConfig;
+use crate::connectors::generator::{GeneratorModel, NexmarkTable};
 
 const BID: &str = "CREATE TABLE bid_raw (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING,
   url STRING, `dateTime` BIGINT, extra STRING, dt AS TO_TIMESTAMP_LTZ(`dateTime`, 3),

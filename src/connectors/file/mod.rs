@@ -1,24 +1,20 @@
-//! The `file` connector: NDJSON result lines appended to a file ([`sink`]), and the dead-letter
-//! output.
+//! The `file` connector: NDJSON or CSV lines read from a file or a glob ([`source`], in chunks
+//! through io_uring, [`chunks`] and [`uring`]), and NDJSON result lines appended to a file
+//! ([`sink`]), which also writes the dead-letter output.
 
+pub mod chunks;
+pub mod config;
 pub mod sink;
+pub mod source;
+mod uring;
 
-use std::path::PathBuf;
 use std::sync::Arc;
-
-use serde::Deserialize;
 
 use crate::connectors::check::Check;
 use crate::connectors::SinkTable;
-pub use sink::{dead_letters, FileSink};
-
-/// `[sinks.NAME] type = "file"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileSinkConfig {
-    pub inputs: Vec<String>,
-    pub path: PathBuf,
-}
+pub use config::{FileSinkConfig, FileSourceConfig};
+pub use sink::{DeadLetters, FileSink};
+pub use source::FileSource;
 
 impl SinkTable for FileSinkConfig {
     fn inputs(&self) -> &[String] {

@@ -105,11 +105,48 @@ fn open_output(sink: &str, path: &Path, append: bool) -> Result<File, SinkError>
         .map_err(fail)
 }
 
-/// The dead-letter output at `path` (see `[dead_letter]`): appended to by every shard.
-pub fn dead_letters(path: &Path, resumed: bool) -> Result<Arc<dyn OpenSink>, SinkError> {
-    Ok(Arc::new(AppendFile {
-        file: Arc::new(open_output("dead_letter", path, resumed)?),
-    }))
+/// `[dead_letter]`: the file malformed input, refused rows and unreadable late records go to,
+/// each a JSON line with its reason and where it came from. Appended to by every shard as its
+/// buffer fills and at each checkpoint barrier: at-least-once (replayed after a restore).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadLetters {
+    pub path: PathBuf,
+}
+
+impl Sink for DeadLetters {
+    fn kind(&self) -> &'static str {
+        "dead_letter"
+    }
+
+    fn describe(&self) -> String {
+        format!("dead letters {}", self.path.display())
+    }
+
+    fn outputs(&self) -> Vec<OutputPath<'_>> {
+        vec![OutputPath {
+            path: &self.path,
+            key: "path",
+            noun: "a file",
+        }]
+    }
+
+    fn guarantee(&self, checkpointed: bool) -> Guarantee {
+        if checkpointed {
+            Guarantee::AtLeastOnce
+        } else {
+            Guarantee::BestEffort
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn open(&self, cx: &OpenCx<'_>) -> Result<Arc<dyn OpenSink>, SinkError> {
+        Ok(Arc::new(AppendFile {
+            file: Arc::new(open_output(cx.name, &self.path, cx.resumed)?),
+        }))
+    }
 }
 
 /// A file every shard appends its buffers to as they fill.

@@ -4,9 +4,11 @@
 //! runs), and basic-auth credentials whose password comes from a variable or a file.
 
 use super::avro::{AvroSinkPlan, AvroSourcePlan, RegistryPlan};
+use super::config::{KafkaChangelog, KafkaKeyFormat, KafkaSourceConfig};
 use super::config::{KafkaSinkConfig, KafkaSinkFormat, SchemaRegistryConfig};
-use crate::config::{Format, KafkaKeyFormat, KafkaSourceConfig, KeyPath};
+use crate::config::KeyPath;
 use crate::connectors::check::Check;
+use crate::connectors::csv::Format;
 
 /// Validation of `format = "avro"` and its registry, on the table `cx` checks.
 pub trait AvroCheck {
@@ -61,7 +63,7 @@ impl AvroCheck for Check<'_> {
             );
             return None;
         };
-        if !(k.metadata || k.changelog == crate::config::KafkaChangelog::Upsert) {
+        if !(k.metadata || k.changelog == KafkaChangelog::Upsert) {
             self.err(
                 at.clone().key("key_format"),
                 "the key is read only with metadata = true (as `_kafka.key`) or changelog = \"upsert\"".into(),
@@ -209,7 +211,8 @@ impl Registry for Check<'_> {
 mod tests {
     use crate::config::parse;
     use crate::connectors::kafka::KafkaSinkPlan;
-    use crate::plan::{build, Plan, SourceKind};
+    use crate::connectors::kafka::KafkaSource;
+    use crate::plan::{build, Plan};
 
     /// A Kafka source and sink with `source` and `sink` lines added.
     fn job(source: &str, sink: &str) -> String {
@@ -244,7 +247,7 @@ mod tests {
             ),
         ))
         .unwrap();
-        let SourceKind::Kafka(k) = &plan.sources[0].kind else {
+        let Some(k) = plan.sources[0].source_as::<KafkaSource>().map(|k| &k.plan) else {
             panic!()
         };
         let a = k.avro.as_ref().unwrap();

@@ -1,8 +1,13 @@
-//! `[sinks.NAME] type = "kafka"` and the schema registry table Kafka sources and sinks share.
+//! `[sources.NAME] type = "kafka"`, `[sinks.NAME] type = "kafka"` and the schema registry table
+//! Kafka sources and sinks share, as a user writes them.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+pub use super::config_forms::{KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName};
+use crate::config::{EventTimeConfig, WatermarkConfig};
+use crate::connectors::csv::{CsvConfig, Format};
 
 /// `schema_registry = { url = "http://127.0.0.1:8081", ... }` of an Avro source or sink.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -75,4 +80,81 @@ pub enum Delivery {
     #[default]
     AtLeastOnce,
     ExactlyOnce,
+}
+
+/// `[sources.NAME] type = "kafka"`: a topic's partitions, spread over the shards.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaSourceConfig {
+    /// `bootstrap.servers`.
+    pub brokers: String,
+    pub topic: Option<String>,
+    pub topics: Option<Vec<String>>,
+    /// Read positions are committed to this group for lag monitoring only (checkpoints hold the
+    /// positions a restore uses); `start = "committed"` starts from it. Default `sluice-NAME`.
+    pub group_id: Option<String>,
+    /// Absent: `"committed"`.
+    pub start: Option<KafkaStartConfig>,
+    /// `"end"`: stop at the end offsets each partition had when the job started (a bounded job);
+    /// `"never"` (the default): keep reading.
+    #[serde(default)]
+    pub stop_at: KafkaStopAt,
+    #[serde(default)]
+    pub format: Format,
+    /// The CSV layout of `format = "csv"`.
+    pub csv: Option<CsvConfig>,
+    /// The registry of `format = "avro"`, and the reader schema's subject and version.
+    pub schema_registry: Option<SchemaRegistryConfig>,
+    pub event_time: EventTimeConfig,
+    #[serde(default)]
+    pub watermark: WatermarkConfig,
+    /// Passed through to librdkafka as they are (`"fetch.max.bytes" = "1048576"`).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// librdkafka options whose values come from environment variables (`{ "sasl.password" =
+    /// "SLUICE_KAFKA_SASL_PASSWORD" }`), so no secret is written in the TOML.
+    #[serde(default)]
+    pub options_env: BTreeMap<String, String>,
+    /// librdkafka options whose values are the contents of files (a mounted secret), without
+    /// the trailing newline.
+    #[serde(default)]
+    pub options_file: BTreeMap<String, std::path::PathBuf>,
+    /// At most this many records per second over all partitions (`"50000/s"`): a replay the
+    /// sinks can absorb; the rest waits in the topic (lag grows).
+    pub rate_limit: Option<String>,
+    /// Each record also carries its Kafka metadata as the field `_kafka` (key, headers,
+    /// timestamp, partition, offset, topic), for expressions and group-by.
+    #[serde(default)]
+    pub metadata: bool,
+    /// How `_kafka.key` is decoded: `"string"` (the default), `"json"` or `"avro"`.
+    #[serde(default)]
+    pub key_format: KafkaKeyFormat,
+    /// `"upsert"`: the topic is a table's changelog (a compacted topic): each record a new
+    /// version of its key, a tombstone (no value) its deletion, for a temporal join's `table`.
+    #[serde(default)]
+    pub changelog: KafkaChangelog,
+}
+
+/// What a Kafka source's records are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KafkaChangelog {
+    /// Each record an event; a tombstone is a dead letter.
+    #[default]
+    Append,
+    /// Each record a version of the table row its key names; a tombstone deletes the key.
+    Upsert,
+}
+
+/// How a Kafka record key reaches `_kafka.key`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KafkaKeyFormat {
+    /// The key's bytes as a string (bytes that are not UTF-8 become U+FFFD).
+    #[default]
+    String,
+    /// The key as the JSON value it holds (a key that is not JSON: as a string).
+    Json,
+    /// The key as Confluent wire-format Avro, read with its writer schema from `schema_registry`.
+    Avro,
 }

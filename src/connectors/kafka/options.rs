@@ -76,7 +76,8 @@ pub fn kafka_options(
 mod tests {
     use crate::config::parse;
     use crate::connectors::kafka::KafkaSinkPlan;
-    use crate::plan::{build, Plan, SourceKind};
+    use crate::connectors::kafka::KafkaSource;
+    use crate::plan::{build, Plan};
 
     fn job(client: &str) -> String {
         format!(
@@ -106,7 +107,7 @@ mod tests {
             file.display().to_string()
         );
         let plan = built(&job(&client)).unwrap();
-        let SourceKind::Kafka(k) = &plan.sources[0].kind else {
+        let Some(k) = plan.sources[0].source_as::<KafkaSource>().map(|k| &k.plan) else {
             panic!()
         };
         let Some(s) = plan.sinks[0].sink_as::<KafkaSinkPlan>() else {

@@ -1,8 +1,8 @@
 //! The NDJSON lines of `sluice loadgen flow` (see [`crate::loadgen::flow`]): one appender per
 //! stream, each writing one whole line with its `'\n'` and allocating only if `out` must grow.
 
+use crate::connectors::generator::model::write_ad_id;
 use crate::record::text::{write_i64, write_u64};
-use crate::sources::generator::model::write_ad_id;
 
 /// `{"imp_id":1,"ad_id":"ad-7","ts":1700000000000}` and `'\n'`.
 pub fn write_impression(imp_id: u64, ad: u64, ts: i64, out: &mut Vec<u8>) {

@@ -44,8 +44,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::connectors::generator::model::ClickModel;
 use crate::loadgen::{LoadgenArgs, LoadgenError, LoadgenReport};
-use crate::sources::generator::model::ClickModel;
 use format::{write_click, write_impression, write_price};
 
 mod format;

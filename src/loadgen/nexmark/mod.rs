@@ -21,14 +21,14 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 use std::thread;
 use std::time::Instant;
 
+use crate::connectors::generator::model::defaults;
 use crate::loadgen::{LoadgenArgs, LoadgenError, LoadgenReport};
-use crate::sources::generator::model::defaults;
 
-pub use crate::sources::generator::nexmark::model::{
+pub use crate::connectors::generator::nexmark::model::{
     Auction, Bid, EventKind, NexmarkConfig, NexmarkEvent, NexmarkModel, Person, FIRST_AUCTION_ID,
     FIRST_CATEGORY_ID, FIRST_PERSON_ID,
 };
-pub use crate::sources::generator::nexmark::write_json;
+pub use crate::connectors::generator::nexmark::write_json;
 
 pub const PERSON_FILE: &str = "person.ndjson";
 pub const AUCTION_FILE: &str = "auction.ndjson";

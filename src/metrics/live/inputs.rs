@@ -64,18 +64,19 @@ impl Scrape<'_> {
     fn kafka_positions(&self) -> BTreeMap<u16, (i64, i64)> {
         let mut kafka: BTreeMap<u16, (i64, i64)> = self
             .live
-            .kafka
-            .as_ref()
-            .map(|k| k.start.iter().map(|&(p, s)| (p, (s, -1))).collect())
-            .unwrap_or_default();
+            .log_ends
+            .iter()
+            .flat_map(|k| k.starts())
+            .map(|(p, s)| (p, (s, -1)))
+            .collect();
         for s in &self.snaps {
-            for &(p, next, high) in &s.kafka_lag {
+            for &(p, next, high) in &s.log_lag {
                 let e = kafka.entry(p).or_insert((next, high));
                 *e = (e.0.max(next), e.1.max(high));
             }
         }
-        if let Some(k) = &self.live.kafka {
-            for (p, high) in k.highs() {
+        for k in &self.live.log_ends {
+            for (p, high) in k.ends() {
                 if let Some(e) = kafka.get_mut(&p) {
                     e.1 = e.1.max(high);
                 }

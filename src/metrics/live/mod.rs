@@ -90,8 +90,8 @@ pub struct ShardSnapshot {
     /// Per partition: rounds it sat out under watermark alignment (shard 0 only; empty without
     /// alignment).
     pub alignment_paused: Vec<u64>,
-    /// Kafka partitions this shard reads: (partition index, next offset, end of log; -1 unknown).
-    pub kafka_lag: Vec<(u16, i64, i64)>,
+    /// Log partitions this shard reads: (partition index, next offset, end of log; -1 unknown).
+    pub log_lag: Vec<(u16, i64, i64)>,
     /// When the shard published this (None: never).
     pub at: Option<std::time::Instant>,
 }
@@ -108,7 +108,7 @@ impl Default for ShardSnapshot {
             source_read_ms: Vec::new(),
             partition_wm_ms: Vec::new(),
             alignment_paused: Vec::new(),
-            kafka_lag: Vec::new(),
+            log_lag: Vec::new(),
             at: None,
         }
     }
@@ -127,8 +127,8 @@ pub struct Live {
     /// Asked to stop: `/ready` answers 503 while the job drains.
     pub draining: AtomicBool,
     pub checkpoint: Mutex<Option<CheckpointMetrics>>,
-    /// Kafka jobs: the brokers' log ends, for record lag.
-    pub kafka: Option<crate::sources::kafka::HighWatch>,
+    /// Jobs reading logs: each log source's ends as its system answers, for record lag.
+    pub log_ends: Vec<Box<dyn super::LogEnds>>,
     /// Table sinks' counters (rows written, errors, retries, batch latency).
     pub sinks: Vec<std::sync::Arc<crate::metrics::SinkCounters>>,
 }
@@ -143,7 +143,7 @@ impl Live {
             ready: AtomicBool::new(false),
             draining: AtomicBool::new(false),
             checkpoint: Mutex::new(None),
-            kafka: None,
+            log_ends: Vec::new(),
             sinks: Vec::new(),
         }
     }

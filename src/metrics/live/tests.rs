@@ -69,7 +69,7 @@ fn render_is_valid_exposition_and_shows_what_the_shards_published() {
             source_read_ms: vec![1_700_000_000_000],
             partition_wm_ms: Vec::new(),
             alignment_paused: Vec::new(),
-            kafka_lag: vec![(0, 90, 100)],
+            log_lag: vec![(0, 90, 100)],
             at: Some(std::time::Instant::now()),
         },
     );
@@ -194,10 +194,8 @@ fn busy_live() -> Live {
         "kafka:clicks/1".into(),
         "odd \"name\" \\ here".into(),
     ];
-    // No brokers: with no partitions to watch it asks none, so only `start` counts.
-    let mut watch = crate::sources::kafka::HighWatch::new(&[]).unwrap();
-    watch.start = vec![(1, 100), (2, 10), (3, 5), (9, 0)];
-    live.kafka = Some(watch);
+    // No brokers: the logs say where they started and answer for no end, so only `starts` count.
+    live.log_ends = vec![Box::new(Starts(vec![(1, 100), (2, 10), (3, 5), (9, 0)]))];
     let join = |buffered: [u64; 2]| crate::metrics::OperatorReport {
         rows: Some(crate::metrics::JoinStats {
             buffered,
@@ -258,7 +256,7 @@ fn busy_live() -> Live {
                 1_699_999_999_250,
             ],
             alignment_paused: vec![0, 3, 1, 7],
-            kafka_lag: vec![(1, 120, 200)],
+            log_lag: vec![(1, 120, 200)],
             at: Some(now),
         },
     );
@@ -274,7 +272,7 @@ fn busy_live() -> Live {
             source_read_ms: vec![1_699_999_000_000, 1_700_000_003_000],
             partition_wm_ms: vec![1, 2, 3, 4],
             alignment_paused: vec![9, 9, 9, 9],
-            kafka_lag: vec![(1, 150, 180), (2, 40, -1)],
+            log_lag: vec![(1, 150, 180), (2, 40, -1)],
             at: Some(now),
         },
     );
@@ -404,4 +402,17 @@ fn the_checker_catches_what_promtool_would() {
         check_exposition("# TYPE a gauge\na x\n").is_err(),
         "not a number"
     );
+}
+
+/// Log partitions that started at these offsets and whose ends are unknown.
+struct Starts(Vec<(u16, i64)>);
+
+impl crate::metrics::LogEnds for Starts {
+    fn starts(&self) -> Vec<(u16, i64)> {
+        self.0.clone()
+    }
+
+    fn ends(&self) -> Vec<(u16, i64)> {
+        Vec::new()
+    }
 }

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::schema::Known;
-use super::{Builder, GENERATOR_FIELDS};
-use crate::config::{suggest, Config, GeneratorModel, KeyPath, SourceConfig};
+use super::Builder;
+use crate::config::{suggest, Config, KeyPath};
 use crate::expr::FieldPath;
 use crate::plan::{
     Edge, NodeId, NodeKind, NodePlan, PortPlan, SlotUse, SourceId, StepId, StepPlan, StreamRef,
@@ -143,19 +143,12 @@ impl<'c> Graph<'c> {
         match self.names.get(name) {
             Some(Stream::Source(id)) => {
                 let mut known = Vec::new();
-                if let Some((_, SourceConfig::Generator(g))) = self.config.sources.iter().nth(id) {
-                    let fields: &[&str] = match (g.model, g.table) {
-                        (GeneratorModel::Clicks, _) => &GENERATOR_FIELDS,
-                        (GeneratorModel::Nexmark, Some(t)) => super::nexmark_fields(t),
-                        // No table: refused already; nothing is known of its records.
-                        (GeneratorModel::Nexmark, None) => &[],
-                    };
-                    if !fields.is_empty() {
-                        known.push(Known {
-                            from: format!("generator source `{name}`"),
-                            schema: super::schema::Schema::closed(fields),
-                        });
-                    }
+                let source = self.config.sources.values().nth(id);
+                if let Some((s, fields)) = source.and_then(|s| Some((s, s.table().fields()?))) {
+                    known.push(Known {
+                        from: format!("{} source `{name}`", s.kind()),
+                        schema: super::schema::Schema::closed(fields),
+                    });
                 }
                 Some(Input {
                     edges: vec![Edge {

@@ -7,9 +7,9 @@
 use super::{CheckpointMetrics, Ckpt, SavepointCtl};
 use crate::checkpoint::{self, control, CheckpointStore, Manifest, Snapshot};
 use crate::connectors::sink::Committer;
+use crate::connectors::source::Partition;
 use crate::plan::CheckpointPlan;
 use crate::runtime::RuntimeError;
-use crate::sources::Partition;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};

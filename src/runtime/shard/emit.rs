@@ -11,13 +11,11 @@
 use super::exchange::Outbound;
 use super::owners::Owners;
 use crate::connectors::sink::{SinkError, SinkWriter};
+use crate::connectors::source::{Partition, Recall};
 use crate::operators::steps::{Outcome, RecordChain};
 use crate::operators::{Emitter, Output};
 use crate::record::bind::RecordParser;
 use crate::record::event::{slot_of, Event, Rec, Tag, FIRED, RETRACT, SLOT_BYTES};
-use crate::sources::generator::raw_record;
-use crate::sources::{PartKind, Partition};
-use std::fs::File;
 use std::sync::Arc;
 
 /// Who reads one stream, compiled for this shard.
@@ -52,7 +50,8 @@ type Batched = (u64, u64, usize, Event, std::ops::Range<usize>);
 pub(super) struct ShardEmitter {
     pub(super) sinks: Vec<SinkWriter>,
     pub(super) parts: Arc<Vec<Partition>>,
-    pub(super) recall_files: Vec<Option<File>>,
+    /// Per source: reads a late record back by its position.
+    recallers: Vec<Box<dyn Recall>>,
     /// Per node: readers of its output and of its late side output.
     pub(super) outputs: Vec<Outlet>,
     pub(super) lates: Vec<Outlet>,
@@ -102,16 +101,16 @@ impl ShardEmitter {
     pub(super) fn new(
         sinks: Vec<SinkWriter>,
         parts: Arc<Vec<Partition>>,
+        recallers: Vec<Box<dyn Recall>>,
         outputs: Vec<Outlet>,
         lates: Vec<Outlet>,
         next: Vec<Outbound>,
         owners: Owners,
     ) -> ShardEmitter {
-        let nparts = parts.len();
         ShardEmitter {
             sinks,
             parts,
-            recall_files: (0..nparts).map(|_| None).collect(),
+            recallers,
             outputs,
             lates,
             next,
@@ -308,57 +307,20 @@ impl ShardEmitter {
         }
     }
 
-    /// Reads back the raw source record of `e` (a late record of a source that can); `Err` says
+    /// Reads back the raw source record of `e` (a late record) through its source; `Err` says
     /// why it cannot be (the file is gone or shrank), and nothing is written to `out` then.
     fn recall(&mut self, e: &Event, out: &mut Vec<u8>) -> Result<(), String> {
-        match &self.parts.get(e.part as usize).map(|p| &p.kind) {
-            Some(PartKind::File { path, .. }) => {
-                let slot = &mut self.recall_files[e.part as usize];
-                if slot.is_none() {
-                    *slot = Some(File::open(path).map_err(|err| {
-                        format!("late record at offset {} of {}: cannot reopen the file to read it back: {err}", e.pos, path.display())
-                    })?);
-                }
-                if let Some(f) = slot.as_ref() {
-                    crate::sources::file::recall(f, e.pos, e.len, out).map_err(|err| {
-                        format!(
-                            "late record at offset {} of {}: cannot read it back: {err}",
-                            e.pos,
-                            path.display()
-                        )
-                    })?;
-                }
-            }
-            Some(PartKind::Generator { model, .. }) => {
-                raw_record(model, e.pos, out);
-                if out.last() == Some(&b'\n') {
-                    out.pop();
-                }
-            }
-            Some(PartKind::Nexmark { source, .. }) => {
-                // A late record's position is its event number, which makes it again.
-                if source.record(e.pos, out).is_none() {
-                    return Err(format!(
-                        "late record at event {} of {}: not a record of this table",
-                        e.pos, self.parts[e.part as usize].name
-                    ));
-                }
-            }
-            Some(PartKind::Memory { .. }) | None => {
-                out.extend_from_slice(format!("{{\"ts\":{}}}", e.ts).as_bytes())
-            }
-            // The record stays in Kafka: a reference to it.
-            Some(PartKind::Kafka(k)) => out.extend_from_slice(
-                serde_json::json!({
-                    "kafka_topic": k.topic,
-                    "kafka_partition": k.partition,
-                    "kafka_offset": e.pos,
-                })
-                .to_string()
-                .as_bytes(),
-            ),
+        let Some(part) = self.parts.get(e.part as usize) else {
+            out.extend_from_slice(format!("{{\"ts\":{}}}", e.ts).as_bytes());
+            return Ok(());
+        };
+        match self.recallers.get_mut(part.source) {
+            Some(r) => r.recall(part, e, out),
+            None => Err(format!(
+                "late record of {}: no source to read it back",
+                part.name
+            )),
         }
-        Ok(())
     }
 }
 

@@ -19,17 +19,17 @@
 //! waits in per-destination queues rather than stopping the operator that emitted it (a shard
 //! starts no new chunk while they hold anything, which bounds them).
 
+mod align;
 pub mod emit;
 pub mod exchange;
 mod fire;
 pub mod hot;
-mod kafka;
 mod lookahead;
 mod merge;
-mod nexmark;
 mod owners;
 mod produce;
 mod publish;
+mod read;
 mod receive;
 mod snapshot;
 pub mod steps;
@@ -37,16 +37,13 @@ pub mod steps;
 use super::ring::{Consumer, Producer};
 use super::setup::{ShardSetup, StopCoord};
 use crate::connectors::sink::SinkWriter;
+use crate::connectors::source::{Extent, Recall, SourceReader};
 use crate::metrics::{latency_histogram, ShardStats};
 use crate::operators::Operator;
-use crate::record::bind::RecordParser;
 use crate::record::event::Event;
-use crate::sources::file::ChunkReader;
-use crate::sources::generator::GenParser;
 use crate::time::{ChunkTime, WatermarkTracker};
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
-use std::fs::File;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -58,42 +55,6 @@ const STEP: usize = 1024;
 /// Most events handed to an operator at once: a run's events (16 KiB) stay in L1 while the operator
 /// works through them.
 const RUN: usize = 128;
-
-pub enum SourceParser {
-    Json(RecordParser),
-    Gen(GenParser),
-    /// A generator source whose readers need more than `GenParser` gives (rows, nested paths):
-    /// each click is rendered as its JSON line and bound from that.
-    GenJson(RecordParser),
-    Memory,
-}
-
-impl SourceParser {
-    /// See [`RecordParser::keep_fields`]; `None` for parsers that scan no line.
-    pub fn keep_fields(&mut self, wanted: &[String]) -> Option<Vec<usize>> {
-        match self {
-            SourceParser::Json(p) | SourceParser::GenJson(p) => p.keep_fields(wanted),
-            _ => None,
-        }
-    }
-
-    /// Where the fields of the last line parsed lie, when a route reads them.
-    pub fn kept(&self) -> Option<&[Option<crate::record::json::Span>]> {
-        match self {
-            SourceParser::Json(p) | SourceParser::GenJson(p) => p.kept(),
-            _ => None,
-        }
-    }
-
-    /// Events one record becomes directly (without steps).
-    fn outputs(&self) -> usize {
-        match self {
-            SourceParser::Json(p) | SourceParser::GenJson(p) => p.outputs(),
-            SourceParser::Gen(g) => g.outputs(),
-            SourceParser::Memory => 1,
-        }
-    }
-}
 
 /// What the shard knows of the chunk it is receiving.
 struct ChunkCtx {
@@ -121,21 +82,11 @@ struct ProdChunk {
     seen_max: i64,
     /// The `seen_max` of the last record so far: the chunk's last position inside it.
     last_seen: i64,
-    /// File chunks: next line index and limit inside the reader's buffer, file offset of `buf[0]`.
-    pos: usize,
-    limit: usize,
-    base: u64,
-    /// Generator and memory chunks: next index and end.
-    next: u64,
-    end: u64,
-    is_file: bool,
-    /// A Kafka chunk (`next`/`end` unused; see `shard::kafka`) and the records it has taken.
-    kafka: Option<kafka::KafkaChunk>,
+    /// What its source's reader was asked to open.
+    spec: crate::connectors::source::ChunkSpec,
     /// An empty padding slot of the chunk order.
     pad: bool,
-    /// In-memory chunks: the partition's events.
-    memory: Option<Arc<[Event]>>,
-    /// Its round in a job that reads Kafka with alignment, to report its end to the alignment.
+    /// Its round in a job that reads logs with alignment, to report its end to the alignment.
     round: Option<u64>,
 }
 
@@ -145,7 +96,8 @@ pub struct Shard {
     id: usize,
     n: usize,
     setup: Arc<ShardSetup>,
-    parsers: Vec<SourceParser>,
+    /// Per source: this shard's reader of it (taken out while a step reads it).
+    readers: Vec<Option<Box<dyn SourceReader>>>,
     out: Vec<Option<Producer<Event>>>,
     /// Rings from every shard, this one's own included (`inbound[id]`: the events it routed to itself).
     inbound: Vec<Option<Consumer<Event>>>,
@@ -158,14 +110,8 @@ pub struct Shard {
     cur: Option<ProdChunk>,
     next_prod: u64,
     pending: VecDeque<(usize, Event)>,
-    reader: ChunkReader,
-    files: Vec<Option<File>>,
     dead: Option<SinkWriter>,
-    evs: Vec<Event>,
     routes: Vec<Vec<steps::Route>>,
-    /// Scratch for a generated record as a JSON line (a Nexmark record; a click when routes or
-    /// bindings need its line).
-    line: Vec<u8>,
     record_out: steps::RecordOut,
     // receiving
     next_seq: u64,
@@ -208,31 +154,21 @@ pub struct Shard {
     rate_start: Instant,
     /// Per source: the largest event time this shard has read (for the time-lag metric).
     source_read: Vec<i64>,
-    /// Per partition: chunks read in this run of an aligned file or generator beside Kafka (its
+    /// Per partition: chunks read in this run of an aligned range partition beside logs (its
     /// next chunk index; the rounds it sits out are padding).
     aligned_read: Vec<u64>,
-    /// The consumer of the Kafka partitions this shard owns (Kafka jobs only).
-    kafka: Option<crate::sources::kafka::KafkaReader>,
-    /// A Kafka record's payload, copied out of librdkafka's buffer (reused, never per-event allocated
-    /// once grown).
-    kbuf: Vec<u8>,
-    /// A CSV line as its JSON record (reused).
-    csv_line: Vec<u8>,
-    /// Per partition: the Kafka offset this run started at (chunk ranges count from it).
-    kafka_first: Vec<i64>,
-    /// Per partition: the next Kafka offset after the chunks received so far, or for a file or
-    /// the generator the chunks received so far; the position a checkpoint of a job reading Kafka
+    /// Per partition: the next offset of a log after the chunks received so far, or for a range
+    /// partition the chunks received so far; the position a checkpoint of a job reading logs
     /// records.
-    kafka_next: Vec<i64>,
-    kafka_committed: Instant,
-    kafka_serviced: Instant,
-    stalled_since: Option<Instant>,
+    positions: Vec<i64>,
     /// Phase one of `hot_keys` windows (None when no window combines on this shard).
     hot: Option<hot::PhaseOne>,
 }
 
 pub struct ShardParts {
-    pub parsers: Vec<SourceParser>,
+    /// Per source: this shard's reader of it, and its recaller of late records.
+    pub readers: Vec<Box<dyn SourceReader>>,
+    pub recallers: Vec<Box<dyn Recall>>,
     /// Per source: its chains of filters and selects.
     pub routes: Vec<Vec<steps::Route>>,
     /// Per node: the readers of its output and of its late side output.
@@ -246,20 +182,17 @@ pub struct ShardParts {
     pub ops: Vec<Box<dyn Operator>>,
     pub sinks: Vec<SinkWriter>,
     pub dead: Option<SinkWriter>,
-    pub kafka: Option<crate::sources::kafka::KafkaReader>,
     pub hot: Option<hot::PhaseOne>,
 }
 
 impl Shard {
-    pub fn new(id: usize, setup: Arc<ShardSetup>, p: ShardParts) -> (Shard, Option<String>) {
+    pub fn new(id: usize, setup: Arc<ShardSetup>, p: ShardParts) -> Shard {
         let n = setup.shards;
-        let (reader, uring_refused) = ChunkReader::new(setup.uring);
-        let nparts = setup.parts.len();
         let tracker = WatermarkTracker::new(&setup.tracker_init);
         let max_outputs = p
-            .parsers
+            .readers
             .iter()
-            .map(SourceParser::outputs)
+            .map(|r| r.outputs())
             .max()
             .unwrap_or(1)
             .max(1);
@@ -267,6 +200,7 @@ impl Shard {
         let emitter = emit::ShardEmitter::new(
             p.sinks,
             setup.parts.clone(),
+            p.recallers,
             p.outputs,
             p.lates,
             p.xout.into_iter().map(exchange::Outbound::new).collect(),
@@ -275,7 +209,7 @@ impl Shard {
         let mut shard = Shard {
             id,
             n,
-            parsers: p.parsers,
+            readers: p.readers.into_iter().map(Some).collect(),
             out: p.out,
             inbound: p.inbound,
             merge: merge::Merge::new(p.xin.len() + 1, n),
@@ -284,12 +218,8 @@ impl Shard {
             cur: None,
             next_prod: id as u64,
             pending: VecDeque::with_capacity(max_outputs + n),
-            reader,
-            files: (0..nparts).map(|_| None).collect(),
             dead: p.dead,
-            evs: vec![Event::EMPTY; max_outputs],
             routes: p.routes,
-            line: Vec::new(),
             record_out: steps::RecordOut::default(),
             next_seq: 0,
             depth: 0,
@@ -325,35 +255,21 @@ impl Shard {
             source_read: vec![i64::MIN; setup.sources.len()],
             aligned_read: vec![0; setup.parts.len()],
             rate_start: Instant::now(),
-            kafka: p.kafka,
-            kbuf: Vec::new(),
-            csv_line: Vec::new(),
-            kafka_first: setup
+            positions: setup
                 .parts
                 .iter()
-                .map(|p| match &p.kind {
-                    crate::sources::PartKind::Kafka(k) => k.start,
-                    _ => -1,
+                .map(|p| match p.extent {
+                    Extent::Log { start, .. } => start,
+                    Extent::Ranges { .. } => p.first_chunk as i64,
                 })
                 .collect(),
-            kafka_next: setup
-                .parts
-                .iter()
-                .map(|p| match &p.kind {
-                    crate::sources::PartKind::Kafka(k) => k.start,
-                    _ => p.first_chunk as i64,
-                })
-                .collect(),
-            kafka_committed: Instant::now(),
-            kafka_serviced: Instant::now(),
-            stalled_since: None,
             hot: p.hot,
             setup,
         };
         if let Err(e) = shard.resume() {
             shard.failure = Some(e);
         }
-        (shard, uring_refused)
+        shard
     }
 
     fn now_ns(&self) -> i64 {
@@ -377,7 +293,9 @@ impl Shard {
             self.check_stop();
             let received = self.receive_step();
             let (produced, stalled) = self.produce_step();
-            self.kafka_credit(stalled);
+            for r in self.readers.iter_mut().flatten() {
+                r.tick(stalled);
+            }
             for p in self.out.iter_mut().flatten() {
                 p.flush();
             }
@@ -478,8 +396,8 @@ impl Shard {
         if let Some(d) = self.dead.as_mut() {
             d.flush().map_err(|e| e.to_string())?;
         }
-        if let Some(k) = &self.kafka {
-            k.commit_positions(true);
+        for r in self.readers.iter_mut().flatten() {
+            r.commit_positions(true);
         }
         Ok(())
     }
@@ -510,8 +428,8 @@ impl Shard {
     }
 }
 
-/// Per source, the shards that read it: every shard for files and the generator (their chunks go
-/// round), for Kafka those owning one of its partitions (partition `i` belongs to shard `i % n`).
+/// Per source, the shards that read it: every shard for range partitions (their chunks go
+/// round), for logs those owning one of its partitions (partition `i` belongs to shard `i % n`).
 fn rate_readers(setup: &ShardSetup) -> Vec<usize> {
     let n = setup.shards.max(1);
     (0..setup.sources.len())
@@ -520,9 +438,7 @@ fn rate_readers(setup: &ShardSetup) -> Vec<usize> {
                 .parts
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| {
-                    p.source == src && matches!(p.kind, crate::sources::PartKind::Kafka(_))
-                })
+                .filter(|(_, p)| p.source == src && p.is_log())
                 .map(|(i, _)| i % n)
                 .collect();
             owners.sort_unstable();

@@ -89,8 +89,13 @@ impl Shard {
                 } else {
                     Vec::new()
                 },
-                kafka_lag: self.kafka.as_ref().map(|r| r.lag()).unwrap_or_default(),
-                alignment_paused: match (&self.setup.kafka_align, self.id) {
+                log_lag: self
+                    .readers
+                    .iter()
+                    .flatten()
+                    .flat_map(|r| r.lag())
+                    .collect(),
+                alignment_paused: match (&self.setup.log_align, self.id) {
                     (Some(a), 0) => a.paused(),
                     (None, 0) => self.setup.schedule.paused(),
                     _ => Vec::new(),

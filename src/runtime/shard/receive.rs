@@ -218,10 +218,10 @@ impl Shard {
             self.tracker_end.copy_from(&self.tracker);
         }
         if ev.len & CHUNK_OFFSET != 0 {
-            self.kafka_next[ev.part as usize] = ev.hash as i64;
-        } else if ev.len & CHUNK_PAD == 0 && self.setup.kafka_job {
-            // A file's or the generator's position in a job that reads Kafka: chunks done.
-            self.kafka_next[ev.part as usize] += 1;
+            self.positions[ev.part as usize] = ev.hash as i64;
+        } else if ev.len & CHUNK_PAD == 0 && self.setup.log_job {
+            // A range partition's position in a job that reads logs: chunks done.
+            self.positions[ev.part as usize] += 1;
         }
         self.chunk.ingest_ns = ev.seen_max;
         self.finish_depth();

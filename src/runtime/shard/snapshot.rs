@@ -88,7 +88,7 @@ impl Shard {
                 }
             }
         }
-        // Rows a Parquet sink refused while sealing go to the dead letters before they are sealed.
+        // Rows a sink refused while sealing go to the dead letters before they are sealed.
         self.dead_results();
         if let Some(d) = self.dead.as_mut() {
             match d.seal(id) {
@@ -104,7 +104,7 @@ impl Shard {
         // The job's watermark (every node's follows from the partitions' progress above).
         time.i64(self.tracker.current());
         self.setup.schedule.encode(&mut time);
-        super::super::kafka_positions::encode(&self.kafka_next, &self.setup.parts, &mut time);
+        super::super::positions::encode(&self.positions, &self.setup.parts, &mut time);
         let mut sections = vec![Section {
             name: "time".into(),
             bytes: time.bytes,
@@ -183,8 +183,8 @@ impl Shard {
             }
         }
         let n = self.n as u64;
-        // A Kafka job resumes from the offsets in the checkpoint, with chunks numbered afresh.
-        let chunk = if self.setup.kafka_job { 0 } else { r.chunk };
+        // A job reading logs resumes from the offsets in the checkpoint, with chunks numbered afresh.
+        let chunk = if self.setup.log_job { 0 } else { r.chunk };
         self.next_seq = chunk;
         self.started_at = chunk;
         self.next_prod = chunk + (self.id as u64 + n - chunk % n) % n;

@@ -113,7 +113,7 @@ pub fn apply(
 
 impl Shard {
     /// Operator output a filter, select or binding could not take goes to the dead letters, with
-    /// the operator's name as its source; so do rows a sink refused (a Parquet value that does
+    /// the operator's name as its source; so do rows a sink refused (a value that does
     /// not fit its column), with the sink's name.
     #[cold]
     pub(super) fn dead_results(&mut self) {

@@ -4,7 +4,7 @@
 //! ranges, and the command end to end on real files.
 
 use super::*;
-use crate::sources::generator::nexmark::model;
+use crate::connectors::generator::nexmark::model;
 use clap::Parser;
 use serde_json::Value;
 

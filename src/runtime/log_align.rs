@@ -1,9 +1,9 @@
-//! Watermark alignment (`watermark.max_drift`) for Kafka partitions: in the padded rounds a job
-//! that reads Kafka runs (every partition has a chunk in every round), a partition whose watermark
-//! is more than its source's `max_drift` ahead of the slowest aligned partition that still holds
-//! the watermark back sits its chunk out: it reads nothing this round (a bounded partition reads
-//! the skipped range with its next chunk; its last chunk is never skipped), so a fast partition
-//! does not fill window and join state with rows that cannot fire yet. The lag stays in Kafka.
+//! Watermark alignment (`watermark.max_drift`) for log partitions: in the padded rounds a job that
+//! reads logs runs (every partition has a chunk in every round), a partition whose watermark is
+//! more than its source's `max_drift` ahead of the slowest aligned partition that still holds the
+//! watermark back sits its chunk out: it reads nothing this round (a bounded partition reads the
+//! skipped range with its next chunk; its last chunk is never skipped), so a fast partition does
+//! not fill window and join state with rows that cannot fire yet. The lag stays in the log.
 //!
 //! Round `r` is decided from what the chunks of rounds `..= r - LAG` reported at their ends: each
 //! partition's largest event time so far and whether it was finished (a bounded partition at its
@@ -12,7 +12,7 @@
 //! what a chunk holds (and when a partition turns idle) depends on arrival timing, as always.
 //! The slowest holding partition never sits out, so reading always progresses.
 //!
-//! The state is shared by the shards behind one mutex, taken once per Kafka chunk started or
+//! The state is shared by the shards behind one mutex, taken once per log chunk started or
 //! finished, never per event. It is not checkpointed: a resumed run numbers its rounds afresh
 //! and rebuilds it from its first `LAG` rounds, which read everything.
 
@@ -56,7 +56,7 @@ pub enum Decision {
 struct Part {
     /// `Some`: aligned, with this drift (ms).
     drift_ms: Option<i64>,
-    /// A file's or the generator's chunk count (`None`: unbounded, or a Kafka partition).
+    /// A file's or the generator's chunk count (`None`: unbounded, or a log partition).
     chunks: Option<u64>,
     ooo_ms: i64,
     /// Round of `hist[0]`.
@@ -69,21 +69,21 @@ struct Part {
     paused: u64,
 }
 
-/// The shared alignment state of one job's Kafka partitions (indexed like the job's partitions;
-/// partitions that are not aligned Kafka partitions neither sit out nor hold others back).
+/// The shared alignment state of one job's log partitions (indexed like the job's partitions;
+/// partitions that are not aligned neither sit out nor hold others back).
 #[derive(Debug)]
-pub struct KafkaAlign {
+pub struct LogAlign {
     parts: Mutex<Vec<Part>>,
     /// The first round past the end, once known (a bounded job).
     end: Mutex<Option<u64>>,
 }
 
-impl KafkaAlign {
+impl LogAlign {
     /// Per partition: `Some((max_drift_ms, max_out_of_orderness_ms, chunks))` for an aligned
-    /// partition (`chunks`: a file's or the generator's chunk count; `None` for Kafka or
+    /// partition (`chunks`: a file's or the generator's chunk count; `None` for a log or
     /// unbounded). `None` when no partition is aligned.
-    pub fn new(parts: &[Option<(i64, i64, Option<u64>)>]) -> Option<KafkaAlign> {
-        parts.iter().any(Option::is_some).then(|| KafkaAlign {
+    pub fn new(parts: &[Option<(i64, i64, Option<u64>)>]) -> Option<LogAlign> {
+        parts.iter().any(Option::is_some).then(|| LogAlign {
             parts: Mutex::new(
                 parts
                     .iter()
@@ -102,7 +102,7 @@ impl KafkaAlign {
         })
     }
 
-    /// `Some(chunks)` for an aligned partition (see [`KafkaAlign::new`]); `None` if not aligned.
+    /// `Some(chunks)` for an aligned partition (see [`LogAlign::new`]); `None` if not aligned.
     pub fn count(&self, part: u16) -> Option<Option<u64>> {
         let parts = self.parts.lock().ok()?;
         let p = parts.get(part as usize)?;
@@ -256,8 +256,8 @@ fn trim(parts: &mut [Part]) {
 mod tests {
     use super::*;
 
-    fn two(drift: i64) -> KafkaAlign {
-        KafkaAlign::new(&[Some((drift, 0, None)), Some((drift, 0, None)), None]).unwrap()
+    fn two(drift: i64) -> LogAlign {
+        LogAlign::new(&[Some((drift, 0, None)), Some((drift, 0, None)), None]).unwrap()
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! Reads are split into pieces submitted together to io_uring so several are in flight; where the
 //! kernel refuses io_uring the reader falls back to `pread`, saying so once.
 
-use super::uring_read;
-use super::SourceError;
+use super::uring as uring_read;
+use crate::connectors::source::SourceError;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;

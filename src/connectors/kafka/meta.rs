@@ -7,7 +7,7 @@
 //! is not a JSON object is left as it is, and goes to the dead letters as before. A tombstone of
 //! an upsert changelog becomes the deletion row of its key ([`tombstone`]).
 
-use crate::config::KafkaKeyFormat;
+use super::config::KafkaKeyFormat;
 use rdkafka::message::{Headers, Message};
 
 /// The field that holds the metadata.

@@ -8,7 +8,7 @@
 //! The ring is reached through [`ReadRing`] so tests can inject interrupted waits, failed pieces
 //! and completions that never come.
 
-use super::file::pread_full;
+use super::chunks::pread_full;
 use std::fs::File;
 use std::io;
 use std::os::unix::io::{AsRawFd, RawFd};

@@ -2,9 +2,9 @@
 //! defaults, and every key of the wrong model, a missing or misplaced `table`, and a field no
 //! Nexmark record has are refused by key, with the reason.
 
-use super::build;
-use crate::config::{parse, NexmarkTable};
-use crate::plan::{NexmarkSourcePlan, Plan, PlanErrors, SourceKind};
+use super::{NexmarkSourcePlan, NexmarkTable, NexmarkTableSource};
+use crate::config::parse;
+use crate::plan::{build, Plan, PlanErrors};
 
 /// A Nexmark source feeding a filter on a field (which the plan checks against the table's).
 fn job(source_keys: &str) -> String {
@@ -36,8 +36,8 @@ fn a_nexmark_table_builds_with_loadgen_nexmarks_defaults() {
     let plan = build_text(&job("table = \"bid\"\ncount = 20000\nseed = 7")).unwrap();
     let s = &plan.sources[0];
     assert_eq!(
-        s.kind,
-        SourceKind::Nexmark(NexmarkSourcePlan {
+        s.source_as::<NexmarkTableSource>().map(|n| n.table),
+        Some(NexmarkSourcePlan {
             table: NexmarkTable::Bid,
             seed: 7,
             first_event_rate: 10_000,
@@ -54,8 +54,8 @@ fn a_nexmark_table_builds_with_loadgen_nexmarks_defaults() {
     ))
     .unwrap_or_else(|e| panic!("{e}"));
     let s = &plan.sources[0];
-    let SourceKind::Nexmark(n) = &s.kind else {
-        panic!("{:?}", s.kind)
+    let Some(n) = s.source_as::<NexmarkTableSource>().map(|n| n.table) else {
+        panic!("{:?}", s.source)
     };
     assert_eq!(
         (n.table, n.first_event_rate, n.start_ms),

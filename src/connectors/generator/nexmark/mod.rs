@@ -23,8 +23,7 @@ mod strings;
 pub use json::write_json;
 use model::{EventKind, NexmarkConfig, NexmarkModel};
 
-use crate::config::NexmarkTable;
-use crate::plan::NexmarkSourcePlan;
+use super::{NexmarkSourcePlan, NexmarkTable};
 
 /// Bytes of NDJSON one Nexmark event number makes on average over the three tables (the lines
 /// `loadgen nexmark` writes average about 190 bytes), for sizing chunks like file chunks: the
@@ -158,7 +157,7 @@ mod tests {
             let v: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_slice(&line).expect("a JSON object");
             let keys: Vec<&str> = v.keys().map(String::as_str).collect();
-            let mut want = crate::plan::nexmark_fields(table).to_vec();
+            let mut want = super::super::nexmark_fields(table).to_vec();
             let mut got = keys.clone();
             want.sort_unstable();
             got.sort_unstable();

@@ -1,6 +1,6 @@
 //! Kafka topics as source partitions: the client settings, and during the run each shard's reader
 //! of the partitions it owns (the partitions and their start and end offsets are found before the
-//! run, in [`kafka_discover`](super::kafka_discover)).
+//! run, in [`discover`](super::discover)).
 //!
 //! A shard owns a fixed set of partitions (the runtime pads the chunk order so that a Kafka
 //! partition's chunks always fall to the same shard) and polls each through its own partition
@@ -9,7 +9,7 @@
 //! Kafka. Positions a restore uses are the checkpoint's; the group commit is for monitoring tools
 //! only. This module never parses records or touches rings.
 
-use crate::plan::KafkaPlan;
+use super::source_plan::KafkaPlan;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
@@ -21,19 +21,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-pub use super::kafka_discover::{discover, DiscoveryError};
-
-/// One Kafka partition as the plan sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KafkaPart {
-    pub topic: String,
-    pub partition: i32,
-    /// First offset to read (a checkpoint's position replaces it on restore).
-    pub start: i64,
-    /// `stop_at = "end"`: the partition's end offset when the job started.
-    pub end: Option<i64>,
-}
 
 /// The client settings every consumer of `plan` shares; `options` go last, so a user's setting wins.
 pub fn client_config(plan: &KafkaPlan) -> ClientConfig {
@@ -132,7 +119,7 @@ struct Owned {
 /// source on a shard share their schema caches).
 struct Decoding {
     /// Records carry their metadata as `_kafka`, the key decoded so.
-    metadata: Option<crate::config::KafkaKeyFormat>,
+    metadata: Option<super::config::KafkaKeyFormat>,
     /// An upsert changelog: tombstones become deletion rows, timed by this field (`None`: the
     /// Kafka timestamp is the event time).
     upsert: Option<Option<String>>,
@@ -162,7 +149,7 @@ fn record_line<M: Message>(m: &M, o: &mut Decoding) -> Result<RecordLine, String
         (_, k) => k,
     };
     if let (Some(ts), None) = (&o.upsert, payload) {
-        super::kafka_meta::tombstone(m, key, o.metadata, ts.as_deref(), &mut bytes);
+        super::meta::tombstone(m, key, o.metadata, ts.as_deref(), &mut bytes);
         return Ok(Ok(bytes));
     }
     let mut decoded = Vec::new();
@@ -175,7 +162,7 @@ fn record_line<M: Message>(m: &M, o: &mut Decoding) -> Result<RecordLine, String
         (_, p) => p.unwrap_or_default(),
     };
     match o.metadata {
-        Some(f) => super::kafka_meta::line_with_metadata(m, key, value, f, &mut bytes),
+        Some(f) => super::meta::line_with_metadata(m, key, value, f, &mut bytes),
         None if decoded.is_empty() => bytes.extend_from_slice(value),
         None => return Ok(Ok(decoded)),
     }
@@ -197,17 +184,17 @@ impl KafkaReader {
         self.owned.is_empty()
     }
 
-    /// Assigns one source's `parts` (global partition index, the partition, its start offset) to
+    /// Assigns one source's `parts` (global partition index, topic, partition, start offset) to
     /// a new consumer.
     pub fn add(
         &mut self,
         plan: &KafkaPlan,
-        parts: &[(u16, &KafkaPart, i64)],
+        parts: &[(u16, &str, i32, i64)],
         avro: &Avro,
     ) -> Result<(), String> {
         let high = parts
             .iter()
-            .map(|(_, p, _)| ((p.topic.clone(), p.partition), AtomicI64::new(-1)))
+            .map(|(_, t, p, _)| ((t.to_string(), *p), AtomicI64::new(-1)))
             .collect();
         let consumer: Arc<BaseConsumer<LagContext>> = Arc::new(
             client_config(plan)
@@ -216,21 +203,21 @@ impl KafkaReader {
                 .map_err(|e| format!("cannot create a consumer: {e}"))?,
         );
         let mut tpl = TopicPartitionList::new();
-        for (_, p, start) in parts {
-            tpl.add_partition_offset(&p.topic, p.partition, Offset::Offset(*start))
+        for (_, topic, p, start) in parts {
+            tpl.add_partition_offset(topic, *p, Offset::Offset(*start))
                 .map_err(|e| e.to_string())?;
         }
         let mut owned = Vec::new();
         let ci = self.consumers.len();
-        for (part, p, start) in parts {
+        for (part, topic, p, start) in parts {
             let queue = consumer
-                .split_partition_queue(&p.topic, p.partition)
-                .ok_or_else(|| format!("cannot split the queue of {}/{}", p.topic, p.partition))?;
+                .split_partition_queue(topic, *p)
+                .ok_or_else(|| format!("cannot split the queue of {topic}/{p}"))?;
             owned.push(Owned {
                 consumer: ci,
                 part: *part,
-                topic: p.topic.clone(),
-                partition: p.partition,
+                topic: topic.to_string(),
+                partition: *p,
                 queue,
                 next: *start,
                 held: None,
@@ -243,8 +230,8 @@ impl KafkaReader {
             .assign(&tpl)
             .map_err(|e| format!("cannot assign partitions: {e}"))?;
         let mut names = TopicPartitionList::new();
-        for (_, p, _) in parts {
-            names.add_partition(&p.topic, p.partition);
+        for (_, topic, p, _) in parts {
+            names.add_partition(topic, *p);
         }
         self.consumers.push((consumer, names));
         self.decodings.push(Decoding {
@@ -442,48 +429,36 @@ impl KafkaReader {
 /// (when asked, (global partition index, end of log) per partition).
 type Highs = (Option<Instant>, Vec<(u16, i64)>);
 
-/// A metadata-only consumer of one source and its partitions (global index, topic, partition).
-type WatchedSource = (BaseConsumer, Vec<(u16, String, i32)>);
-
-/// The end of every Kafka partition's log, asked of the brokers by the metrics endpoint itself
-/// (at most once a second, cached), so record lag stays visible when every shard is blocked, e.g.
-/// in a stalled sink write, and cannot publish.
+/// The end of every Kafka partition's log of one source, asked of the brokers by the metrics
+/// endpoint itself (at most once a second, cached), so record lag stays visible when every shard
+/// is blocked, e.g. in a stalled sink write, and cannot publish.
 pub struct HighWatch {
-    sources: Vec<WatchedSource>,
-    /// Where each partition started (the lag before any shard has published a position).
-    pub start: Vec<(u16, i64)>,
+    consumer: BaseConsumer,
+    /// (global partition index, topic, partition, where it started this run).
+    parts: Vec<(u16, String, i32, i64)>,
     /// When the brokers were last asked, and what they said.
     cache: std::sync::Mutex<Highs>,
 }
 
 impl HighWatch {
-    /// `parts`: (global partition index, plan, partition) of every Kafka partition.
-    pub fn new(parts: &[(u16, &KafkaPlan, &KafkaPart)]) -> Result<HighWatch, String> {
-        let mut sources: Vec<WatchedSource> = Vec::new();
-        let mut plans: Vec<&KafkaPlan> = Vec::new();
-        for (i, plan, p) in parts {
-            let at = match plans.iter().position(|q| std::ptr::eq(*q, *plan)) {
-                Some(at) => at,
-                None => {
-                    let c: BaseConsumer = client_config(plan)
-                        .create()
-                        .map_err(|e| format!("cannot create a consumer: {e}"))?;
-                    sources.push((c, Vec::new()));
-                    plans.push(plan);
-                    plans.len() - 1
-                }
-            };
-            sources[at].1.push((*i, p.topic.clone(), p.partition));
-        }
+    pub fn new(plan: &KafkaPlan, parts: &[(u16, String, i32, i64)]) -> Result<HighWatch, String> {
         Ok(HighWatch {
-            sources,
-            start: parts.iter().map(|(i, _, p)| (*i, p.start)).collect(),
+            consumer: client_config(plan)
+                .create()
+                .map_err(|e| format!("cannot create a consumer: {e}"))?,
+            parts: parts.to_vec(),
             cache: std::sync::Mutex::new((None, Vec::new())),
         })
     }
+}
+
+impl crate::metrics::LogEnds for HighWatch {
+    fn starts(&self) -> Vec<(u16, i64)> {
+        self.parts.iter().map(|(i, _, _, s)| (*i, *s)).collect()
+    }
 
     /// (global partition index, end of its log) for every partition the brokers answered for.
-    pub fn highs(&self) -> Vec<(u16, i64)> {
+    fn ends(&self) -> Vec<(u16, i64)> {
         let Ok(mut c) = self.cache.lock() else {
             return Vec::new();
         };
@@ -491,13 +466,12 @@ impl HighWatch {
             return c.1.clone();
         }
         let mut out = Vec::new();
-        for (consumer, parts) in &self.sources {
-            for (i, topic, p) in parts {
-                if let Ok((_, high)) =
-                    consumer.fetch_watermarks(topic, *p, Duration::from_millis(500))
-                {
-                    out.push((*i, high));
-                }
+        for (i, topic, p, _) in &self.parts {
+            if let Ok((_, high)) =
+                self.consumer
+                    .fetch_watermarks(topic, *p, Duration::from_millis(500))
+            {
+                out.push((*i, high));
             }
         }
         *c = (Some(Instant::now()), out.clone());

@@ -2,13 +2,10 @@
 //! benchmark or the quickstart needs no files. A chunk is a range of event indices; since every
 //! event is a pure function of its index, any shard can make any chunk.
 
-pub mod model;
-pub mod nexmark;
-
+use super::model::{self, Click, ClickModel};
 use crate::plan::SlotUse;
 use crate::record::bind::Binding;
 use crate::record::event::{hash_key, Event, Value};
-use model::{Click, ClickModel};
 
 /// The fields a generated click has, in JSON order.
 pub const FIELDS: [&str; 4] = ["ad_id", "user_id", "ts", "bid"];

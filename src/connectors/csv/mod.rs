@@ -6,6 +6,37 @@
 //! anything else a string. A line with another number of fields than there are columns, or with
 //! a broken quote, is an error (a dead letter), never a guess.
 
+use serde::Deserialize;
+
+pub mod check;
+
+/// Input encoding of a file or Kafka source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// One JSON object per line (per record).
+    #[default]
+    Json,
+    /// Comma-separated values (RFC 4180 quoting), one record per line; see `csv`.
+    Csv,
+    /// Kafka only: Avro in the Confluent wire format; see `schema_registry`.
+    Avro,
+}
+
+/// `csv = { ... }` of a `format = "csv"` source.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsvConfig {
+    /// The first line of each file names the columns (files only).
+    #[serde(default)]
+    pub header: bool,
+    /// The column names in order (instead of, or checked against, a header).
+    #[serde(default)]
+    pub columns: Vec<String>,
+    /// One ASCII character; default `,`.
+    pub delimiter: Option<String>,
+}
+
 /// The columns and delimiter of a CSV source (columns named by the config or a file's header).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvPlan {
@@ -15,9 +46,6 @@ pub struct CsvPlan {
     pub columns: Vec<String>,
     pub delimiter: u8,
 }
-
-/// Per source: its CSV columns and whether each file starts with a header (`None`: not CSV).
-pub type CsvSources = Vec<Option<(std::sync::Arc<CsvShape>, bool)>>;
 
 /// A CSV source's columns ready for conversion: each name already a JSON string.
 #[derive(Debug, Clone)]

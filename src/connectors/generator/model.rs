@@ -15,7 +15,7 @@
 //!
 //! It never does I/O, allocates per event, or knows threads; callers own the buffers.
 
-use crate::plan::GeneratorPlan;
+use super::GeneratorPlan;
 use crate::record::text::{write_i64, write_u64};
 
 /// Defaults of the click model; the `generator` source config and `sluice loadgen` both use these.
@@ -343,5 +343,4 @@ pub fn write_user_id(id: u64, out: &mut Vec<u8>) {
 }
 
 #[cfg(test)]
-#[path = "model_tests.rs"]
 mod tests;

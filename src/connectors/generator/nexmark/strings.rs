@@ -2,7 +2,7 @@
 //! `StringsGenerator`, `PriceGenerator` and `BidGenerator`'s url cache, drawing from the per-event
 //! [`Rng`]. Same draws in the same order as Java, from a different PRNG.
 
-use crate::sources::generator::model::IndexRng;
+use crate::connectors::generator::model::IndexRng;
 
 /// The per-event PRNG with the draws Java's generators make.
 pub(super) struct Rng(pub(super) IndexRng);

@@ -4,7 +4,7 @@
 //! model) and `"nexmark"` (one of the Nexmark benchmark's three tables, `table = "person"`,
 //! `"auction"` or `"bid"`). A key only one model reads is an `Option` here, `None` when the user
 //! did not write it, so that the plan can refuse it for the other model by name and fill in its
-//! default (from [`super::defaults`]) for its own; keys whose default depends on the model
+//! default (from [`crate::config::defaults`]) for its own; keys whose default depends on the model
 //! (`events_per_second`, `event_time`) are `Option`s for the same reason. Keys both models read
 //! the same way carry their default here.
 
@@ -12,9 +12,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::defaults;
-use super::duration::Duration;
-use super::{EventTimeConfig, WatermarkConfig};
+use crate::config::{defaults, Duration, EventTimeConfig, WatermarkConfig};
 
 /// Which synthetic data a generator source makes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -47,7 +45,7 @@ impl NexmarkTable {
 }
 
 /// The built-in synthetic source; every key but `table` (for `model = "nexmark"`) is optional.
-/// See [`crate::plan::GeneratorPlan`] and [`crate::plan::NexmarkSourcePlan`].
+/// See [`super::ClickPlan`] and [`super::NexmarkPlan`].
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSourceConfig {

@@ -19,7 +19,7 @@
 //! `extra`, `channel` and `url` borrow from tables the model builds once.
 
 use super::strings::{base_url, channel, credit_card, exact_string, next_price, next_string, Rng};
-use crate::sources::generator::model::{mix64, IndexRng};
+use crate::connectors::generator::model::{mix64, IndexRng};
 
 /// Ids start here so that queries find matches even on small data sets (as in Java).
 pub const FIRST_PERSON_ID: u64 = 1000;
@@ -92,8 +92,8 @@ pub struct NexmarkConfig {
 impl Default for NexmarkConfig {
     fn default() -> Self {
         NexmarkConfig {
-            seed: crate::sources::generator::model::defaults::SEED,
-            base_time_ms: crate::sources::generator::model::defaults::START_MS,
+            seed: crate::connectors::generator::model::defaults::SEED,
+            base_time_ms: crate::connectors::generator::model::defaults::START_MS,
             first_event_rate: 10_000,
             person_proportion: 1,
             auction_proportion: 3,

@@ -3,14 +3,25 @@
 //! ends at (`stop_at`: the end offsets, or the first record at or after a time, as of the job's
 //! first start). A checkpoint's positions replace both on restore.
 
-use super::kafka::{client_config, KafkaPart};
-use crate::plan::{KafkaPlan, KafkaStart};
+use super::read::client_config;
+use super::source_plan::{KafkaPlan, KafkaStart};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use std::time::Duration;
 
 /// How long discovery waits for the brokers before the job is refused.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// One Kafka partition as discovery finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaPart {
+    pub topic: String,
+    pub partition: i32,
+    /// First offset to read (a checkpoint's position replaces it on restore).
+    pub start: i64,
+    /// `stop_at = "end"`: the partition's end offset when the job started.
+    pub end: Option<i64>,
+}
 
 /// Error from discovery, with the source it concerns.
 #[derive(Debug, thiserror::Error)]

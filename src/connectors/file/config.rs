@@ -1,0 +1,37 @@
+//! `[sources.NAME] type = "file"` and `[sinks.NAME] type = "file"`, as a user writes them.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::config::{EventTimeConfig, WatermarkConfig};
+use crate::connectors::csv::{CsvConfig, Format};
+
+/// `[sources.NAME] type = "file"`: a file or a glob of NDJSON or CSV lines.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSourceConfig {
+    /// A file or a glob; each matching file is one partition.
+    pub path: String,
+    #[serde(default)]
+    pub format: Format,
+    /// The CSV layout of `format = "csv"`.
+    pub csv: Option<CsvConfig>,
+    pub event_time: EventTimeConfig,
+    #[serde(default)]
+    pub watermark: WatermarkConfig,
+    /// Backfill: records per second this source is read at, at most (`"50000/s"`).
+    pub rate_limit: Option<String>,
+    /// Backfill: skip records that start before this byte offset of each file.
+    pub start_offset: Option<u64>,
+    /// Backfill: skip records with an event time before this (RFC 3339).
+    pub start_time: Option<String>,
+}
+
+/// `[sinks.NAME] type = "file"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSinkConfig {
+    pub inputs: Vec<String>,
+    pub path: PathBuf,
+}
