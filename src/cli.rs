@@ -147,13 +147,13 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Explain { config } => {
-            let (cfg, src, compiled) = crate::plan::load_config_and_sql(&config)?;
-            let plan = crate::plan::build(&cfg, &src)?;
-            if let Some(compiled) = compiled {
+            let job = crate::plan::load_job(&config)?;
+            let plan = job.plan()?;
+            if let Some(sql) = &job.sql {
                 println!(
-                    "# {}: [pipeline] sql compiles to\n{}",
+                    "# {}: [pipeline] sql compiles to (as TOML)\n{}",
                     config.display(),
-                    compiled.trim_end()
+                    sql.compiled.toml().trim_end()
                 );
                 println!();
             }
@@ -165,9 +165,9 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             config,
             out,
         } => {
-            let (cfg, src, _) = crate::plan::load_config_and_sql(&config)?;
-            crate::plan::build(&cfg, &src)?;
-            let done = crate::sql::export::export_flink(&cfg, &config, &out)?;
+            let job = crate::plan::load_job(&config)?;
+            job.plan()?;
+            let done = crate::sql::export::export_flink(&job.config, &config, &out)?;
             println!(
                 "{}: Flink job written (run it with {}/run.sh)",
                 done.dir.display(),

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
 
 /// What every duration error says is expected.
 pub const EXPECTED_FORM: &str =
@@ -113,6 +114,13 @@ impl std::str::FromStr for Duration {
     }
 }
 
+/// Written back as whole milliseconds (`"60000ms"`): what a generated config says exactly.
+impl Serialize for Duration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{}ms", self.ms))
+    }
+}
+
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct DurationVisitor;
@@ -150,6 +158,12 @@ impl fmt::Display for SignedDuration {
                 ms: self.0.saturating_abs()
             }
         )
+    }
+}
+
+impl Serialize for SignedDuration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{}ms", self.0))
     }
 }
 

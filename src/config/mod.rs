@@ -11,6 +11,7 @@ pub mod defaults;
 mod duration;
 mod error;
 mod parts;
+pub mod print;
 mod source_text;
 pub mod suggest;
 
@@ -19,7 +20,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::connectors::{SinkConfig, SourceConfig};
 pub use duration::{Duration, DurationError, SignedDuration, EXPECTED_FORM};
@@ -28,7 +29,7 @@ use parts::kinds_of;
 pub use source_text::{Entry, EntryValue, KeyPath, Location, Seg, SourceText};
 
 /// A whole config file.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
@@ -39,14 +40,18 @@ pub struct Config {
     pub transforms: BTreeMap<String, TransformConfig>,
     #[serde(default)]
     pub sinks: BTreeMap<String, SinkConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_letter: Option<DeadLetterConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<CheckpointConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api: Option<ApiConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineConfig>,
 }
 
 /// `[pipeline]`: the job's sources, transforms and sinks written as Flink SQL instead.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineConfig {
     /// A `.sql` file (one line ending in `.sql`, relative to the working directory) or the SQL
@@ -55,7 +60,7 @@ pub struct PipelineConfig {
 }
 
 /// `[api]`: the live metrics and health endpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
     /// Loopback by default: any other address needs `allow_remote`.
@@ -76,7 +81,7 @@ pub struct ApiConfig {
 }
 
 /// `[checkpoint]`: consistent snapshots of all state, taken every `interval`, in `dir`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckpointConfig {
     pub dir: PathBuf,
@@ -88,12 +93,13 @@ pub struct CheckpointConfig {
     pub tolerable_failures: u32,
     /// Where SIGUSR1 savepoints go; default `<dir>/savepoints`.
     #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub savepoint_dir: Option<PathBuf>,
 }
 
 /// `[runtime]`. Ranges (shards >= 1, a power-of-two ring, ...) are checked by the plan, so that
 /// all of a config's problems are reported together.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeConfig {
     #[serde(default = "defaults::shards")]
@@ -128,7 +134,7 @@ impl Default for RuntimeConfig {
 }
 
 /// `event_time = { field = "ts", unit = "ms" }`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventTimeConfig {
     /// The record's field holding its event time (empty with `kafka_timestamp`).
@@ -148,7 +154,20 @@ pub struct EventTimeConfig {
     pub kafka_timestamp: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+impl Default for EventTimeConfig {
+    /// What a table written as `event_time = {}` holds: the defaults of its keys.
+    fn default() -> Self {
+        EventTimeConfig {
+            field: String::new(),
+            unit: TimeUnitConfig::default(),
+            max_future: defaults::max_future(),
+            allow_negative: false,
+            kafka_timestamp: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeUnitConfig {
     #[default]
@@ -159,7 +178,7 @@ pub enum TimeUnitConfig {
 }
 
 /// `watermark = { max_out_of_orderness = "5s", idle_timeout = "30s", max_drift = "30s" }`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WatermarkConfig {
     #[serde(default = "defaults::max_out_of_orderness")]
@@ -170,6 +189,7 @@ pub struct WatermarkConfig {
     /// slowest partition of any source that also sets it pauses until the others catch up.
     /// Unset (the default): never paused.
     #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_drift: Option<Duration>,
 }
 
@@ -184,7 +204,7 @@ impl Default for WatermarkConfig {
 }
 
 /// `[transforms.NAME]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TransformConfig {
     Window(WindowTransformConfig),
@@ -199,7 +219,7 @@ pub enum TransformConfig {
 
 /// `type = "top_n"`: per `partition_by` key and event time (a window's results: one time per
 /// window), the `n` best rows by `order_by`, once the watermark has passed that time.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopNConfig {
     pub inputs: Vec<String>,
@@ -208,29 +228,33 @@ pub struct TopNConfig {
     pub order_by: Vec<String>,
     pub n: usize,
     /// The field the row's rank (1 = best) is written to; none: not written.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rank_field: Option<String>,
     /// Name of the side output that receives rows behind the watermark on arrival.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_events: Option<String>,
 }
 
 /// `type = "dedupe"`: the first record of each `key` passes; another within `horizon` of it (in
 /// event time) is dropped.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DedupeConfig {
     pub inputs: Vec<String>,
     pub key: Vec<String>,
     pub horizon: Duration,
     /// Name of the side output that receives records behind the watermark on arrival.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_events: Option<String>,
     /// Not supported: present only so `validate` can say why (see `plan::build`).
     #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hot_keys: Option<toml::Value>,
 }
 
 /// `type = "interval_join"`: rows of `left` and `right` with equal `on` fields whose event times
 /// satisfy `between[0] <= right - left <= between[1]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntervalJoinConfig {
     pub left: String,
@@ -240,9 +264,11 @@ pub struct IntervalJoinConfig {
     #[serde(default)]
     pub kind: IntervalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_events: Option<String>,
     /// Not supported: present only so `validate` can say why (see `plan::build`).
     #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hot_keys: Option<toml::Value>,
 }
 
@@ -251,7 +277,7 @@ pub struct IntervalJoinConfig {
 /// row stays until the watermark passes its time + `ttl`, so two rows with equal `on` fields
 /// join when their times differ by at most `ttl`. Inner only: an outer regular join's result
 /// updates (Flink retracts a NULL-padded row when its match arrives).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegularJoinConfig {
     pub left: String,
@@ -261,13 +287,15 @@ pub struct RegularJoinConfig {
     #[serde(default)]
     pub kind: IntervalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_events: Option<String>,
     /// Not supported: present only so `validate` can say why (see `plan::build`).
     #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hot_keys: Option<toml::Value>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutOfOrderVersions {
     #[default]
@@ -275,7 +303,7 @@ pub enum OutOfOrderVersions {
     Drop,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IntervalJoinKind {
     #[default]
@@ -287,7 +315,7 @@ pub enum IntervalJoinKind {
 
 /// `type = "temporal_join"`: each `input` record joins the version of `table` (a changelog stream)
 /// valid at its event time.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TemporalJoinConfig {
     pub input: String,
@@ -296,6 +324,7 @@ pub struct TemporalJoinConfig {
     #[serde(default)]
     pub kind: TemporalJoinKind,
     /// Name of the side output that receives rows behind the watermark on arrival.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_events: Option<String>,
     /// What a table version older than its key's latest one, arriving after it, does: `keep`
     /// (a version like any other) or `drop` (as Flink's ROW_NUMBER keep-last view does).
@@ -303,18 +332,19 @@ pub struct TemporalJoinConfig {
     pub out_of_order_versions: OutOfOrderVersions,
     /// Not supported: present only so `validate` can say why (see `plan::build`).
     #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hot_keys: Option<toml::Value>,
 }
 
 /// `on = { input = "currency", table = "currency" }`: the equality the join keys on.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct JoinOnConfig {
     pub input: String,
     pub table: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TemporalJoinKind {
     #[default]
@@ -358,6 +388,37 @@ impl TransformConfig {
         }
     }
 
+    /// Renames the streams it reads that `rename` has a new name for; whether any was.
+    pub fn rename_inputs(&mut self, rename: &dyn Fn(&str) -> Option<String>) -> bool {
+        let mut changed = false;
+        let mut one = |name: &mut String| {
+            if let Some(to) = rename(name) {
+                *name = to;
+                changed = true;
+            }
+        };
+        match self {
+            TransformConfig::Window(w) => w.inputs.iter_mut().for_each(&mut one),
+            TransformConfig::Filter(f) => f.inputs.iter_mut().for_each(&mut one),
+            TransformConfig::Select(s) => s.inputs.iter_mut().for_each(&mut one),
+            TransformConfig::Dedupe(d) => d.inputs.iter_mut().for_each(&mut one),
+            TransformConfig::TopN(t) => t.inputs.iter_mut().for_each(&mut one),
+            TransformConfig::IntervalJoin(j) => {
+                one(&mut j.left);
+                one(&mut j.right);
+            }
+            TransformConfig::Join(j) => {
+                one(&mut j.left);
+                one(&mut j.right);
+            }
+            TransformConfig::TemporalJoin(j) => {
+                one(&mut j.input);
+                one(&mut j.table);
+            }
+        }
+        changed
+    }
+
     /// The name of its late side output, if it has one.
     pub fn late_events(&self) -> Option<&str> {
         match self {
@@ -387,7 +448,7 @@ impl TransformConfig {
 }
 
 /// `type = "filter"`: keeps the records for which `where` is true (null or false drops them).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilterTransformConfig {
     pub inputs: Vec<String>,
@@ -397,14 +458,14 @@ pub struct FilterTransformConfig {
 
 /// `type = "select"`: each record becomes `{ name: value of expression, ... }`, in the order
 /// written; fields not listed are dropped, `new = "old"` renames.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SelectTransformConfig {
     pub inputs: Vec<String>,
     pub fields: OrderedTable,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WindowTransformConfig {
     pub inputs: Vec<String>,
@@ -414,6 +475,7 @@ pub struct WindowTransformConfig {
     #[serde(default = "defaults::allowed_lateness")]
     pub allowed_lateness: Duration,
     /// Name of the side output that receives events too late for their window.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_events: Option<String>,
     pub aggregates: Aggregates,
     /// Two-phase aggregation of heavy keys (`off` unless set).
@@ -422,16 +484,18 @@ pub struct WindowTransformConfig {
 }
 
 /// `hot_keys = { mode = "salt" }`: where a window's phase one (partial aggregates) runs.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HotKeysConfig {
     #[serde(default)]
     pub mode: HotKeyMode,
     /// `salt`: how many shards combine a salted key's events before its owner merges them
     /// (every shard when unset; at most the shard count takes effect).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub salt: Option<u32>,
     /// `auto`: a key is hot while it is more than this share of a shard's recent events (default:
     /// `defaults::hot_key_threshold`, which depends on the shard count).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
     /// Events a shard holds back in phase one before it must hand them on (bounds its memory).
     #[serde(default = "defaults::hot_key_max_buffered")]
@@ -449,7 +513,7 @@ impl Default for HotKeysConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HotKeyMode {
     /// Every event goes to its key's owner.
@@ -462,7 +526,7 @@ pub enum HotKeyMode {
 }
 
 /// `window = { type = "tumbling", size = "1m" }` and its siblings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WindowConfig {
     Tumbling { size: Duration },
@@ -478,6 +542,17 @@ pub type Aggregates = OrderedTable;
 /// A table of `name = "expression"` kept in the order written (aggregates, select fields).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OrderedTable(pub Vec<(String, String)>);
+
+impl Serialize for OrderedTable {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
 
 impl<'de> Deserialize<'de> for OrderedTable {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -500,7 +575,7 @@ impl<'de> Deserialize<'de> for OrderedTable {
 }
 
 /// `[dead_letter]`: where malformed input goes.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeadLetterConfig {
     pub path: PathBuf,

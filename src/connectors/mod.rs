@@ -24,9 +24,12 @@ pub mod stdout;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{EventTimeConfig, WatermarkConfig};
+use crate::sql::ddl::Table;
+use crate::sql::options::{option_error, required, EventTime};
+use crate::sql::SqlError;
 use check::Check;
 use sink::Sink;
 use source::Source;
@@ -72,7 +75,7 @@ impl<T: SourceTable> SourceTable for Box<T> {
 macro_rules! source_kinds {
     ($($variant:ident ($kind:literal) => $table:ty),* $(,)?) => {
         /// `[sources.NAME]`: one of the source kinds, by its `type`.
-        #[derive(Debug, Clone, PartialEq, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
         #[serde(tag = "type", rename_all = "snake_case")]
         pub enum SourceConfig {
             $($variant($table),)*
@@ -125,7 +128,7 @@ pub trait SinkTable {
 macro_rules! sink_kinds {
     ($($variant:ident => $table:ty),* $(,)?) => {
         /// `[sinks.NAME]`: one of the sink kinds, by its `type`.
-        #[derive(Debug, Clone, PartialEq, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
         #[serde(tag = "type", rename_all = "snake_case")]
         pub enum SinkConfig {
             $($variant($table),)*
@@ -142,6 +145,13 @@ macro_rules! sink_kinds {
             pub fn inputs(&self) -> &[String] {
                 self.table().inputs()
             }
+
+            /// The streams it writes, to set (a SQL `INSERT INTO` names them after the table).
+            pub fn inputs_mut(&mut self) -> &mut Vec<String> {
+                match self {
+                    $(SinkConfig::$variant(t) => &mut t.inputs,)*
+                }
+            }
         }
     };
 }
@@ -152,4 +162,46 @@ sink_kinds! {
     Kafka => kafka::KafkaSinkConfig,
     Postgres => postgres::PostgresSinkConfig,
     Parquet => parquet::ParquetSinkConfig,
+}
+
+/// SQL: the source a table read by a query becomes, by its `'connector'` (each connector's
+/// `sql` module maps its own options).
+pub fn sql_source(
+    t: &Table,
+    time: &EventTime,
+    idle_ms: Option<i64>,
+) -> Result<SourceConfig, SqlError> {
+    match required(t, "connector")? {
+        "filesystem" => file::sql::source(t, time, idle_ms),
+        "kafka" => kafka::sql::source(t, time, idle_ms),
+        "upsert-kafka" => kafka::sql::upsert_source(t, time, idle_ms),
+        "datagen" => generator::sql::datagen(t, time, idle_ms),
+        "nexmark" => generator::sql::nexmark(t, time, idle_ms),
+        other => Err(option_error(t, "connector", format!("connector '{other}' is not supported as a source yet (supported: 'filesystem', 'kafka', 'upsert-kafka', 'datagen', 'nexmark')"))),
+    }
+}
+
+/// SQL: the sink a table written by `INSERT INTO` becomes, by its `'connector'` and `'format'`
+/// (its `inputs` are set by the caller).
+pub fn sql_sink(t: &Table) -> Result<SinkConfig, SqlError> {
+    match (required(t, "connector")?, t.option("format")) {
+        ("filesystem", Some("parquet")) => parquet::sql::sink(t),
+        ("filesystem", _) => file::sql::sink(t),
+        ("jdbc", _) => postgres::sql::sink(t),
+        ("print", _) => stdout::sql::sink(t),
+        ("kafka", _) => kafka::sql::sink(t),
+        ("upsert-kafka", _) => kafka::sql::upsert_sink(t),
+        (other, _) => Err(option_error(t, "connector", format!("connector '{other}' is not supported as a sink yet (supported: 'filesystem' (json or parquet), 'kafka', 'upsert-kafka', 'jdbc' (PostgreSQL), 'print')"))),
+    }
+}
+
+/// SQL: whether rows written into `t` carry time columns as epoch milliseconds (the sink types
+/// them from the DDL: PostgreSQL and Parquet) rather than as the `yyyy-MM-dd HH:mm:ss.SSS` text
+/// of Flink's JSON format.
+pub fn sql_sink_types_time(t: &Table) -> bool {
+    match t.option("connector") {
+        Some("jdbc") => true,
+        Some("filesystem") => t.option("format") == Some("parquet"),
+        _ => false,
+    }
 }

@@ -67,41 +67,75 @@ pub enum LoadError {
 
 /// Reads, parses and validates the config at `path`: the one call the CLI needs.
 pub fn load(path: &Path) -> Result<Plan, LoadError> {
-    let (config, src) = load_config(path)?;
-    Ok(build(&config, &src)?)
+    Ok(load_job(path)?.plan()?)
 }
 
-/// Reads and parses the config at `path`; a job whose `[pipeline] sql` holds its graph gets the
-/// sources, transforms and sinks the SQL compiles to, appended to its own text (so messages about
-/// them point past the file's end, into what `sluice explain` prints).
-pub fn load_config(path: &Path) -> Result<(Config, SourceText), LoadError> {
-    let (config, src, _) = load_config_and_sql(path)?;
-    Ok((config, src))
+/// Where a config's keys are, for messages: in a TOML file, or for the parts a job's SQL compiled
+/// to, at their statement in the SQL.
+pub trait Locate {
+    fn locate(&self, key: &KeyPath) -> Location;
 }
 
-/// [`load_config`], and the TOML the job's SQL compiled to (`None`: the job has no SQL).
-pub fn load_config_and_sql(path: &Path) -> Result<(Config, SourceText, Option<String>), LoadError> {
-    let (config, src) = config::load(path)?;
+impl Locate for SourceText {
+    fn locate(&self, key: &KeyPath) -> Location {
+        SourceText::locate(self, key)
+    }
+}
+
+/// A job file read and parsed; with `[pipeline] sql`, its sources, transforms and sinks are the
+/// typed tables the SQL compiles to.
+pub struct Loaded {
+    pub config: Config,
+    pub text: SourceText,
+    pub sql: Option<crate::sql::job::JobSql>,
+}
+
+impl Loaded {
+    /// The job validated into a plan.
+    pub fn plan(&self) -> Result<Plan, PlanErrors> {
+        build(&self.config, self)
+    }
+}
+
+impl Locate for Loaded {
+    fn locate(&self, key: &KeyPath) -> Location {
+        match self.sql.as_ref().and_then(|s| s.locate(key)) {
+            Some(at) => at,
+            None => self.text.locate(key),
+        }
+    }
+}
+
+/// Reads and parses the job at `path`; a job whose `[pipeline] sql` holds its graph gets the
+/// sources, transforms and sinks the SQL compiles to.
+pub fn load_job(path: &Path) -> Result<Loaded, LoadError> {
+    let (mut config, text) = config::load(path)?;
     let Some(pipeline) = &config.pipeline else {
-        return Ok((config, src, None));
+        return Ok(Loaded {
+            config,
+            text,
+            sql: None,
+        });
     };
     let counts = [
         ("sources", config.sources.len()),
         ("transforms", config.transforms.len()),
         ("sinks", config.sinks.len()),
     ];
-    let compiled = crate::sql::job::compile_job(&pipeline.sql, &src, counts)?;
-    // The text already read and parsed, not a second read that could see a changed file.
-    let combined = format!(
-        "{}\n\n# compiled from [pipeline] sql\n{compiled}",
-        src.text()
-    );
-    let (config, src) = config::parse(&combined, &path.display().to_string())?;
-    Ok((config, src, Some(compiled)))
+    let sql = crate::sql::job::compile_job(&pipeline.sql, &text, counts)?;
+    let c = &sql.compiled;
+    config.sources = c.sources.iter().cloned().collect();
+    config.transforms = c.transforms.iter().cloned().collect();
+    config.sinks = c.sinks.iter().cloned().collect();
+    Ok(Loaded {
+        config,
+        text,
+        sql: Some(sql),
+    })
 }
 
-/// Validates `config` (parsed from `src`, which locates keys for messages) into a plan.
-pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
+/// Validates `config` (`src` locates its keys for messages) into a plan.
+pub fn build(config: &Config, src: &dyn Locate) -> Result<Plan, PlanErrors> {
     let mut b = Builder {
         src,
         errors: Vec::new(),
@@ -181,7 +215,7 @@ pub fn build(config: &Config, src: &SourceText) -> Result<Plan, PlanErrors> {
 }
 
 pub(super) struct Builder<'s> {
-    src: &'s SourceText,
+    src: &'s dyn Locate,
     errors: Vec<PlanError>,
 }
 

@@ -15,7 +15,7 @@
 mod build;
 pub mod columns;
 mod explain;
-pub use build::{build, load, load_config, load_config_and_sql, LoadError, PlanError, PlanErrors};
+pub use build::{build, load, load_job, LoadError, Loaded, Locate, PlanError, PlanErrors};
 pub use explain::explain;
 
 use crate::expr::FieldPath;

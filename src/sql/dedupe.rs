@@ -5,12 +5,13 @@
 //! in event time. One partitioned by `window_start, window_end` over a window aggregation is a
 //! window Top-N (`sql::top_n`).
 
+use crate::config::{DedupeConfig, TransformConfig};
 use sqlparser::ast::{
     BinaryOperator, Expr, Function, OrderBySort, Query, Select, SelectItem, SetExpr, Spanned,
     Value, WindowType,
 };
 
-use super::expr::{quote, unsupported};
+use super::expr::unsupported;
 use super::query::{ColumnScope, Item};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 
@@ -121,7 +122,7 @@ impl Compiler {
                     format!("no column `{}` to partition by", id.value),
                 ));
             };
-            keys.push(quote(&c.expr));
+            keys.push(c.expr.clone());
             names.push(c.name.clone());
         }
         if keys.is_empty() {
@@ -144,12 +145,14 @@ impl Compiler {
             return Err(SqlError::span(sel.select_token.0.span, format!("a ROW_NUMBER query needs WHERE {rn} = 1 (deduplication); a Top-N over a whole stream is an updating result, which sluice does not produce")));
         }
         let name = format!("{base}_dedupe");
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"dedupe\"\ninputs = [{}]\nkey = [{}]\nhorizon = \"{horizon}ms\"\n\n",
-            quote(&name),
-            quote(&input.name),
-            keys.join(", ")
-        ));
+        let table = TransformConfig::Dedupe(DedupeConfig {
+            inputs: vec![input.name.clone()],
+            key: keys,
+            horizon: super::parts::ms(horizon),
+            late_events: None,
+            hot_keys: None,
+        });
+        self.push_transform(&name, table);
         let mut columns = input.columns.clone();
         columns.push(Col {
             name: rn,

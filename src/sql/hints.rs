@@ -17,6 +17,7 @@ use sqlparser::tokenizer::{Span, Token, Tokenizer};
 use super::error::SqlError;
 use super::lex::FlinkDialect;
 use super::settings::flink_duration_ms;
+use crate::config::{HotKeyMode, HotKeysConfig};
 
 /// One `OPTIONS` hint, and the table name it follows.
 #[derive(Debug, Clone)]
@@ -29,8 +30,8 @@ pub struct Hint {
 /// What the hints on a table set on the window reading it.
 #[derive(Debug, Default)]
 pub struct WindowHints {
-    /// `hot_keys = { ... }`'s inline table body.
-    pub hot_keys: Option<String>,
+    /// The window's `hot_keys`.
+    pub hot_keys: Option<HotKeysConfig>,
     pub lateness_ms: Option<i64>,
     /// The sink table the late rows go to.
     pub late_table: Option<(String, Span)>,
@@ -84,27 +85,29 @@ pub fn parse(comment: &str, table: String, span: Span) -> Result<Hint, SqlError>
 /// The window settings the hints on `table` give.
 pub fn window_settings(hints: &[Hint]) -> Result<WindowHints, SqlError> {
     let mut out = WindowHints::default();
-    let mut hot: Vec<String> = Vec::new();
+    let mut hot: Option<HotKeysConfig> = None;
     for h in hints {
         for (k, v) in &h.options {
             let bad = |what: &str| SqlError::span(h.span, format!("'{k}' = '{v}': {what}"));
             match k.as_str() {
                 "sluice.hot_keys" => {
-                    if !matches!(v.as_str(), "off" | "salt" | "auto") {
-                        return Err(bad("expected off, salt or auto"));
-                    }
-                    hot.insert(0, format!("mode = \"{v}\""));
+                    hot.get_or_insert_with(HotKeysConfig::default).mode = match v.as_str() {
+                        "off" => HotKeyMode::Off,
+                        "salt" => HotKeyMode::Salt,
+                        "auto" => HotKeyMode::Auto,
+                        _ => return Err(bad("expected off, salt or auto")),
+                    };
                 }
                 "sluice.hot_keys.salt" => {
                     let n: u32 = v.parse().map_err(|_| bad("expected a number of shards"))?;
-                    hot.push(format!("salt = {n}"));
+                    hot.get_or_insert_with(HotKeysConfig::default).salt = Some(n);
                 }
                 "sluice.hot_keys.threshold" => {
                     let t: f64 = v.parse().map_err(|_| bad("expected a share, e.g. 0.05"))?;
                     if !t.is_finite() {
                         return Err(bad("expected a share, e.g. 0.05"));
                     }
-                    hot.push(format!("threshold = {t:?}"));
+                    hot.get_or_insert_with(HotKeysConfig::default).threshold = Some(t);
                 }
                 "sluice.allowed_lateness" => {
                     let ms = flink_duration_ms(v)
@@ -123,8 +126,6 @@ pub fn window_settings(hints: &[Hint]) -> Result<WindowHints, SqlError> {
             }
         }
     }
-    if !hot.is_empty() {
-        out.hot_keys = Some(hot.join(", "));
-    }
+    out.hot_keys = hot;
     Ok(out)
 }

@@ -1,7 +1,8 @@
 //! A job whose pipeline is SQL: `[pipeline] sql = "jobs/clicks.sql"` (a file) or the SQL text
 //! itself, next to the usual `[runtime]`, `[checkpoint]` and `[api]`. The SQL compiles to the
-//! TOML of its sources, transforms and sinks, which is appended to the job's own text and then
-//! parsed and validated as one config, so nothing downstream knows the job was SQL.
+//! typed tables of its sources, transforms and sinks, which join the job's own config and are
+//! validated with it, so nothing downstream knows the job was SQL; a problem the plan finds in a
+//! compiled part points at the SQL statement it comes from.
 
 use std::path::{Path, PathBuf};
 
@@ -34,23 +35,63 @@ pub enum JobSqlError {
 }
 
 fn describe(origin: &SqlOrigin, e: &SqlError) -> String {
+    let at = origin.location(e.line, e.column);
     match origin {
-        SqlOrigin::File(path) => {
-            format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)
+        SqlOrigin::File(_) => format!("{at}: {}", e.message),
+        SqlOrigin::Inline(_) => format!("{at}: pipeline.sql: {}", e.message),
+    }
+}
+
+impl SqlOrigin {
+    /// Where line `line`, column `col` of the SQL is: in its `.sql` file, or in the job file
+    /// that holds it inline.
+    pub fn location(&self, line: u64, col: u64) -> Location {
+        match self {
+            SqlOrigin::File(path) => Location {
+                file: path.display().to_string(),
+                line_col: Some((line as usize, col as usize)),
+            },
+            SqlOrigin::Inline(at) => {
+                let (first_line, first_col) = at.line_col.unwrap_or((1, 1));
+                let file_line = first_line as u64 + line - 1;
+                let file_col = if line == 1 {
+                    first_col as u64 + col - 1
+                } else {
+                    col
+                };
+                Location {
+                    file: at.file.clone(),
+                    line_col: Some((file_line as usize, file_col as usize)),
+                }
+            }
         }
-        SqlOrigin::Inline(at) => {
-            let (line, col) = at.line_col.unwrap_or((1, 1));
-            let file_line = line as u64 + e.line - 1;
-            let file_col = if e.line == 1 {
-                col as u64 + e.column - 1
-            } else {
-                e.column
-            };
-            format!(
-                "{}:{file_line}:{file_col}: pipeline.sql: {}",
-                at.file, e.message
-            )
-        }
+    }
+}
+
+/// A job's SQL compiled, and where that SQL is (to point problems at it).
+#[derive(Debug, Clone)]
+pub struct JobSql {
+    pub compiled: super::Compiled,
+    pub origin: SqlOrigin,
+}
+
+impl JobSql {
+    /// Where the part at `key` (`transforms.NAME...`) comes from in the SQL, if it is one of the
+    /// compiled parts.
+    pub fn locate(&self, key: &KeyPath) -> Option<Location> {
+        let (Some(crate::config::Seg::Key(section)), Some(crate::config::Seg::Key(name))) =
+            (key.0.first(), key.0.get(1))
+        else {
+            return None;
+        };
+        let section: &'static str = match section.as_str() {
+            "sources" => "sources",
+            "transforms" => "transforms",
+            "sinks" => "sinks",
+            _ => return None,
+        };
+        let (line, col) = self.compiled.origins.get(&(section, name.clone()))?;
+        Some(self.origin.location(*line, *col))
     }
 }
 
@@ -61,13 +102,13 @@ pub fn is_path(value: &str) -> bool {
     !v.contains('\n') && v.to_ascii_lowercase().ends_with(".sql")
 }
 
-/// Compiles the job's SQL into the TOML text of its sources, transforms and sinks, after
+/// Compiles the job's SQL into the typed tables of its sources, transforms and sinks, after
 /// checking the job declares none of its own.
 pub fn compile_job(
     sql: &str,
     src: &SourceText,
     counts: [(&str, usize); 3],
-) -> Result<String, JobSqlError> {
+) -> Result<JobSql, JobSqlError> {
     for (key, n) in counts {
         if n > 0 {
             return Err(JobSqlError::Mixed {
@@ -91,7 +132,10 @@ pub fn compile_job(
             SqlOrigin::Inline(first_sql_line(src, &key)),
         )
     };
-    super::compile(&text).map_err(|error| JobSqlError::Compile { origin, error })
+    match super::compile(&text) {
+        Ok(compiled) => Ok(JobSql { compiled, origin }),
+        Err(error) => Err(JobSqlError::Compile { origin, error }),
+    }
 }
 
 /// Where line 1, column 1 of an inline SQL string is in the job file: after its opening quote,

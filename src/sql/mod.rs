@@ -1,32 +1,31 @@
 //! The Flink SQL front end: `CREATE TABLE`, `CREATE VIEW` and `INSERT INTO ... SELECT` statements
-//! compiled into the same dataflow graph a TOML job describes (`[sources]`, `[transforms]`,
-//! `[sinks]`), as TOML text that `plan::build` then validates like a hand-written config. So a SQL
-//! job and its TOML twin are one job: same operators, same state, same checkpoints, and
-//! `sluice explain` shows the graph a statement became.
+//! compiled into the same typed tables a TOML job's `[sources]`, `[transforms]` and `[sinks]` parse
+//! into ([`Compiled`]), which `plan::build` then validates like a hand-written config, its
+//! problems pointed at the SQL statement each part comes from. So a SQL job and its TOML twin are
+//! one job: same operators, same state, same checkpoints, and `sluice explain` shows the graph a
+//! statement became (and the equivalent TOML, for reading). A table's `WITH` options are mapped
+//! by its connector (`connectors::sql_source`, `connectors::sql_sink`).
 //!
 //! Tables become sources only when a query reads them and sinks only when one is written. Each
 //! query becomes a chain of transforms named after its view, or `insert_N_<sink>` for an INSERT:
 //! `_where` (a filter), `_window` (a window table function's GROUP BY), `_having`, and the final
 //! select, which names the output columns as the view or the sink table declares them.
 
-mod connectors;
-mod ddl;
+pub mod ddl;
 mod dedupe;
 mod error;
 pub mod export;
 mod expr;
-mod formats;
 mod functions;
 mod hints;
 pub mod job;
 mod join;
-mod kafka;
 mod lex;
-mod nexmark;
+pub mod options;
+mod parts;
 mod prune;
 mod query;
-mod settings;
-mod table_sinks;
+pub mod settings;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -39,12 +38,15 @@ mod tests_nexmark;
 mod tests_sinks;
 #[cfg(test)]
 mod tests_views;
+mod time;
 mod top_n;
-mod types;
+pub mod types;
 mod window;
 
 use std::collections::BTreeMap;
 
+use crate::config::TransformConfig;
+use crate::connectors::{SinkConfig, SourceConfig};
 use sqlparser::ast::{ObjectName, Statement};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Span, TokenWithSpan};
@@ -82,11 +84,52 @@ impl Stream {
     }
 }
 
-/// Compiles a whole SQL script into the TOML text of its sources, transforms and sinks.
-pub fn compile(sql: &str) -> Result<String, SqlError> {
+/// What a SQL script compiles to: the typed tables of its sources, transforms and sinks, in the
+/// order they were made, and where in the SQL each comes from.
+#[derive(Debug, Clone, Default)]
+pub struct Compiled {
+    pub sources: Vec<(String, SourceConfig)>,
+    pub transforms: Vec<(String, TransformConfig)>,
+    pub sinks: Vec<(String, SinkConfig)>,
+    /// Per part, (`sources` | `transforms` | `sinks`, name): the line and column of the
+    /// statement (or table) it comes from.
+    pub origins: BTreeMap<(&'static str, String), (u64, u64)>,
+}
+
+impl Compiled {
+    /// The tables as TOML, for reading (`sluice explain`).
+    pub fn toml(&self) -> String {
+        let mut out = String::new();
+        for (n, s) in &self.sources {
+            out += &crate::config::print::table("sources", n, s);
+        }
+        for (n, t) in &self.transforms {
+            out += &crate::config::print::table("transforms", n, t);
+        }
+        for (n, s) in &self.sinks {
+            out += &crate::config::print::table("sinks", n, s);
+        }
+        out
+    }
+
+    /// The transform `name`, if the script made one.
+    pub fn transform(&self, name: &str) -> Option<&TransformConfig> {
+        self.transforms
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t)
+    }
+}
+
+/// Compiles a whole SQL script into the typed tables of its sources, transforms and sinks.
+pub fn compile(sql: &str) -> Result<Compiled, SqlError> {
     let mut c = Compiler::default();
     for st in lex::statements(sql)? {
         c.hints = st.hints;
+        c.at = st
+            .tokens
+            .first()
+            .map_or((1, 1), |t| (t.span.start.line, t.span.start.column));
         c.statement(&st.tokens)?;
         if let Some(h) = c.hints.first() {
             return Err(SqlError::span(h.span, format!("this hint on `{}` applies to nothing: sluice's options set the window of a window table function, so write it on the table inside one, TUMBLE(TABLE {} /*+ OPTIONS(...) */, ...)", h.table, h.table)));
@@ -99,9 +142,11 @@ pub fn compile(sql: &str) -> Result<String, SqlError> {
 struct Compiler {
     tables: BTreeMap<String, ddl::Table>,
     views: BTreeMap<String, Stream>,
-    /// Sources already written, by table name.
-    sources: BTreeMap<String, (String, Stream)>,
-    transforms: Vec<String>,
+    /// Sources already made, by table name: their table, the stream they are, and where the
+    /// table was declared.
+    sources: BTreeMap<String, (SourceConfig, Stream)>,
+    /// Transforms made so far, in order, each with where its statement starts.
+    transforms: Vec<(String, TransformConfig, (u64, u64))>,
     /// Sink table name -> the streams inserted into it.
     sinks: BTreeMap<String, Vec<String>>,
     inserts: usize,
@@ -120,6 +165,9 @@ struct Compiler {
     reading_versioned: bool,
     /// The current statement's hints not yet applied.
     hints: Vec<hints::Hint>,
+    /// Where the statement being compiled starts (line, column): the parts it makes come from
+    /// there.
+    at: (u64, u64),
 }
 
 impl Compiler {
@@ -215,7 +263,7 @@ impl Compiler {
         }
         // A table-shaped sink types its time columns itself from epoch milliseconds: written
         // as integers, no text formatting applies.
-        let epoch_time = table_sinks::takes_epoch_time(table);
+        let epoch_time = crate::connectors::sql_sink_types_time(table);
         let mut columns: Vec<Col> = table
             .columns
             .iter()
@@ -266,8 +314,8 @@ impl Compiler {
         let Some(table) = self.tables.get(name) else {
             return Err(SqlError::span(span, format!("no table or view `{name}`")));
         };
-        let time = connectors::event_time(table)?;
-        let toml = connectors::source_toml(table, &time, self.idle_timeout)?;
+        let time = time::event_time(table)?;
+        let source = crate::connectors::sql_source(table, &time, self.idle_timeout)?;
         let mut columns = Vec::new();
         for c in &table.columns {
             if c.name == time.column {
@@ -320,26 +368,25 @@ impl Compiler {
             window: false,
         };
         self.sources
-            .insert(name.to_string(), (toml, stream.clone()));
+            .insert(name.to_string(), (source, stream.clone()));
         Ok(stream)
     }
 
-    fn finish(self) -> Result<String, SqlError> {
+    /// Adds transform `name`, made by the statement being compiled.
+    fn push_transform(&mut self, name: &str, table: TransformConfig) {
+        self.transforms.push((name.to_string(), table, self.at));
+    }
+
+    fn finish(self) -> Result<Compiled, SqlError> {
         // A view named like a part of another (`v_join` beside a view `v` that joins) would give
         // two streams one name.
         let mut names = std::collections::BTreeSet::new();
         let heads = self
             .sources
-            .values()
-            .map(|(t, _)| t)
-            .chain(&self.transforms);
-        for text in heads {
-            let head = text.lines().next().unwrap_or("");
-            let name = head
-                .trim_start_matches("[sources.")
-                .trim_start_matches("[transforms.")
-                .trim_end_matches(']');
-            if !names.insert(name.to_string()) {
+            .keys()
+            .chain(self.transforms.iter().map(|(n, _, _)| n));
+        for name in heads {
+            if !names.insert(name.clone()) {
                 return Err(SqlError::at(
                     Location::new(1, 1),
                     format!("two parts of this job would both be named {name}: a view's or table's name is the name of a part sluice makes for another view or query (`<view>_join`, `<view>_where`, ...); rename it"),
@@ -350,8 +397,8 @@ impl Compiler {
         this.transforms = prune::share(std::mem::take(&mut this.transforms), &mut this.sinks);
         let this = this;
         let used = prune::used_parts(&this.transforms, this.sinks.values().flatten());
-        let mut out = String::new();
-        for (name, (toml, _)) in &this.sources {
+        let mut out = Compiled::default();
+        for (name, (source, _)) in &this.sources {
             if this.sinks.contains_key(name) {
                 return Err(SqlError::span(
                     this.tables[name].span,
@@ -360,16 +407,16 @@ impl Compiler {
             }
             // A table only a view reads, that no INSERT reaches, is not read (as in Flink).
             if used.contains(name.as_str()) {
-                out += toml;
+                let at = this.tables[name].span.start;
+                out.origins
+                    .insert(("sources", name.clone()), (at.line, at.column));
+                out.sources.push((name.clone(), source.clone()));
             }
         }
-        for (t, name) in this
-            .transforms
-            .iter()
-            .zip(prune::part_names(&this.transforms))
-        {
-            if name.is_empty() || used.contains(name.as_str()) {
-                out += t;
+        for (name, t, at) in &this.transforms {
+            if used.contains(name.as_str()) {
+                out.origins.insert(("transforms", name.clone()), *at);
+                out.transforms.push((name.clone(), t.clone()));
             }
         }
         if this.sinks.is_empty() {
@@ -379,7 +426,13 @@ impl Compiler {
             ));
         }
         for (name, inputs) in &this.sinks {
-            out += &connectors::sink_toml(&this.tables[name], inputs)?;
+            let table = &this.tables[name];
+            let mut sink = crate::connectors::sql_sink(table)?;
+            *sink.inputs_mut() = inputs.clone();
+            let at = table.span.start;
+            out.origins
+                .insert(("sinks", name.clone()), (at.line, at.column));
+            out.sinks.push((name.clone(), sink));
         }
         Ok(out)
     }

@@ -7,7 +7,7 @@ use sqlparser::ast::{
     Expr, Function, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, Spanned, TableFactor,
 };
 
-use super::expr::{is_plain_name, quote, translate, unsupported, Scope};
+use super::expr::{is_plain_name, translate, unsupported, Scope};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 
 /// An output column before it is named: its expression text and type.
@@ -114,14 +114,9 @@ impl Compiler {
         })
     }
 
-    /// Writes the filter transform `name` reading `input`, keeping what `cond` holds for.
+    /// Adds the filter transform `name` reading `input`, keeping what `cond` holds for.
     pub(super) fn push_filter(&mut self, name: &str, input: &str, cond: &str) {
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"filter\"\ninputs = [{}]\nwhere = {}\n\n",
-            quote(name),
-            quote(input),
-            quote(cond)
-        ));
+        self.push_transform(name, super::parts::filter(input, cond.to_string()));
     }
 
     /// A filter for the `AND` of `conds` (none: the input unchanged).
@@ -205,16 +200,11 @@ impl Compiler {
                 window: input.window,
             });
         }
-        let fields: Vec<String> = named
+        let fields: Vec<(String, String)> = named
             .iter()
-            .map(|(n, e, _)| format!("{} = {}", quote(n), quote(e)))
+            .map(|(n, e, _)| (n.clone(), e.clone()))
             .collect();
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"select\"\ninputs = [{}]\nfields = {{ {} }}\n\n",
-            quote(base),
-            quote(&input.name),
-            fields.join(", ")
-        ));
+        self.push_transform(base, super::parts::select(&input.name, fields));
         // The record keeps its event time through a select; the stream keeps a time attribute
         // only under the name of an output column that passes it through unchanged.
         let time_expr = input.time.map(|i| input.columns[i].expr.clone());

@@ -73,7 +73,7 @@ impl Compiler {
 
 /// Flink's duration text (`10 min`, `1h`, `30 s`, `500 ms`, `2 d`; a bare number is
 /// milliseconds) in milliseconds.
-pub(super) fn flink_duration_ms(text: &str) -> Option<i64> {
+pub fn flink_duration_ms(text: &str) -> Option<i64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let n: i64 = t[..split].parse().ok()?;

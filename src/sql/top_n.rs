@@ -5,10 +5,11 @@
 //! row's text (Flink leaves them in arrival order): add a column to ORDER BY to rank them as you
 //! mean.
 
+use crate::config::{TopNConfig, TransformConfig};
 use sqlparser::ast::{Expr, OrderBySort, Select, Spanned, WindowSpec};
 
 use super::dedupe::top_bound;
-use super::expr::{is_plain_name, quote, unsupported};
+use super::expr::{is_plain_name, unsupported};
 use super::query::{items, ColumnScope, Item};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 
@@ -43,7 +44,7 @@ impl Compiler {
         };
         let mut keys = Vec::new();
         for p in &spec.partition_by {
-            keys.push(quote(&path(p, "PARTITION BY")?));
+            keys.push(path(p, "PARTITION BY")?);
         }
         if spec.order_by.is_empty() {
             return Err(SqlError::span(call.span(), "a window Top-N needs ORDER BY"));
@@ -60,7 +61,7 @@ impl Compiler {
                 Some(OrderBySort::Desc) => " desc",
                 _ => "",
             };
-            order.push(quote(&format!("{}{dir}", path(&o.expr, "ORDER BY")?)));
+            order.push(format!("{}{dir}", path(&o.expr, "ORDER BY")?));
         }
         let mut conds = Vec::new();
         super::join::conjuncts_of(sel.selection.as_ref(), &mut conds);
@@ -84,14 +85,15 @@ impl Compiler {
             ));
         }
         let name = format!("{base}_top_n");
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"top_n\"\ninputs = [{}]\npartition_by = [{}]\norder_by = [{}]\nn = {n}\nrank_field = {}\n\n",
-            quote(&name),
-            quote(&input.name),
-            keys.join(", "),
-            order.join(", "),
-            quote(&rn)
-        ));
+        let table = TransformConfig::TopN(TopNConfig {
+            inputs: vec![input.name.clone()],
+            partition_by: keys,
+            order_by: order,
+            n: n as usize,
+            rank_field: Some(rn.clone()),
+            late_events: None,
+        });
+        self.push_transform(&name, table);
         let mut columns = input.columns.clone();
         columns.push(Col {
             expr: rn.clone(),

@@ -4,11 +4,13 @@
 
 use sqlparser::ast::{Expr, Function, GroupByExpr, Ident, Select, Spanned};
 
-use super::connectors::interval_ms;
-use super::expr::{is_plain_name, plain_args, quote, translate, unsupported, Scope};
+use super::expr::{is_plain_name, plain_args, translate, unsupported, Scope};
 use super::lex::PARTITION_BY;
+use super::parts::{ms, Window};
 use super::query::{items, resolve, Item};
+use super::time::interval_ms;
 use super::{Col, Compiler, SqlError, SqlType, Stream};
+use crate::config::{HotKeyMode, HotKeysConfig, WindowConfig};
 
 impl Compiler {
     /// `SELECT ... FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(rt), size)) GROUP BY window_start, window_end, ...`.
@@ -74,14 +76,16 @@ impl Compiler {
             .map(|a| interval_ms(a))
             .collect::<Result<Vec<_>, _>>()?;
         let window = match (kind.as_str(), sizes.as_slice()) {
-            ("TUMBLE", [size]) => format!("{{ type = \"tumbling\", size = \"{size}ms\" }}"),
-            ("HOP", [slide, size]) => {
-                format!("{{ type = \"sliding\", size = \"{size}ms\", slide = \"{slide}ms\" }}")
-            }
-            ("CUMULATE", [step, max]) => {
-                format!("{{ type = \"cumulative\", step = \"{step}ms\", max_size = \"{max}ms\" }}")
-            }
-            ("SESSION", [gap]) => format!("{{ type = \"session\", gap = \"{gap}ms\" }}"),
+            ("TUMBLE", [size]) => WindowConfig::Tumbling { size: ms(*size) },
+            ("HOP", [slide, size]) => WindowConfig::Sliding {
+                size: ms(*size),
+                slide: ms(*slide),
+            },
+            ("CUMULATE", [step, max]) => WindowConfig::Cumulative {
+                step: ms(*step),
+                max_size: ms(*max),
+            },
+            ("SESSION", [gap]) => WindowConfig::Session { gap: ms(*gap) },
             ("TUMBLE" | "HOP" | "CUMULATE" | "SESSION", _) => {
                 return Err(SqlError::span(
                     call.span(),
@@ -118,25 +122,26 @@ impl Compiler {
         };
         let aggregates = scope.aggregates;
         let window_name = format!("{base}_window");
-        let mut aggs: Vec<String> = aggregates
+        let mut aggs: Vec<(String, String)> = aggregates
             .iter()
-            .map(|(n, a, _)| format!("{n} = {}", quote(a)))
+            .map(|(n, a, _)| (n.clone(), a.clone()))
             .collect();
         if aggs.is_empty() {
             // Flink groups a window without aggregates (the distinct keys per window); sluice's
             // window needs one: a count no output column reads.
-            aggs.push("_rows = \"count()\"".into());
+            aggs.push(("_rows".into(), "count()".into()));
         }
-        let group_by: Vec<String> = keys.iter().map(|k| quote(&k.expr)).collect();
-        let mut extra = String::new();
-        if let Some(h) = &hinted.hot_keys {
-            extra += &format!("hot_keys = {{ {h} }}\n");
+        let group_by: Vec<String> = keys.iter().map(|k| k.expr.clone()).collect();
+        let mut hot_keys = HotKeysConfig::default();
+        if let Some(h) = hinted.hot_keys {
+            hot_keys = h;
         } else if keys.is_empty() && kind != "SESSION" && from_source {
             // One group per window (GROUP BY only the window): one shard would aggregate every
             // row while the others idle, so it is two-phase, as Flink's local-global
             // aggregation; the results are the same (README "Hot keys").
-            extra += "hot_keys = { mode = \"salt\" }\n";
+            hot_keys.mode = HotKeyMode::Salt;
         }
+        let mut late_events = None;
         if let Some((late, span)) = &hinted.late_table {
             let Some(t) = self.tables.get(late) else {
                 return Err(SqlError::span(
@@ -145,18 +150,20 @@ impl Compiler {
                 ));
             };
             let late_stream = format!("{window_name}_late");
-            extra += &format!("late_events = {}\n", quote(&late_stream));
+            late_events = Some(late_stream.clone());
             let name = t.name.clone();
             self.sinks.entry(name).or_default().push(late_stream);
         }
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"window\"\ninputs = [{}]\ngroup_by = [{}]\nwindow = {window}\nallowed_lateness = \"{}ms\"\naggregates = {{ {} }}\n{extra}\n",
-            quote(&window_name),
-            quote(&input.name),
-            group_by.join(", "),
-            hinted.lateness_ms.unwrap_or(0),
-            aggs.join(", ")
-        ));
+        let table = Window {
+            input: input.name.clone(),
+            group_by,
+            window,
+            allowed_lateness_ms: hinted.lateness_ms.unwrap_or(0),
+            late_events,
+            aggregates: aggs,
+            hot_keys,
+        };
+        self.push_transform(&window_name, table.table());
         let mut columns: Vec<Col> = keys
             .iter()
             .map(|k| Col {

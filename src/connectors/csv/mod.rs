@@ -6,12 +6,13 @@
 //! anything else a string. A line with another number of fields than there are columns, or with
 //! a broken quote, is an error (a dead letter), never a guess.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub mod check;
+pub mod sql;
 
 /// Input encoding of a file or Kafka source.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// One JSON object per line (per record).
@@ -24,7 +25,7 @@ pub enum Format {
 }
 
 /// `csv = { ... }` of a `format = "csv"` source.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CsvConfig {
     /// The first line of each file names the columns (files only).
@@ -34,6 +35,7 @@ pub struct CsvConfig {
     #[serde(default)]
     pub columns: Vec<String>,
     /// One ASCII character; default `,`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delimiter: Option<String>,
 }
 

@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{EventTimeConfig, WatermarkConfig};
 use crate::connectors::csv::{CsvConfig, Format};
 
 /// `[sources.NAME] type = "file"`: a file or a glob of NDJSON or CSV lines.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileSourceConfig {
     /// A file or a glob; each matching file is one partition.
@@ -16,20 +16,24 @@ pub struct FileSourceConfig {
     #[serde(default)]
     pub format: Format,
     /// The CSV layout of `format = "csv"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub csv: Option<CsvConfig>,
     pub event_time: EventTimeConfig,
     #[serde(default)]
     pub watermark: WatermarkConfig,
     /// Backfill: records per second this source is read at, at most (`"50000/s"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<String>,
     /// Backfill: skip records that start before this byte offset of each file.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_offset: Option<u64>,
     /// Backfill: skip records with an event time before this (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
 }
 
 /// `[sinks.NAME] type = "file"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileSinkConfig {
     pub inputs: Vec<String>,

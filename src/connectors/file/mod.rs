@@ -6,6 +6,7 @@ pub mod chunks;
 pub mod config;
 pub mod sink;
 pub mod source;
+pub mod sql;
 mod uring;
 
 use std::sync::Arc;

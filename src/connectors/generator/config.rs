@@ -10,12 +10,12 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{defaults, Duration, EventTimeConfig, WatermarkConfig};
 
 /// Which synthetic data a generator source makes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GeneratorModel {
     /// sluice's click model (`ad_id`, `user_id`, `ts`, `bid`), shared with `sluice loadgen`.
@@ -26,7 +26,7 @@ pub enum GeneratorModel {
 }
 
 /// One of Nexmark's three streams; each is one file of `sluice loadgen nexmark`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NexmarkTable {
     Person,
@@ -46,45 +46,81 @@ impl NexmarkTable {
 
 /// The built-in synthetic source; every key but `table` (for `model = "nexmark"`) is optional.
 /// See [`super::ClickPlan`] and [`super::NexmarkPlan`].
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSourceConfig {
     #[serde(default)]
     pub model: GeneratorModel,
     /// `model = "nexmark"` only (and required there): which of its streams this source is.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub table: Option<NexmarkTable>,
     /// At most this many records per second (`"50000/s"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<String>,
     #[serde(default = "defaults::seed")]
     pub seed: u64,
     /// Clicks: [`defaults::keys`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub keys: Option<u64>,
     /// Clicks: [`defaults::zipf_exponent`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub zipf_exponent: Option<f64>,
     /// Clicks: [`defaults::celebrity_share`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub celebrity_share: Option<f64>,
     /// Clicks: [`defaults::users`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub users: Option<u64>,
     /// Events per second of event time. Clicks: [`defaults::events_per_second`]; Nexmark (its
     /// `firstEventRate`, over all three streams): [`defaults::nexmark_events_per_second`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub events_per_second: Option<u64>,
     /// The event time of event 0, epoch ms.
     #[serde(default = "defaults::start_ms")]
     pub start_ms: i64,
     /// Clicks: [`defaults::generator_out_of_orderness`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub out_of_orderness: Option<Duration>,
     /// Clicks: [`defaults::late_fraction`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_fraction: Option<f64>,
     /// Clicks: [`defaults::late_by`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_by: Option<Duration>,
     /// Events the stream covers; absent: unbounded. Nexmark: events of all three streams, so
     /// the three tables of one `count` are the three files of `loadgen nexmark --events count`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Clicks: [`defaults::generator_event_time`] (`ts`); Nexmark:
     /// [`defaults::nexmark_event_time`] (`dateTime`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub event_time: Option<EventTimeConfig>,
     #[serde(default)]
     pub watermark: WatermarkConfig,
+}
+
+impl Default for GeneratorSourceConfig {
+    /// `type = "generator"` with nothing else written.
+    fn default() -> Self {
+        GeneratorSourceConfig {
+            model: GeneratorModel::default(),
+            table: None,
+            rate_limit: None,
+            seed: defaults::seed(),
+            keys: None,
+            zipf_exponent: None,
+            celebrity_share: None,
+            users: None,
+            events_per_second: None,
+            start_ms: defaults::start_ms(),
+            out_of_orderness: None,
+            late_fraction: None,
+            late_by: None,
+            count: None,
+            event_time: None,
+            watermark: WatermarkConfig::default(),
+        }
+    }
 }
 
 impl GeneratorSourceConfig {

@@ -13,6 +13,7 @@ mod plan;
 #[cfg(test)]
 mod plan_tests;
 mod source;
+pub mod sql;
 
 pub use config::{GeneratorModel, GeneratorSourceConfig, NexmarkTable};
 pub use source::{ClickSource, NexmarkTableSource};

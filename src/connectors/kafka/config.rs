@@ -3,34 +3,40 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub use super::config_forms::{KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName};
 use crate::config::{EventTimeConfig, WatermarkConfig};
 use crate::connectors::csv::{CsvConfig, Format};
 
 /// `schema_registry = { url = "http://127.0.0.1:8081", ... }` of an Avro source or sink.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchemaRegistryConfig {
     /// The Confluent-compatible REST API's base URL.
     pub url: String,
     /// Default `TOPIC-value` (the Confluent TopicNameStrategy).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// Sources: the reader schema's version (default: the latest when the job starts).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<u32>,
     /// Sinks: an `.avsc` file registered under the subject (default: the subject's latest).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_file: Option<std::path::PathBuf>,
     /// HTTP basic authentication (Confluent Cloud: the API key).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
     /// The password (API secret) from this environment variable...
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub password_env: Option<String>,
     /// ...or from this file (a mounted secret), without its trailing newline.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub password_file: Option<std::path::PathBuf>,
 }
 
 /// `[sinks.NAME] type = "kafka"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct KafkaSinkConfig {
     pub inputs: Vec<String>,
@@ -46,11 +52,13 @@ pub struct KafkaSinkConfig {
     /// with the schema of `schema_registry`.
     #[serde(default)]
     pub format: KafkaSinkFormat,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_registry: Option<SchemaRegistryConfig>,
     /// Record headers from fields: header name -> field (a path, `user.id`) of the result.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Default `sluice-NAME`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub transactional_id_prefix: Option<String>,
     /// Passed through to librdkafka as they are.
     #[serde(default)]
@@ -66,7 +74,7 @@ pub struct KafkaSinkConfig {
 }
 
 /// What a Kafka sink writes as each record's value.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KafkaSinkFormat {
     #[default]
@@ -74,7 +82,7 @@ pub enum KafkaSinkFormat {
     Avro,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Delivery {
     #[default]
@@ -83,17 +91,21 @@ pub enum Delivery {
 }
 
 /// `[sources.NAME] type = "kafka"`: a topic's partitions, spread over the shards.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct KafkaSourceConfig {
     /// `bootstrap.servers`.
     pub brokers: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub topic: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub topics: Option<Vec<String>>,
     /// Read positions are committed to this group for lag monitoring only (checkpoints hold the
     /// positions a restore uses); `start = "committed"` starts from it. Default `sluice-NAME`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// Absent: `"committed"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<KafkaStartConfig>,
     /// `"end"`: stop at the end offsets each partition had when the job started (a bounded job);
     /// `"never"` (the default): keep reading.
@@ -102,8 +114,10 @@ pub struct KafkaSourceConfig {
     #[serde(default)]
     pub format: Format,
     /// The CSV layout of `format = "csv"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub csv: Option<CsvConfig>,
     /// The registry of `format = "avro"`, and the reader schema's subject and version.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_registry: Option<SchemaRegistryConfig>,
     pub event_time: EventTimeConfig,
     #[serde(default)]
@@ -121,6 +135,7 @@ pub struct KafkaSourceConfig {
     pub options_file: BTreeMap<String, std::path::PathBuf>,
     /// At most this many records per second over all partitions (`"50000/s"`): a replay the
     /// sinks can absorb; the rest waits in the topic (lag grows).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<String>,
     /// Each record also carries its Kafka metadata as the field `_kafka` (key, headers,
     /// timestamp, partition, offset, topic), for expressions and group-by.
@@ -136,7 +151,7 @@ pub struct KafkaSourceConfig {
 }
 
 /// What a Kafka source's records are.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KafkaChangelog {
     /// Each record an event; a tombstone is a dead letter.
@@ -147,7 +162,7 @@ pub enum KafkaChangelog {
 }
 
 /// How a Kafka record key reaches `_kafka.key`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KafkaKeyFormat {
     /// The key's bytes as a string (bytes that are not UTF-8 become U+FFFD).

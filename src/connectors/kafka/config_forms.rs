@@ -3,7 +3,8 @@
 //! forms are accepted instead of "did not match any variant".
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -19,7 +20,7 @@ pub enum KafkaStartConfig {
     Offsets { offsets: BTreeMap<String, i64> },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KafkaStartName {
     Committed,
@@ -40,7 +41,7 @@ pub enum KafkaStopAt {
     Never,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KafkaStopName {
     Never,
@@ -87,7 +88,7 @@ impl<'de, V: Deserialize<'de>> Visitor<'de> for FormVisitor<V> {
 }
 
 /// A table's value is read as TOML gives it (a string or a table of integers).
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(untagged)]
 enum FormValue {
     Text(String),
@@ -141,11 +142,38 @@ impl<'de> Deserialize<'de> for KafkaStopAt {
     }
 }
 
+/// `{ key = value }`, a one-key table.
+fn one_key<S: Serializer, V: Serialize>(s: S, key: &str, value: &V) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(Some(1))?;
+    m.serialize_entry(key, value)?;
+    m.end()
+}
+
+impl Serialize for KafkaStartConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            KafkaStartConfig::Named(n) => n.serialize(s),
+            KafkaStartConfig::Timestamp { timestamp } => one_key(s, "timestamp", timestamp),
+            KafkaStartConfig::Offsets { offsets } => one_key(s, "offsets", offsets),
+        }
+    }
+}
+
+impl Serialize for KafkaStopAt {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            KafkaStopAt::Named(n) => n.serialize(s),
+            KafkaStopAt::Timestamp { timestamp } => one_key(s, "timestamp", timestamp),
+            KafkaStopAt::Never => s.serialize_str("never"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Debug, Deserialize)]
+    #[derive(Debug, Deserialize, Serialize)]
     struct T {
         start: Option<KafkaStartConfig>,
         #[serde(default)]

@@ -19,6 +19,7 @@ pub mod read;
 pub mod sink;
 pub mod source;
 pub mod source_plan;
+pub mod sql;
 
 pub use config::{
     Delivery, KafkaChangelog, KafkaKeyFormat, KafkaSinkConfig, KafkaSinkFormat, KafkaSourceConfig,

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `[sinks.NAME] type = "parquet"`: part files in the directory `path`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParquetSinkConfig {
     pub inputs: Vec<String>,
@@ -22,7 +22,7 @@ pub struct ParquetSinkConfig {
 }
 
 /// `roll = { rows = N }` of a Parquet sink.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RollConfig {
     #[serde(default = "crate::config::defaults::parquet_roll_rows")]

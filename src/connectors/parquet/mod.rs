@@ -13,6 +13,7 @@ pub mod files;
 pub mod nested;
 pub mod rows;
 mod sink;
+pub mod sql;
 pub mod writer;
 
 pub use crate::record::columns::ColumnType;

@@ -3,18 +3,20 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Duration;
 
 /// `[sinks.NAME] type = "postgres"`: upserts into a table (see `connectors::postgres`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PostgresSinkConfig {
     pub inputs: Vec<String>,
     /// `postgresql://user@host:port/db` (libpq URL or key=value form); or `url_env`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// The environment variable holding the URL, so no secret need be in the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub url_env: Option<String>,
     /// `name` or `schema.name`.
     pub table: String,
@@ -41,9 +43,28 @@ pub struct PostgresSinkConfig {
     pub retry: RetryConfig,
 }
 
+impl Default for PostgresSinkConfig {
+    /// A table with only its required keys written (`inputs`, `table`, and a URL to set).
+    fn default() -> Self {
+        PostgresSinkConfig {
+            inputs: Vec::new(),
+            url: None,
+            url_env: None,
+            table: String::new(),
+            key: Vec::new(),
+            create_table: false,
+            batch: BatchConfig::default(),
+            max_in_flight: crate::config::defaults::pg_max_in_flight(),
+            window_ts: WindowTs::default(),
+            columns: BTreeMap::new(),
+            retry: RetryConfig::default(),
+        }
+    }
+}
+
 /// `batch = { rows = 5000, max_delay = "200ms" }`: a batch is written once it has `rows` rows or
 /// its first row has waited `max_delay`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BatchConfig {
     #[serde(default = "crate::config::defaults::pg_batch_rows")]
@@ -61,7 +82,7 @@ impl Default for BatchConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WindowTs {
     /// Epoch milliseconds, as every other sink writes them.
@@ -72,7 +93,7 @@ pub enum WindowTs {
 
 /// `retry = { initial = "100ms", max = "5s", max_retry_time = "60s" }`: reconnect backoff doubles
 /// from `initial` up to `max`; past `max_retry_time` without success the job stops.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetryConfig {
     #[serde(default = "crate::config::defaults::retry_initial")]

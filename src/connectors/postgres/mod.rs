@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod plan;
+pub mod sql;
 mod statements;
 mod worker;
 

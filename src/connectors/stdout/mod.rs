@@ -3,10 +3,12 @@
 //! (flushed at each barrier, replayed after a restore), best effort without. SQL's `print`
 //! connector.
 
+pub mod sql;
+
 use std::io::Write;
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::connectors::check::Check;
 use crate::connectors::sink::{Guarantee, OpenCx, OpenSink, Sink, SinkError, SinkPart};
@@ -14,7 +16,7 @@ use crate::connectors::SinkTable;
 use crate::record::event::RowKind;
 
 /// `[sinks.NAME] type = "stdout"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StdoutSinkConfig {
     pub inputs: Vec<String>,

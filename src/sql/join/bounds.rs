@@ -4,8 +4,8 @@
 
 use sqlparser::ast::{BinaryOperator, Expr, Spanned};
 
-use super::super::connectors::{interval_ms, MAX_INTERVAL_MS};
 use super::super::expr::unsupported;
+use super::super::time::{interval_ms, MAX_INTERVAL_MS};
 use super::super::{Col, SqlError};
 use super::{column_of, Side};
 

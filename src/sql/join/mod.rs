@@ -7,6 +7,11 @@
 //! become a filter after the join. Within the query, a side's columns are read from
 //! where the join writes them (`left.`/`right.`, or `table.` for the versioned table).
 
+use super::parts::{ms, signed_ms};
+use crate::config::{
+    IntervalJoinConfig, IntervalJoinKind, JoinOnConfig, OutOfOrderVersions, RegularJoinConfig,
+    TemporalJoinConfig, TemporalJoinKind, TransformConfig,
+};
 use sqlparser::ast::{
     BinaryOperator, Expr, Join, JoinConstraint, JoinOperator, Select, Spanned, TableFactor,
     TableVersion, TableWithJoins,
@@ -17,7 +22,7 @@ use sqlparser::tokenizer::Span;
 mod bounds;
 mod scope;
 
-use super::expr::{is_plain_name, quote, unsupported};
+use super::expr::{is_plain_name, unsupported};
 use super::query::{and_of, groups, items, Item};
 use super::{Col, Compiler, SqlError, Stream};
 use bounds::{window_pair, Bounds};
@@ -51,12 +56,21 @@ enum Kind {
 }
 
 impl Kind {
-    fn toml(self) -> &'static str {
+    /// The interval (or regular) join's kind.
+    fn interval(self) -> IntervalJoinKind {
         match self {
-            Kind::Inner => "inner",
-            Kind::Left => "left",
-            Kind::Right => "right",
-            Kind::Full => "full",
+            Kind::Inner => IntervalJoinKind::Inner,
+            Kind::Left => IntervalJoinKind::Left,
+            Kind::Right => IntervalJoinKind::Right,
+            Kind::Full => IntervalJoinKind::Full,
+        }
+    }
+
+    /// The temporal join's kind (only inner and left ones are made).
+    fn temporal(self) -> TemporalJoinKind {
+        match self {
+            Kind::Left => TemporalJoinKind::Left,
+            _ => TemporalJoinKind::Inner,
         }
     }
 }
@@ -207,14 +221,16 @@ impl Compiler {
         };
         let (left, right, on) = self.keyed(left, right, &keys, base)?;
         let name = format!("{base}_join");
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"interval_join\"\nleft = {}\nright = {}\non = [{}]\nbetween = [\"{lower}ms\", \"{upper}ms\"]\nkind = \"{}\"\n\n",
-            quote(&name),
-            quote(&left.stream.name),
-            quote(&right.stream.name),
-            on.iter().map(|k| quote(k)).collect::<Vec<_>>().join(", "),
-            kind.toml()
-        ));
+        let table = TransformConfig::IntervalJoin(IntervalJoinConfig {
+            left: left.stream.name.clone(),
+            right: right.stream.name.clone(),
+            on,
+            between: [signed_ms(lower), signed_ms(upper)],
+            kind: kind.interval(),
+            late_events: None,
+            hot_keys: None,
+        });
+        self.push_transform(&name, table);
         // The pair carries the later of its rows' times: the right's when it can never be earlier.
         // An outer kind keeps a side's time only where that side is never NULL (an unmatched
         // row carries its own time).
@@ -255,13 +271,16 @@ impl Compiler {
         let ([left, right], rest) = self.push_down([left, right], rest, base)?;
         let (left, right, on) = self.keyed(left, right, keys, base)?;
         let name = format!("{base}_join");
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"join\"\nleft = {}\nright = {}\non = [{}]\nttl = \"{ttl}ms\"\n\n",
-            quote(&name),
-            quote(&left.stream.name),
-            quote(&right.stream.name),
-            on.iter().map(|k| quote(k)).collect::<Vec<_>>().join(", "),
-        ));
+        let table = TransformConfig::Join(RegularJoinConfig {
+            left: left.stream.name.clone(),
+            right: right.stream.name.clone(),
+            on,
+            ttl: ms(ttl),
+            kind: IntervalJoinKind::Inner,
+            late_events: None,
+            hot_keys: None,
+        });
+        self.push_transform(&name, table);
         let sides = [
             prefixed(left, "left", false),
             prefixed(right, "right", false),
@@ -361,20 +380,24 @@ impl Compiler {
         let t_key = key_expr(&table, t_key);
         let name = format!("{base}_join");
         // Flink's keep-last view never emits a row older than its key's last one.
-        let keep_last = if self.versioned_views.contains_key(&table_name) {
-            "out_of_order_versions = \"drop\"\n"
+        let out_of_order_versions = if self.versioned_views.contains_key(&table_name) {
+            OutOfOrderVersions::Drop
         } else {
-            ""
+            OutOfOrderVersions::Keep
         };
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"temporal_join\"\ninput = {}\ntable = {}\non = {{ input = {}, table = {} }}\nkind = \"{}\"\n{keep_last}\n",
-            quote(&name),
-            quote(&input.stream.name),
-            quote(&table.stream.name),
-            quote(&in_key),
-            quote(&t_key),
-            kind.toml()
-        ));
+        let join = TransformConfig::TemporalJoin(TemporalJoinConfig {
+            input: input.stream.name.clone(),
+            table: table.stream.name.clone(),
+            on: JoinOnConfig {
+                input: in_key,
+                table: t_key,
+            },
+            kind: kind.temporal(),
+            late_events: None,
+            out_of_order_versions,
+            hot_keys: None,
+        });
+        self.push_transform(&name, join);
         let sides = vec![input, prefixed(table, "table", false)];
         self.finish_join(
             sel,
@@ -417,21 +440,16 @@ impl Compiler {
         if keys.is_none() && side.stream.columns.iter().all(|c| is_path(&c.expr)) {
             return side;
         }
-        let mut fields: Vec<String> = side
+        let mut fields: Vec<(String, String)> = side
             .stream
             .columns
             .iter()
-            .map(|c| format!("{} = {}", quote(&c.name), quote(&c.expr)))
+            .map(|c| (c.name.clone(), c.expr.clone()))
             .collect();
         for (i, k) in keys.unwrap_or(&[]).iter().enumerate() {
-            fields.push(format!("_k{i} = {}", quote(k)));
+            fields.push((format!("_k{i}"), k.clone()));
         }
-        self.transforms.push(format!(
-            "[transforms.{}]\ntype = \"select\"\ninputs = [{}]\nfields = {{ {} }}\n\n",
-            quote(name),
-            quote(&side.stream.name),
-            fields.join(", ")
-        ));
+        self.push_transform(name, super::parts::select(&side.stream.name, fields));
         let columns = side
             .stream
             .columns

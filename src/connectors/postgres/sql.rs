@@ -1,57 +1,18 @@
-//! Flink's table-shaped sinks as sluice's: `'connector' = 'jdbc'` on a PostgreSQL URL as the
-//! `postgres` sink, and `'connector' = 'filesystem'` with `'format' = 'parquet'` as the `parquet`
-//! sink. Both take their column types from the table's DDL (pinned, not inferred from the first
-//! rows) and their time columns as epoch milliseconds typed `timestamp`, not as Flink's JSON text.
+//! Flink's `jdbc` connector on a PostgreSQL URL as the `postgres` sink. It takes its column
+//! types from the table's DDL (pinned, not inferred from the first rows) and its time columns as
+//! epoch milliseconds typed `timestamp`, not as Flink's JSON text.
 
-use super::connectors::{option_error, refuse_unknown, required};
-use super::ddl::Table;
-use super::error::SqlError;
-use super::expr::quote;
-use super::settings::flink_duration_ms;
-use super::types::SqlType;
-
-/// Whether rows written into `t` carry time columns as epoch milliseconds (the sink types them
-/// from the DDL) rather than as the `yyyy-MM-dd HH:mm:ss.SSS` text of Flink's JSON format.
-pub fn takes_epoch_time(t: &Table) -> bool {
-    match t.option("connector") {
-        Some("jdbc") => true,
-        Some("filesystem") => t.option("format") == Some("parquet"),
-        _ => false,
-    }
-}
-
-/// The sink's `columns = { ... }`: each physical column's type as the column model names it.
-fn pinned_columns(t: &Table) -> String {
-    let cols: Vec<String> = t
-        .columns
-        .iter()
-        .filter(|c| c.computed.is_none())
-        .filter_map(|c| {
-            let ty = match &c.ty {
-                SqlType::String => "text".to_string(),
-                SqlType::Boolean => "boolean".into(),
-                SqlType::Integer => "bigint".into(),
-                SqlType::Float => "double".into(),
-                SqlType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
-                SqlType::Timestamp | SqlType::TimestampLtz => "timestamp".into(),
-                SqlType::Other(o)
-                    if o.starts_with("ROW") || o.starts_with("ARRAY") || o.starts_with("MAP") =>
-                {
-                    "json".into()
-                }
-                // DATE, TIME, BYTES and computed columns: as the first rows say.
-                _ => return None,
-            };
-            Some(format!("{} = {}", quote(&c.name), quote(&ty)))
-        })
-        .collect();
-    format!("columns = {{ {} }}\n", cols.join(", "))
-}
+use super::config::{BatchConfig, PostgresSinkConfig};
+use crate::connectors::SinkConfig;
+use crate::sql::ddl::Table;
+use crate::sql::options::{column_types, duration, option_error, refuse_unknown, required};
+use crate::sql::settings::flink_duration_ms;
+use crate::sql::SqlError;
 
 /// `'connector' = 'jdbc'`: Flink's JDBC sink on PostgreSQL. With a PRIMARY KEY it upserts
 /// (`ON CONFLICT DO UPDATE`, Flink's upsert mode), without one it appends. As with Flink, the
 /// table must exist.
-pub fn jdbc_sink(t: &Table) -> Result<String, SqlError> {
+pub fn sink(t: &Table) -> Result<SinkConfig, SqlError> {
     let known = [
         "connector",
         "url",
@@ -73,12 +34,7 @@ pub fn jdbc_sink(t: &Table) -> Result<String, SqlError> {
         }
     }
     let url = postgres_url(t)?;
-    let mut out = String::from("type = \"postgres\"\n");
-    out += &format!("url = {}\n", quote(&url));
-    out += &format!("table = {}\n", quote(required(t, "table-name")?));
-    let key: Vec<String> = t.primary_key.iter().map(|k| quote(k)).collect();
-    out += &format!("key = [{}]\n", key.join(", "));
-    out += &pinned_columns(t);
+    let table = required(t, "table-name")?.to_string();
     let rows = match t.option("sink.buffer-flush.max-rows") {
         None => None,
         Some(n) => match n.parse::<usize>() {
@@ -105,17 +61,21 @@ pub fn jdbc_sink(t: &Table) -> Result<String, SqlError> {
             }
         },
     };
-    let mut batch = Vec::new();
+    let mut batch = BatchConfig::default();
     if let Some(n) = rows {
-        batch.push(format!("rows = {n}"));
+        batch.rows = n;
     }
     if let Some(ms) = delay {
-        batch.push(format!("max_delay = \"{ms}ms\""));
+        batch.max_delay = duration(ms);
     }
-    if !batch.is_empty() {
-        out += &format!("batch = {{ {} }}\n", batch.join(", "));
-    }
-    Ok(out)
+    Ok(SinkConfig::Postgres(PostgresSinkConfig {
+        url: Some(url),
+        table,
+        key: t.primary_key.clone(),
+        columns: column_types(t),
+        batch,
+        ..PostgresSinkConfig::default()
+    }))
 }
 
 /// `jdbc:postgresql://host[:port]/db[?params]` with `username`/`password` as libpq's key=value
@@ -170,15 +130,4 @@ fn postgres_url(t: &Table) -> Result<String, SqlError> {
         .map(|(k, v)| format!("{k}='{}'", v.replace('\\', "\\\\").replace('\'', "\\'")))
         .collect();
     Ok(text.join(" "))
-}
-
-/// `'connector' = 'filesystem', 'format' = 'parquet'`: part files in the directory `path`,
-/// finished at every checkpoint (exactly-once, as Flink's bulk formats roll on checkpoint).
-pub fn parquet_sink(t: &Table) -> Result<String, SqlError> {
-    refuse_unknown(t, &["connector", "format", "path"], None)?;
-    let dir = required(t, "path")?;
-    let mut out = String::from("type = \"parquet\"\n");
-    out += &format!("path = {}\n", quote(dir));
-    out += &pinned_columns(t);
-    Ok(out)
 }

@@ -1,0 +1,57 @@
+//! Flink's `filesystem` connector as the file source and sink: `path` and a `json` or `csv`
+//! format (`parquet` is the Parquet sink's, `connectors::parquet::sql`). A sink's `path` is a
+//! directory, as in Flink; sluice writes its one file `part-0.json` there.
+
+use crate::connectors::csv::{self, Format};
+use crate::connectors::file::{FileSinkConfig, FileSourceConfig};
+use crate::connectors::{SinkConfig, SourceConfig};
+use crate::sql::ddl::Table;
+use crate::sql::options::{
+    check_format, check_json_options, refuse_unknown, required, time_tables, unsupported_format,
+    EventTime, ALIGNMENT, JSON_OPTIONS,
+};
+use crate::sql::SqlError;
+
+/// A `filesystem` table read by a query.
+pub fn source(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<SourceConfig, SqlError> {
+    let format_options: &[&str] = match t.option("format") {
+        Some("csv") => &csv::sql::OPTIONS,
+        _ => &JSON_OPTIONS,
+    };
+    let known: Vec<&str> = ["connector", "format", "path"]
+        .iter()
+        .chain(&ALIGNMENT)
+        .chain(format_options)
+        .copied()
+        .collect();
+    refuse_unknown(t, &known, None)?;
+    let path = required(t, "path")?.to_string();
+    let (format, csv) = match t.option("format") {
+        Some("json") => {
+            check_json_options(t)?;
+            (Format::Json, None)
+        }
+        Some("csv") => csv::sql::format(t)?,
+        _ => return Err(unsupported_format(t, "'json', 'csv'")),
+    };
+    let (event_time, watermark) = time_tables(t, time, idle_ms)?;
+    Ok(SourceConfig::File(FileSourceConfig {
+        path,
+        format,
+        csv,
+        event_time,
+        watermark,
+        ..FileSourceConfig::default()
+    }))
+}
+
+/// A `filesystem` table written by `INSERT INTO`, as JSON lines.
+pub fn sink(t: &Table) -> Result<SinkConfig, SqlError> {
+    check_format(t)?;
+    refuse_unknown(t, &["connector", "format", "path"], None)?;
+    let dir = required(t, "path")?.trim_end_matches('/');
+    Ok(SinkConfig::File(FileSinkConfig {
+        inputs: Vec::new(),
+        path: format!("{dir}/part-0.json").into(),
+    }))
+}
