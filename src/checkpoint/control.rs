@@ -283,5 +283,4 @@ pub fn read_outcome(dir: &Path, nonce: &str) -> Option<Outcome> {
 }
 
 #[cfg(test)]
-#[path = "control_tests.rs"]
 mod tests;

@@ -353,5 +353,4 @@ impl CheckpointStore {
 }
 
 #[cfg(test)]
-#[path = "store_tests.rs"]
 mod tests;

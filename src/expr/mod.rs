@@ -81,23 +81,7 @@ mod time;
 mod value;
 
 #[cfg(test)]
-mod proptests;
-#[cfg(test)]
-mod reference;
-#[cfg(test)]
-mod reference_calls;
-#[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_bench;
-#[cfg(test)]
-mod tests_errors;
-#[cfg(test)]
-mod tests_functions;
-#[cfg(test)]
-mod tests_logic;
-#[cfg(test)]
-mod tests_record;
 
 pub use ast::{FieldPath, Segment};
 pub use check::Type;

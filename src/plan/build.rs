@@ -339,8 +339,6 @@ impl graph::Graph<'_> {
 
 mod api;
 mod graph;
-#[cfg(test)]
-mod graph_tests;
 mod io;
 mod join;
 mod order;

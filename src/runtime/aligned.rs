@@ -341,5 +341,4 @@ impl State {
 }
 
 #[cfg(test)]
-#[path = "aligned_tests.rs"]
 mod tests;

@@ -10,8 +10,6 @@ pub mod config;
 pub mod model;
 pub mod nexmark;
 mod plan;
-#[cfg(test)]
-mod plan_tests;
 mod source;
 pub mod sql;
 

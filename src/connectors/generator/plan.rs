@@ -168,3 +168,6 @@ fn nexmark(
         count: g.count,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -426,5 +426,4 @@ impl AggLayout {
 }
 
 #[cfg(test)]
-#[path = "aggregate_tests.rs"]
 mod tests;

@@ -212,5 +212,4 @@ impl crate::operators::Combine for Combiner {
 }
 
 #[cfg(test)]
-#[path = "combine_tests.rs"]
 mod tests;

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::{compile, RawJson};
+use crate::expr::{compile, RawJson};
 
 const LINE: &str = r#"{"id": 81723, "ts": 1795953600000, "country": "DE", "name": "Ada Lovelace",
 "amount": 19.99, "table": {"rate": 1.083421}, "payload": {"items": [{"sku": "A-1", "qty": 2}]}}"#;

@@ -3,7 +3,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{FieldPath, RawJson, Record, RecordError, Value};
+use crate::expr::{FieldPath, RawJson, Record, RecordError, Value};
 
 const DOCS: &[&str] = &[
     r#"{"a": 1, "b": "x", "c": null, "d": true, "e": false}"#,

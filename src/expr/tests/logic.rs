@@ -1,7 +1,7 @@
 //! Null propagation, SQL three-valued logic, short-circuiting, `in` lists and the ternary.
 
-use super::tests::{compile_err, eval_err, v};
-use super::EvalReason;
+use super::{compile_err, eval_err, v};
+use crate::expr::EvalReason;
 
 #[test]
 fn null_propagates() {

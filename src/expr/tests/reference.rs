@@ -8,9 +8,9 @@ use std::cmp::Ordering;
 
 use rust_decimal::Decimal;
 
-use super::ast::{BinOp, Expr, ExprKind, Segment, UnOp};
+use crate::expr::ast::{BinOp, Expr, ExprKind, Segment, UnOp};
 use super::reference_calls::call;
-use super::value::Value;
+use crate::expr::value::Value;
 
 pub(super) type V = Value<'static>;
 pub(super) type R = Result<V, String>;

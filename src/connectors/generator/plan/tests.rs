@@ -2,7 +2,7 @@
 //! defaults, and every key of the wrong model, a missing or misplaced `table`, and a field no
 //! Nexmark record has are refused by key, with the reason.
 
-use super::{NexmarkSourcePlan, NexmarkTable, NexmarkTableSource};
+use crate::connectors::generator::{NexmarkSourcePlan, NexmarkTable, NexmarkTableSource};
 use crate::config::parse;
 use crate::plan::{build, Plan, PlanErrors};
 

@@ -1,7 +1,8 @@
 //! Hand-computed cases for every built-in function, including Unicode and calendar boundaries.
 
-use super::tests::{compile_err, eval_err, v};
-use super::{reference_calls, time, EvalReason, ExprErrorKind};
+use super::{compile_err, eval_err, v};
+use super::reference_calls;
+use crate::expr::{time, EvalReason, ExprErrorKind};
 
 #[test]
 fn coalesce_takes_the_first_non_null_lazily() {

@@ -6,6 +6,15 @@ use std::borrow::Cow;
 
 use super::*;
 
+mod bench;
+mod errors;
+mod functions;
+mod logic;
+mod proptests;
+mod record;
+mod reference;
+mod reference_calls;
+
 /// The record most tests read.
 pub(super) const RECORD: &str = r#"{
     "amount": 19.99, "qty": 3, "zero": 0, "name": "Ada", "none": null, "flag": true, "no": false,

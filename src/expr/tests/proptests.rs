@@ -9,8 +9,9 @@
 
 use proptest::prelude::*;
 
-use super::parse::parse;
-use super::{compile, reference, RawJson, Value};
+use crate::expr::parse::parse;
+use super::reference;
+use crate::expr::{compile, RawJson, Value};
 
 struct Choices<'a> {
     bytes: &'a [u8],

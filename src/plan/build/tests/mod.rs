@@ -13,6 +13,8 @@ use crate::plan::{
     TimeUnit, WatermarkPlan, WindowKind, WindowPlan,
 };
 
+mod graph;
+
 /// Line numbers in the tests below refer to this text.
 const BASE: &str = r#"[sources.clicks]
 type = "generator"
@@ -234,7 +236,7 @@ fn quickstart_is_bounded_and_exercises_the_late_path() {
 
 #[test]
 fn example_runs_unchanged_on_a_bare_generator() {
-    let example = include_str!("../../../config/example.toml");
+    let example = include_str!("../../../../config/example.toml");
     let from = example.find("[sources.clicks]").unwrap();
     let to = example.find("[transforms.").unwrap();
     let text = format!(

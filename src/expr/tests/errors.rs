@@ -1,7 +1,7 @@
 //! Compile and run-time error messages, with the exact caret lines.
 
-use super::tests::{compile_err, eval_err};
-use super::{compile, EvalReason, ExprErrorKind, FieldPath, RecordError};
+use super::{compile_err, eval_err};
+use crate::expr::{compile, EvalReason, ExprErrorKind, FieldPath, RecordError};
 
 /// The compile error of `text` as displayed, and its kind.
 fn shown(text: &str) -> (String, ExprErrorKind) {
