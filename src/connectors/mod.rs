@@ -205,3 +205,11 @@ pub fn sql_sink_types_time(t: &Table) -> bool {
         _ => false,
     }
 }
+
+/// The sink `[dead_letter]` writes through: each malformed or late record's line, reason and
+/// position, as NDJSON appended to `path` ([`file::DeadLetters`]).
+pub fn dead_letters(path: &std::path::Path) -> std::sync::Arc<dyn sink::Sink> {
+    std::sync::Arc::new(file::DeadLetters {
+        path: path.to_path_buf(),
+    })
+}

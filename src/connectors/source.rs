@@ -175,7 +175,7 @@ pub struct ReaderCx<'a> {
     /// The ports reading the source as it is, which its records are bound for.
     pub bindings: &'a [crate::record::bind::Binding],
     /// Some chain of filters or selects reads the source's lines.
-    pub routes: bool,
+    pub chains: bool,
     /// Read files through io_uring (falls back to `pread` if the kernel refuses).
     pub uring: bool,
     pub chunk_bytes: usize,

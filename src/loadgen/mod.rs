@@ -13,7 +13,7 @@
 //! `<stem>.0.<ext>` .. `<stem>.{N-1}.<ext>`. It never touches the runtime or any operator.
 
 pub mod flow;
-mod kafka;
+mod topic;
 pub mod nexmark;
 
 use std::fs::{self, File};
@@ -291,7 +291,7 @@ pub fn run(args: &LoadgenArgs) -> Result<LoadgenReport, LoadgenError> {
     }
     let plan = args.plan()?;
     if let (Some(brokers), Some(topic)) = (&args.kafka, &args.topic) {
-        return kafka::produce(args, &plan, brokers, topic);
+        return topic::produce(args, &plan, brokers, topic);
     }
     let model = ClickModel::new(&plan);
     let paths = args.output_paths();

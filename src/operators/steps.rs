@@ -1,7 +1,7 @@
 //! Filters and selects (steps): stateless steps applied to one record where it is read or emitted,
 //! before it is keyed.
 //!
-//! A [`RecordChain`] is the compiled steps from a source to one consumer, in order. It reads the
+//! A [`StepChain`] is the compiled steps from a source to one consumer, in order. It reads the
 //! raw JSON line (no DOM; fields are found in the bytes), evaluates each filter's condition (a
 //! record stays only when it is `true`; `false` and null drop it, as SQL's WHERE) and turns each
 //! select into a new JSON object of its fields, in the order written. It owns no state, so it needs
@@ -222,18 +222,18 @@ pub enum Outcome<'a> {
 }
 
 /// The steps from a source to one consumer.
-pub struct RecordChain {
+pub struct StepChain {
     steps: Vec<(String, Step)>,
     bufs: [Vec<u8>; 2],
     /// Per field the first step reads: its index in the tokens the source's parser keeps
-    /// ([`RecordChain::read_first_from`]).
+    /// ([`StepChain::read_first_from`]).
     first_from: Option<Vec<usize>>,
 }
 
-impl RecordChain {
+impl StepChain {
     /// Compiles `chain` (stage ids into `stages`, in order). The plan compiled every expression
     /// already, so an error here is a bug in the plan builder, reported as such.
-    pub fn new(stages: &[StepPlan], chain: &[usize]) -> Result<RecordChain, String> {
+    pub fn new(stages: &[StepPlan], chain: &[usize]) -> Result<StepChain, String> {
         let compile = |text: &str, stage: &str| {
             expr::compile(text).map_err(|e| format!("`{stage}`: invalid expression: {e}"))
         };
@@ -262,7 +262,7 @@ impl RecordChain {
             };
             steps.push((s.name.clone(), Step::new(kind)));
         }
-        Ok(RecordChain {
+        Ok(StepChain {
             steps,
             bufs: [Vec::new(), Vec::new()],
             first_from: None,
@@ -276,14 +276,14 @@ impl RecordChain {
     }
 
     /// The first step takes its fields from the tokens the source's parser kept for the same
-    /// line (`map[i]`: the index there of [`RecordChain::first_fields`]`[i]`) instead of
-    /// scanning the line again, whenever [`RecordChain::apply`] is given them.
+    /// line (`map[i]`: the index there of [`StepChain::first_fields`]`[i]`) instead of
+    /// scanning the line again, whenever [`StepChain::apply`] is given them.
     pub fn read_first_from(&mut self, map: Vec<usize>) {
         self.first_from = Some(map);
     }
 
     /// Runs `line` through every step. `kept`: where the source's parser found the fields of
-    /// this same line (see [`RecordChain::read_first_from`]). `Err` is the dead-letter reason:
+    /// this same line (see [`StepChain::read_first_from`]). `Err` is the dead-letter reason:
     /// which stage and field, the expression, the column and why (a type error, an overflow, a
     /// malformed record).
     pub fn apply<'a>(
@@ -414,7 +414,7 @@ mod tests {
         ]
     }
 
-    fn run(chain: &mut RecordChain, line: &str) -> Result<Option<String>, String> {
+    fn run(chain: &mut StepChain, line: &str) -> Result<Option<String>, String> {
         Ok(match chain.apply(line.as_bytes(), None)? {
             Outcome::Kept(b) => Some(String::from_utf8(b.to_vec()).unwrap()),
             Outcome::Dropped => None,
@@ -423,7 +423,7 @@ mod tests {
 
     #[test]
     fn select_then_filter_reshapes_exactly_and_drops_by_the_condition() {
-        let mut c = RecordChain::new(&stages(), &[1, 0]).unwrap();
+        let mut c = StepChain::new(&stages(), &[1, 0]).unwrap();
         let line =
             r#"{"order_id":7,"currency":"EUR","amount":999.99,"table":{"rate":1.083421},"x":1}"#;
         // 999.99 * 1.083421 = 1083.41016579, exactly; fields in the order written, others dropped.
@@ -448,8 +448,8 @@ mod tests {
         use crate::record::bind::RecordParser;
         let st = stages();
         let (mut own, mut fused) = (
-            RecordChain::new(&st, &[1, 0]).unwrap(),
-            RecordChain::new(&st, &[1, 0]).unwrap(),
+            StepChain::new(&st, &[1, 0]).unwrap(),
+            StepChain::new(&st, &[1, 0]).unwrap(),
         );
         let mut parser = RecordParser::new("ts", TimeUnit::Millis, &[]).unwrap();
         let map = parser.keep_fields(fused.first_fields().unwrap()).unwrap();
@@ -484,7 +484,7 @@ mod tests {
                 condition: "bid > 100".into(),
             },
         }];
-        let mut c = RecordChain::new(&st, &[0]).unwrap();
+        let mut c = StepChain::new(&st, &[0]).unwrap();
         let line = r#"{ "bid" : 250, "ts": 1 }"#;
         assert_eq!(run(&mut c, line).unwrap().as_deref(), Some(line));
         assert_eq!(run(&mut c, r#"{"bid":100}"#).unwrap(), None);
@@ -492,7 +492,7 @@ mod tests {
 
     #[test]
     fn a_type_error_names_the_stage_field_expression_and_column() {
-        let mut c = RecordChain::new(&stages(), &[1]).unwrap();
+        let mut c = StepChain::new(&stages(), &[1]).unwrap();
         let line = r#"{"order_id":7,"currency":"EUR","amount":"lots","table":{"rate":1.5}}"#;
         let e = run(&mut c, line).unwrap_err();
         assert!(
@@ -517,8 +517,8 @@ mod tests {
             select("general", "coalesce(v, null)", "coalesce(o.v, null)"),
         ];
         let (mut plain, mut general) = (
-            RecordChain::new(&st, &[0]).unwrap(),
-            RecordChain::new(&st, &[1]).unwrap(),
+            StepChain::new(&st, &[0]).unwrap(),
+            StepChain::new(&st, &[1]).unwrap(),
         );
         let values = [
             r#""ad-7""#,
@@ -571,8 +571,8 @@ mod tests {
             select("general", "coalesce(sql_timestamp(v), null)"),
         ];
         let (mut direct, mut general) = (
-            RecordChain::new(&st, &[0]).unwrap(),
-            RecordChain::new(&st, &[1]).unwrap(),
+            StepChain::new(&st, &[0]).unwrap(),
+            StepChain::new(&st, &[1]).unwrap(),
         );
         let values = [
             "0",

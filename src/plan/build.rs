@@ -201,9 +201,7 @@ pub fn build(config: &Config, src: &dyn Locate) -> Result<Plan, PlanErrors> {
             sinks,
             dead_letter: config.dead_letter.as_ref().map(|d| super::DeadLetterPlan {
                 path: d.path.clone(),
-                sink: std::sync::Arc::new(crate::connectors::file::DeadLetters {
-                    path: d.path.clone(),
-                }),
+                sink: crate::connectors::dead_letters(&d.path),
             }),
             checkpoint,
             api,

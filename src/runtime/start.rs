@@ -1,5 +1,5 @@
 //! Starting a run, step by step: the graph's topology, the sinks, the metrics endpoint, the chunk
-//! order, each shard's readers, routes, outlets, rings and sink writers, then the shard threads;
+//! order, each shard's readers, chains, outlets, rings and sink writers, then the shard threads;
 //! and collecting what they report when they end. Everything that can fail does before any thread
 //! starts, so a bad source, sink or address fails the run at once.
 
@@ -8,14 +8,14 @@ use super::chunks::schedule;
 use super::ring::{self, Consumer, Producer};
 use super::setup::{ShardSetup, StopCoord};
 use super::shard::emit::Outlet;
-use super::shard::steps::Route;
+use super::shard::steps::SourceChain;
 use super::shard::{Shard, ShardParts};
 use super::topology::{Readers, Topology};
 use super::{positions, restore_order, RunOptions, RuntimeError};
 use crate::connectors::sink::{OpenCx, OpenSink, SinkWriter};
 use crate::connectors::source::{OpenSource, Partition, ReaderCx, SourceReader};
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
-use crate::operators::steps::RecordChain;
+use crate::operators::steps::StepChain;
 use crate::operators::BuildCtx;
 use crate::plan::Plan;
 use crate::record::bind::RecordParser;
@@ -33,19 +33,19 @@ fn setup_err(what: impl Into<String>) -> impl Fn(String) -> RuntimeError {
 }
 
 /// Per source: shard `shard`'s reader of it (binding its records for the ports that read it as
-/// it is), and its routes (chains of filters and selects), each route's first step reading the
+/// it is), and its chains (chains of filters and selects), each chain's first step reading the
 /// fields the reader's parser finds in the same pass over the line.
-type SourceReaders = (Vec<Box<dyn SourceReader>>, Vec<Vec<Route>>);
+type SourceReaders = (Vec<Box<dyn SourceReader>>, Vec<Vec<SourceChain>>);
 
 fn source_readers(run: &Run<'_>, shard: usize, uring: bool) -> Result<SourceReaders, RuntimeError> {
     let plan = run.plan;
-    let mut routes = source_routes(plan, &run.topo)?;
+    let mut chains = source_chains(plan, &run.topo)?;
     let mut readers = Vec::with_capacity(plan.sources.len());
     for (i, ((s, open), rs)) in plan
         .sources
         .iter()
         .zip(run.sources)
-        .zip(&mut routes)
+        .zip(&mut chains)
         .enumerate()
     {
         let cx = ReaderCx {
@@ -54,7 +54,7 @@ fn source_readers(run: &Run<'_>, shard: usize, uring: bool) -> Result<SourceRead
             shards: run.n,
             parts: &run.parts,
             bindings: &run.topo.sources[i].ports,
-            routes: !rs.is_empty(),
+            chains: !rs.is_empty(),
             uring,
             chunk_bytes: plan.runtime.chunk_bytes.max(1),
             max_line_bytes: plan.runtime.max_line_bytes,
@@ -81,11 +81,11 @@ fn source_readers(run: &Run<'_>, shard: usize, uring: bool) -> Result<SourceRead
         }
         readers.push(reader);
     }
-    Ok((readers, routes))
+    Ok((readers, chains))
 }
 
 /// Per source: its chains of filters and selects, with the ports and sinks at their ends.
-fn source_routes(plan: &Plan, topo: &Topology) -> Result<Vec<Vec<Route>>, RuntimeError> {
+fn source_chains(plan: &Plan, topo: &Topology) -> Result<Vec<Vec<SourceChain>>, RuntimeError> {
     let err = setup_err("(filters and selects)");
     topo.sources
         .iter()
@@ -93,8 +93,8 @@ fn source_routes(plan: &Plan, topo: &Topology) -> Result<Vec<Vec<Route>>, Runtim
             r.chains
                 .iter()
                 .map(|c| {
-                    Ok(Route {
-                        chain: RecordChain::new(&plan.steps, &c.steps).map_err(&err)?,
+                    Ok(SourceChain {
+                        chain: StepChain::new(&plan.steps, &c.steps).map_err(&err)?,
                         parser: match c.ports.is_empty() {
                             true => None,
                             false => Some(RecordParser::keyed(&c.ports).map_err(&err)?),
@@ -123,7 +123,7 @@ fn outlet(plan: &Plan, r: &Readers) -> Result<Outlet, RuntimeError> {
             .iter()
             .map(|c| {
                 Ok((
-                    RecordChain::new(&plan.steps, &c.steps).map_err(&err)?,
+                    StepChain::new(&plan.steps, &c.steps).map_err(&err)?,
                     match c.ports.is_empty() {
                         true => None,
                         false => Some(RecordParser::keyed(&c.ports).map_err(&err)?),
@@ -455,7 +455,7 @@ fn shard_setup(
     })
 }
 
-/// Shard `id`'s readers, routes, operators, outlets, rings and sink writers.
+/// Shard `id`'s readers, chains, operators, outlets, rings and sink writers.
 fn parts_of(
     run: &Run<'_>,
     id: usize,
@@ -466,12 +466,12 @@ fn parts_of(
 ) -> Result<ShardParts, RuntimeError> {
     let plan = run.plan;
     let (outputs, lates) = outlets(plan, &run.topo)?;
-    let (readers, routes) = source_readers(run, id, uring)?;
+    let (readers, chains) = source_readers(run, id, uring)?;
     let (out, inbound, xout, xin) = rings.take(id);
     Ok(ShardParts {
         readers,
         recallers: run.sources.iter().map(|s| s.recaller()).collect(),
-        routes,
+        chains,
         outputs,
         lates,
         out,

@@ -131,8 +131,8 @@ impl Topology {
             }
         }
         for r in &mut sources {
-            // A source's lines reach sinks only through its routes (`shard::steps`): a sink
-            // reading the source as it is takes the route of no steps.
+            // A source's lines reach sinks only through its step chains (`shard::steps`): a sink
+            // reading the source as it is takes the chain of no steps.
             if !r.sinks.is_empty() {
                 let sinks = std::mem::take(&mut r.sinks);
                 r.chain(&[]).sinks.extend(sinks);

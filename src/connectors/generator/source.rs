@@ -115,7 +115,7 @@ impl OpenSource for OpenClicks {
             count: self.count,
             parts: cx.parts.to_vec(),
             // Filters, selects and rows read records: the click as the line loadgen writes.
-            needs_line: cx.routes || matches!(binder, Binder::Json(_)),
+            needs_line: cx.chains || matches!(binder, Binder::Json(_)),
             binder,
             line: Vec::new(),
             next: 0,

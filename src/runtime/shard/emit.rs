@@ -12,7 +12,7 @@ use super::exchange::Outbound;
 use super::owners::Owners;
 use crate::connectors::sink::{SinkError, SinkWriter};
 use crate::connectors::source::{Partition, Recall};
-use crate::operators::steps::{Outcome, RecordChain};
+use crate::operators::steps::{Outcome, StepChain};
 use crate::operators::{Emitter, Output};
 use crate::record::bind::RecordParser;
 use crate::record::event::{slot_of, Event, Rec, Tag, FIRED, RETRACT, SLOT_BYTES};
@@ -25,7 +25,7 @@ pub struct Outlet {
     /// Binds the records for the ports reading the stream as it is.
     pub parser: Option<RecordParser>,
     /// Chains of steps, each with the ports (one parser) and sinks at its end.
-    pub chains: Vec<(RecordChain, Option<RecordParser>, Vec<usize>)>,
+    pub chains: Vec<(StepChain, Option<RecordParser>, Vec<usize>)>,
     /// A reader aggregates retractions.
     pub retractions: bool,
 }

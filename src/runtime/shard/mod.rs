@@ -111,7 +111,7 @@ pub struct Shard {
     next_prod: u64,
     pending: VecDeque<(usize, Event)>,
     dead: Option<SinkWriter>,
-    routes: Vec<Vec<steps::Route>>,
+    chains: Vec<Vec<steps::SourceChain>>,
     record_out: steps::RecordOut,
     // receiving
     next_seq: u64,
@@ -170,7 +170,7 @@ pub struct ShardParts {
     pub readers: Vec<Box<dyn SourceReader>>,
     pub recallers: Vec<Box<dyn Recall>>,
     /// Per source: its chains of filters and selects.
-    pub routes: Vec<Vec<steps::Route>>,
+    pub chains: Vec<Vec<steps::SourceChain>>,
     /// Per node: the readers of its output and of its late side output.
     pub outputs: Vec<emit::Outlet>,
     pub lates: Vec<emit::Outlet>,
@@ -219,7 +219,7 @@ impl Shard {
             next_prod: id as u64,
             pending: VecDeque::with_capacity(max_outputs + n),
             dead: p.dead,
-            routes: p.routes,
+            chains: p.chains,
             record_out: steps::RecordOut::default(),
             next_seq: 0,
             depth: 0,

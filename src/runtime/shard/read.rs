@@ -82,9 +82,9 @@ impl Shard {
             offset: pos,
             line: reader.raw(),
         };
-        if !self.routes[src].is_empty() {
+        if !self.chains[src].is_empty() {
             let a = steps::apply(
-                &mut self.routes[src],
+                &mut self.chains[src],
                 reader.line(),
                 reader.kept(),
                 ts,
@@ -132,11 +132,11 @@ impl Shard {
             let payload = payloads.get(i).map_or(&[][..], |p| &p.bytes[..]);
             self.stamp_and_route(ev, payload, seen, part, pos, len);
         }
-        if self.routes[src].is_empty() {
+        if self.chains[src].is_empty() {
             return;
         }
-        let mut routes = std::mem::take(&mut self.routes);
-        for r in &routes[src] {
+        let mut chains = std::mem::take(&mut self.chains);
+        for r in &chains[src] {
             let Some(p) = r.parser.as_ref().filter(|_| r.bound) else {
                 continue;
             };
@@ -144,8 +144,8 @@ impl Shard {
                 self.stamp_and_route(ev, &payload.bytes, seen, part, pos, len);
             }
         }
-        routes[src].iter_mut().for_each(|r| r.bound = false);
-        self.routes = routes;
+        chains[src].iter_mut().for_each(|r| r.bound = false);
+        self.chains = chains;
     }
 
     #[inline(always)]

@@ -1,4 +1,4 @@
-//! Filters and selects on the shard that reads a source record: each [`Route`] runs a record
+//! Filters and selects on the shard that reads a source record: each [`SourceChain`] runs a record
 //! through its chain of steps and hands the result to the ports that read that chain (as events,
 //! keyed like any other) and to the sinks that write it (as lines). Lines for sinks wait in
 //! [`RecordOut`] until this shard has received the end of the chunk they came from, so they land
@@ -6,14 +6,14 @@
 //! from a checkpoint writes them once more only if the checkpoint did not cover them.
 
 use super::Shard;
-use crate::operators::steps::{Outcome, RecordChain};
+use crate::operators::steps::{Outcome, StepChain};
 use crate::record::bind::RecordParser;
 use crate::record::json::Span;
 use std::collections::VecDeque;
 
 /// One chain of steps from a source, and who reads its records.
-pub struct Route {
-    pub chain: RecordChain,
+pub struct SourceChain {
+    pub chain: StepChain,
     /// The ports reading this chain, as one parser with a binding per port.
     pub parser: Option<RecordParser>,
     /// Sink indices writing this chain's records.
@@ -62,18 +62,18 @@ impl RecordOut {
     }
 }
 
-/// What running one record through a source's routes gave.
+/// What running one record through a source's chains gave.
 pub struct Applied {
     pub dropped: u64,
-    /// Dead-letter reasons (one per route the record failed on).
+    /// Dead-letter reasons (one per chain the record failed on).
     pub failed: Vec<String>,
 }
 
-/// Runs `line` (read at event time `ts`, in chunk `seq`) through every route: events stay in each
-/// route's parser (`bound`), lines go to `out`. `kept`: where the source's parser found the
-/// fields of this line ([`RecordChain::read_first_from`]).
+/// Runs `line` (read at event time `ts`, in chunk `seq`) through every chain: events stay in each
+/// chain's parser (`bound`), lines go to `out`. `kept`: where the source's parser found the
+/// fields of this line ([`StepChain::read_first_from`]).
 pub fn apply(
-    routes: &mut [Route],
+    chains: &mut [SourceChain],
     line: &[u8],
     kept: Option<&[Option<Span>]>,
     ts: i64,
@@ -84,7 +84,7 @@ pub fn apply(
         dropped: 0,
         failed: Vec::new(),
     };
-    for r in routes {
+    for r in chains {
         r.bound = false;
         match r.chain.apply(line, kept) {
             Ok(Outcome::Kept(rec)) => {

@@ -1,4 +1,4 @@
-//! The NDJSON lines of `sluice loadgen nexmark` (see [`crate::loadgen::nexmark`]): one line per
+//! The NDJSON lines of `sluice loadgen nexmark`: one line per
 //! event, fields in nexmark-flink's order and with its names, `dateTime` and `expires` as epoch
 //! milliseconds. Appends to the caller's buffer, allocating only if it must grow.
 

@@ -259,3 +259,4 @@ fn every_line_has_exactly_the_nexmark_fields() {
 }
 
 mod values;
+mod source;
