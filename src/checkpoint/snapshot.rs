@@ -1,7 +1,9 @@
 //! One shard's snapshot file: a header naming the shard and its key-group range, then named
 //! sections of opaque bytes, each with its length and CRC-32.
 //!
-//! Format version 1, little-endian:
+//! Format version 2 ([`SNAPSHOT_VERSION`]; the container is version 1's, but version 2 changed
+//! what window sections hold, so a file of any other version is refused with both numbers),
+//! little-endian:
 //! ```text
 //! header   magic "SLUICESN" | version u32 | shard u32 | key_group_lo u32 | key_group_hi u32
 //!          | sections u32 | header crc32 u32 (over the 28 bytes before it)

@@ -12,14 +12,19 @@ use super::time::interval_ms;
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 use crate::config::{HotKeyMode, HotKeysConfig, WindowConfig};
 
-impl Compiler {
-    /// `SELECT ... FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(rt), size)) GROUP BY window_start, window_end, ...`.
-    pub(super) fn windowed(
-        &mut self,
-        sel: &Select,
-        tvf: &Function,
-        base: &str,
-    ) -> Result<(Stream, Vec<Item>), SqlError> {
+/// The parts of a window table function's call: `KIND(TABLE t, [PARTITION BY ...,]
+/// DESCRIPTOR(rt), intervals...)`.
+struct WindowCall<'a> {
+    call: Expr,
+    kind: String,
+    partition: Option<&'a Function>,
+    table: &'a Ident,
+    time_col: Ident,
+    args: Vec<&'a Expr>,
+}
+
+impl<'a> WindowCall<'a> {
+    fn parse(tvf: &'a Function) -> Result<WindowCall<'a>, SqlError> {
         let call = Expr::Function(tvf.clone());
         let kind = tvf.name.to_string().to_ascii_uppercase();
         let args = plain_args(tvf, &call)?;
@@ -40,12 +45,6 @@ impl Compiler {
                 format!("expected {kind}(TABLE name, DESCRIPTOR(time_column), ...)"),
             ));
         };
-        let input = self.stream_of(&table.value, table.span)?;
-        let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.hints)
-            .into_iter()
-            .partition(|h| h.table == table.value);
-        self.hints = others;
-        let hinted = super::hints::window_settings(&mine)?;
         let desc_expr = Expr::Function(desc.clone());
         let time_col = match plain_args(desc, &desc_expr)?.as_slice() {
             [Expr::Identifier(c)] if desc.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") => {
@@ -58,24 +57,24 @@ impl Compiler {
                 ))
             }
         };
-        if input.time_name() != Some(time_col.value.as_str()) {
-            return Err(SqlError::span(
-                time_col.span,
-                format!(
-                    "`{}` is not the time attribute of `{}` (its WATERMARK column{})",
-                    time_col.value,
-                    table.value,
-                    input
-                        .time_name()
-                        .map_or(String::new(), |t| format!(" is `{t}`"))
-                ),
-            ));
-        }
-        let sizes = args[2..]
+        Ok(WindowCall {
+            call,
+            kind,
+            partition,
+            table,
+            time_col,
+            args,
+        })
+    }
+
+    /// The window's shape from its kind and intervals.
+    fn window(&self) -> Result<WindowConfig, SqlError> {
+        let kind = self.kind.as_str();
+        let sizes = self.args[2..]
             .iter()
             .map(|a| interval_ms(a))
             .collect::<Result<Vec<_>, _>>()?;
-        let window = match (kind.as_str(), sizes.as_slice()) {
+        Ok(match (kind, sizes.as_slice()) {
             ("TUMBLE", [size]) => WindowConfig::Tumbling { size: ms(*size) },
             ("HOP", [slide, size]) => WindowConfig::Sliding {
                 size: ms(*size),
@@ -87,29 +86,43 @@ impl Compiler {
             },
             ("SESSION", [gap]) => WindowConfig::Session { gap: ms(*gap) },
             ("TUMBLE" | "HOP" | "CUMULATE" | "SESSION", _) => {
+                let n = if kind == "TUMBLE" || kind == "SESSION" { 1 } else { 2 };
                 return Err(SqlError::span(
-                    call.span(),
-                    format!(
-                        "{kind} takes TABLE, DESCRIPTOR and {} interval(s)",
-                        if kind == "TUMBLE" || kind == "SESSION" {
-                            1
-                        } else {
-                            2
-                        }
-                    ),
-                ))
+                    self.call.span(),
+                    format!("{kind} takes TABLE, DESCRIPTOR and {n} interval(s)"),
+                ));
             }
             _ => {
                 return Err(unsupported(
-                    &call,
+                    &self.call,
                     &format!("the window function {kind} is"),
                 ))
             }
-        };
+        })
+    }
+}
+
+impl Compiler {
+    /// `SELECT ... FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(rt), size)) GROUP BY window_start, window_end, ...`.
+    pub(super) fn windowed(
+        &mut self,
+        sel: &Select,
+        tvf: &Function,
+        base: &str,
+    ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let w = WindowCall::parse(tvf)?;
+        let input = self.stream_of(&w.table.value, w.table.span)?;
+        let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.hints)
+            .into_iter()
+            .partition(|h| h.table == w.table.value);
+        self.hints = others;
+        let hinted = super::hints::window_settings(&mine)?;
+        check_time_attribute(&w, &input)?;
+        let window = w.window()?;
         let from_source = self.sources.values().any(|(_, s)| s.name == input.name);
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
         let keys = group_keys(sel, &input)?;
-        check_partition(&kind, partition, &keys, &call)?;
+        check_partition(&w.kind, w.partition, &keys, &w.call)?;
         let mut scope = WindowScope {
             input: &input,
             keys: &keys,
@@ -120,9 +133,8 @@ impl Compiler {
             Some(h) => Some(translate(h, &mut scope)?.0),
             None => None,
         };
-        let aggregates = scope.aggregates;
-        let window_name = format!("{base}_window");
-        let mut aggs: Vec<(String, String)> = aggregates
+        let mut aggs: Vec<(String, String)> = scope
+            .aggregates
             .iter()
             .map(|(n, a, _)| (n.clone(), a.clone()))
             .collect();
@@ -131,32 +143,21 @@ impl Compiler {
             // window needs one: a count no output column reads.
             aggs.push(("_rows".into(), "count()".into()));
         }
-        let group_by: Vec<String> = keys.iter().map(|k| k.expr.clone()).collect();
-        let mut hot_keys = HotKeysConfig::default();
-        if let Some(h) = hinted.hot_keys {
-            hot_keys = h;
-        } else if keys.is_empty() && kind != "SESSION" && from_source {
-            // One group per window (GROUP BY only the window): one shard would aggregate every
-            // row while the others idle, so it is two-phase, as Flink's local-global
-            // aggregation; the results are the same (README "Hot keys").
-            hot_keys.mode = HotKeyMode::Salt;
-        }
-        let mut late_events = None;
-        if let Some((late, span)) = &hinted.late_table {
-            let Some(t) = self.tables.get(late) else {
-                return Err(SqlError::span(
-                    *span,
-                    format!("sluice.late_events: no table `{late}` (declare it with CREATE TABLE)"),
-                ));
-            };
-            let late_stream = format!("{window_name}_late");
-            late_events = Some(late_stream.clone());
-            let name = t.name.clone();
-            self.sinks.entry(name).or_default().push(late_stream);
-        }
+        let hot_keys = hinted.hot_keys.clone().unwrap_or_else(|| {
+            let mut h = HotKeysConfig::default();
+            if keys.is_empty() && w.kind != "SESSION" && from_source {
+                // One group per window (GROUP BY only the window): one shard would aggregate
+                // every row while the others idle, so it is two-phase, as Flink's local-global
+                // aggregation; the results are the same (README "Hot keys").
+                h.mode = HotKeyMode::Salt;
+            }
+            h
+        });
+        let window_name = format!("{base}_window");
+        let late_events = self.late_events_sink(hinted.late_table.as_ref(), &window_name)?;
         let table = Window {
             input: input.name.clone(),
-            group_by,
+            group_by: keys.iter().map(|k| k.expr.clone()).collect(),
             window,
             allowed_lateness_ms: hinted.lateness_ms.unwrap_or(0),
             late_events,
@@ -164,43 +165,88 @@ impl Compiler {
             hot_keys,
         };
         self.push_transform(&window_name, table.table());
-        let mut columns: Vec<Col> = keys
-            .iter()
-            .map(|k| Col {
-                expr: k.expr.clone(),
-                ..k.clone()
-            })
-            .collect();
-        columns.push(Col {
-            name: "window_start".into(),
-            ty: SqlType::Timestamp,
-            expr: "window_start".into(),
-        });
-        columns.push(Col {
-            name: "window_end".into(),
-            ty: SqlType::Timestamp,
-            expr: "window_end".into(),
-        });
-        // As in Flink, window_time (window_end - 1 ms, the time every result of the window
-        // carries) is the results' time attribute: a later window or an interval join reads it.
-        columns.push(Col {
-            name: "window_time".into(),
-            ty: SqlType::TimestampLtz,
-            expr: "(window_end - 1)".into(),
-        });
-        let time = Some(columns.len() - 1);
-        let mut out = Stream {
-            name: window_name,
-            columns,
-            time,
-            window: true,
-        };
+        let mut out = window_output(window_name, &keys);
         if let Some(h) = having {
             let name = format!("{base}_having");
             self.push_filter(&name, &out.name, &h);
             out.name = name;
         }
         Ok((out, items))
+    }
+
+    /// `/*+ OPTIONS('sluice.late_events' = 't') */`: the window's late events, as a stream the
+    /// table `late` (declared with CREATE TABLE) is written from.
+    fn late_events_sink(
+        &mut self,
+        late: Option<&(String, sqlparser::tokenizer::Span)>,
+        window_name: &str,
+    ) -> Result<Option<String>, SqlError> {
+        let Some((late, span)) = late else {
+            return Ok(None);
+        };
+        let Some(t) = self.tables.get(late) else {
+            return Err(SqlError::span(
+                *span,
+                format!("sluice.late_events: no table `{late}` (declare it with CREATE TABLE)"),
+            ));
+        };
+        let late_stream = format!("{window_name}_late");
+        let name = t.name.clone();
+        self.sinks.entry(name).or_default().push(late_stream.clone());
+        Ok(Some(late_stream))
+    }
+}
+
+/// The DESCRIPTOR must name the input's time attribute (its WATERMARK column).
+fn check_time_attribute(w: &WindowCall, input: &Stream) -> Result<(), SqlError> {
+    if input.time_name() == Some(w.time_col.value.as_str()) {
+        return Ok(());
+    }
+    Err(SqlError::span(
+        w.time_col.span,
+        format!(
+            "`{}` is not the time attribute of `{}` (its WATERMARK column{})",
+            w.time_col.value,
+            w.table.value,
+            input
+                .time_name()
+                .map_or(String::new(), |t| format!(" is `{t}`"))
+        ),
+    ))
+}
+
+/// The window's output: its keys, `window_start`, `window_end` and `window_time`.
+fn window_output(name: String, keys: &[Col]) -> Stream {
+    let mut columns: Vec<Col> = keys
+        .iter()
+        .map(|k| Col {
+            expr: k.expr.clone(),
+            ..k.clone()
+        })
+        .collect();
+    columns.push(Col {
+        name: "window_start".into(),
+        ty: SqlType::Timestamp,
+        expr: "window_start".into(),
+    });
+    columns.push(Col {
+        name: "window_end".into(),
+        ty: SqlType::Timestamp,
+        expr: "window_end".into(),
+    });
+    // As in Flink, window_time (window_end - 1 ms, the time every result of the window
+    // carries) is the results' time attribute: a later window or an interval join reads it.
+    columns.push(Col {
+        name: "window_time".into(),
+        ty: SqlType::TimestampLtz,
+        expr: "(window_end - 1)".into(),
+    });
+    let time = Some(columns.len() - 1);
+    Stream {
+        name,
+        columns,
+        time,
+        window: true,
     }
 }
 

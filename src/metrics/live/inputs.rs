@@ -57,12 +57,12 @@ impl Scrape<'_> {
         );
     }
 
-    /// Per Kafka partition: (read position, end of log; -1 unknown), the larger of what the shards
+    /// Per partition of a log source (Kafka): (read position, end of log; -1 unknown), the larger of what the shards
     /// last published (their position, and the end librdkafka's statistics gave them) and what
     /// the brokers answer the endpoint directly, so the lag still shows while every shard is
     /// blocked. Before any shard has published, the position is where the partition started.
-    fn kafka_positions(&self) -> BTreeMap<u16, (i64, i64)> {
-        let mut kafka: BTreeMap<u16, (i64, i64)> = self
+    fn log_positions(&self) -> BTreeMap<u16, (i64, i64)> {
+        let mut logs: BTreeMap<u16, (i64, i64)> = self
             .live
             .log_ends
             .iter()
@@ -71,25 +71,25 @@ impl Scrape<'_> {
             .collect();
         for s in &self.snaps {
             for &(p, next, high) in &s.log_lag {
-                let e = kafka.entry(p).or_insert((next, high));
+                let e = logs.entry(p).or_insert((next, high));
                 *e = (e.0.max(next), e.1.max(high));
             }
         }
         for k in &self.live.log_ends {
             for (p, high) in k.ends() {
-                if let Some(e) = kafka.get_mut(&p) {
+                if let Some(e) = logs.get_mut(&p) {
                     e.1 = e.1.max(high);
                 }
             }
         }
-        kafka
+        logs
     }
 
-    pub(super) fn render_kafka_lag(&self, out: &mut String) {
+    pub(super) fn render_log_lag(&self, out: &mut String) {
         let mut record_lag = Vec::new();
         let mut time_lag = Vec::new();
         let part_wm = self.partition_wm();
-        for (&p, &(next, high)) in &self.kafka_positions() {
+        for (&p, &(next, high)) in &self.log_positions() {
             let Some(name) = self.live.partition_names.get(p as usize) else {
                 continue;
             };

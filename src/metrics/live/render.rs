@@ -48,7 +48,7 @@ impl Live {
         scrape.render_watermarks(&mut out);
         scrape.render_source_lag(&mut out);
         scrape.render_partition_watermarks(&mut out);
-        scrape.render_kafka_lag(&mut out);
+        scrape.render_log_lag(&mut out);
         scrape.render_alignment_paused(&mut out);
         scrape.render_dead_letters_by_reason(&mut out);
         scrape.render_late_to_side_output(&mut out);
