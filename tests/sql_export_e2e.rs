@@ -104,6 +104,15 @@ fn export_writes_the_jobs_own_sql_with_settings_and_absolute_paths() {
         readme.contains("path 'data/flow_clicks.ndjson' ->"),
         "{readme}"
     );
+    // What the cluster needs is said for the job's own connectors (files), not for others.
+    assert!(
+        readme.contains("- A filesystem source must be readable by every task manager"),
+        "{readme}"
+    );
+    assert!(
+        !readme.contains("flink-sql-connector-kafka") && !readme.contains("flink-connector-jdbc"),
+        "{readme}"
+    );
 
     // Into the same, now non-empty, directory: refused, and nothing is overwritten.
     let again = sluice(

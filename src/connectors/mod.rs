@@ -50,6 +50,11 @@ pub trait SourceTable {
     /// Validates the table into the plan's source; problems go to `cx` (the source returned
     /// then is never run).
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source>;
+    /// What `sluice export flink` tells a cluster's operator about this table (jars to add,
+    /// what must hold on a cluster), one Markdown bullet's text each.
+    fn flink_notes(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 impl<T: SourceTable> SourceTable for Box<T> {
@@ -67,6 +72,9 @@ impl<T: SourceTable> SourceTable for Box<T> {
     }
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source> {
         (**self).validate(cx)
+    }
+    fn flink_notes(&self) -> Vec<&'static str> {
+        (**self).flink_notes()
     }
 }
 
@@ -121,6 +129,11 @@ pub trait SinkTable {
     /// Validates the table into the plan's sink; problems go to `cx` (the sink returned then is
     /// never run).
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink>;
+    /// What `sluice export flink` tells a cluster's operator about this table, as
+    /// [`SourceTable::flink_notes`].
+    fn flink_notes(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 /// The registry of sink kinds: `type = "<kind>"` names the variant, whose table is the

@@ -96,7 +96,10 @@ pub fn export_flink(
     )?;
     write("run.sh", RUN_SH)?;
     write("run_local.py", RUN_LOCAL)?;
-    write("README.md", &readme(config_path, &changes))?;
+    write(
+        "README.md",
+        &readme(config_path, &changes, &connector_notes(config)),
+    )?;
     let run = out.join("run.sh");
     #[cfg(unix)]
     {
@@ -207,7 +210,23 @@ fn absolute_paths(sql: &str, cwd: &Path, changes: &mut Vec<String>) -> String {
     out
 }
 
-fn readme(config_path: &Path, changes: &[String]) -> String {
+/// What the job's connectors need on a cluster ([`SourceTable::flink_notes`]), each once, in
+/// the order of their tables.
+///
+/// [`SourceTable::flink_notes`]: crate::connectors::SourceTable::flink_notes
+fn connector_notes(config: &Config) -> Vec<&'static str> {
+    let sources = config.sources.values().flat_map(|s| s.table().flink_notes());
+    let sinks = config.sinks.values().flat_map(|s| s.table().flink_notes());
+    let mut notes: Vec<&'static str> = Vec::new();
+    for n in sources.chain(sinks) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    notes
+}
+
+fn readme(config_path: &Path, changes: &[String], notes: &[&str]) -> String {
     let mut s = format!(
         "# Flink job exported from {}\n\n`job.sql` is the job's SQL, unchanged but for:\n\n",
         config_path.display()
@@ -221,17 +240,13 @@ Run it with `./run.sh` (the SQL client of `$FLINK_HOME`, submitting to the clust
 `conf/config.yaml` names) or `./run.sh --local` (a PyFlink mini-cluster, for a check).
 
 On a cluster:
-- Kafka tables need the connector jar on the cluster's class path
-  (`flink-sql-connector-kafka` for Flink 2.x, in `$FLINK_HOME/lib` or `ADD JAR`); `jdbc` tables
-  `flink-connector-jdbc` and the PostgreSQL driver; `parquet` tables `flink-sql-parquet`;
-  `avro-confluent` tables `flink-sql-avro-confluent-registry`.
-- A `jdbc` table must exist in the database (in sluice as in Flink); Flink's JDBC sink is
-  at-least-once, upserts with a PRIMARY KEY making it end as sluice's does.
-- Exactly-once Kafka sinks (`sink.delivery-guarantee` = `exactly-once`) need checkpoints and a
-  `sink.transactional-id-prefix` unique per job, and consumers reading `read_committed`, as in sluice.
-- A filesystem sink writes `part-*` files into its directory, committed on each checkpoint (sluice
-  writes `part-0.json`); a filesystem source must be readable by every task manager.
-- `table.exec.state.ttl` applies in Flink to every stateful operator, in processing time since a
+",
+    );
+    for n in notes {
+        let _ = writeln!(s, "- {n}");
+    }
+    s.push_str(
+        "- `table.exec.state.ttl` applies in Flink to every stateful operator, in processing time since a
   key was last seen: a deduplication (sluice: in event time since its first row) and also a
   temporal join's versions, so a price unchanged for longer than the TTL is forgotten there
   (inner rows dropped, LEFT rows NULL), which sluice never does.
@@ -248,6 +263,49 @@ On a cluster:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The connector notes of the job written in `sql` (loaded as `sluice export` loads it).
+    fn notes_of(sql: &str) -> Vec<&'static str> {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("job.sql"), sql).unwrap();
+        let toml = format!(
+            "[pipeline]\nsql = \"{}\"\n",
+            d.path().join("job.sql").display()
+        );
+        std::fs::write(d.path().join("job.toml"), toml).unwrap();
+        let job = crate::plan::load_job(&d.path().join("job.toml")).expect("compiles");
+        connector_notes(&job.config)
+    }
+
+    const KAFKA: &str =
+        "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092'";
+
+    #[test]
+    fn a_cluster_is_told_what_the_jobs_own_connectors_need_each_once() {
+        let files = notes_of(
+            "CREATE TABLE a (x STRING) WITH ('connector' = 'filesystem', 'path' = 'a', 'format' = 'json');
+CREATE TABLE b (x STRING) WITH ('connector' = 'filesystem', 'path' = 'b', 'format' = 'json');
+CREATE TABLE o (x STRING) WITH ('connector' = 'filesystem', 'path' = 'o', 'format' = 'json');
+INSERT INTO o SELECT x FROM a UNION ALL SELECT x FROM b;",
+        );
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert!(files[0].starts_with("A filesystem source must be readable"));
+        assert!(files[1].starts_with("A filesystem sink writes `part-*` files"));
+
+        let kafka = notes_of(&format!(
+            "CREATE TABLE k (x STRING) WITH ({KAFKA}, 'format' = 'avro-confluent', 'avro-confluent.url' = 'http://127.0.0.1:8081');
+CREATE TABLE o (x STRING) WITH ({KAFKA}, 'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'p');
+CREATE TABLE p (x STRING) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://h/db', 'table-name' = 'p');
+INSERT INTO o SELECT x FROM k;
+INSERT INTO p SELECT x FROM k;"
+        ));
+        let has = |text: &str| kafka.iter().filter(|n| n.contains(text)).count();
+        assert_eq!(has("flink-sql-connector-kafka"), 1, "{kafka:?}");
+        assert_eq!(has("flink-sql-avro-confluent-registry"), 1, "{kafka:?}");
+        assert_eq!(has("sink.transactional-id-prefix"), 1, "{kafka:?}");
+        assert_eq!(has("flink-connector-jdbc"), 1, "{kafka:?}");
+        assert_eq!(has("filesystem"), 0, "{kafka:?}");
+    }
 
     #[test]
     fn sluice_hints_are_removed_and_listed() {

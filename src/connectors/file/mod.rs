@@ -22,6 +22,10 @@ impl SinkTable for FileSinkConfig {
         &self.inputs
     }
 
+    fn flink_notes(&self) -> Vec<&'static str> {
+        sql::FLINK_SINK_NOTES.to_vec()
+    }
+
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn crate::connectors::sink::Sink> {
         if self.path.as_os_str().is_empty() {
             cx.err(cx.key("path"), "the path cannot be empty".into());

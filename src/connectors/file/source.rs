@@ -37,6 +37,10 @@ pub struct FileSource {
 }
 
 impl SourceTable for FileSourceConfig {
+    fn flink_notes(&self) -> Vec<&'static str> {
+        super::sql::FLINK_SOURCE_NOTES.to_vec()
+    }
+
     fn event_time(&self) -> std::borrow::Cow<'_, crate::config::EventTimeConfig> {
         std::borrow::Cow::Borrowed(&self.event_time)
     }

@@ -55,3 +55,10 @@ pub fn sink(t: &Table) -> Result<SinkConfig, SqlError> {
         path: format!("{dir}/part-0.json").into(),
     }))
 }
+
+/// What `sluice export flink` notes for a `filesystem` source.
+pub const FLINK_SOURCE_NOTES: [&str; 1] =
+    ["A filesystem source must be readable by every task manager (shared storage on a cluster)."];
+
+/// What `sluice export flink` notes for a `filesystem` sink (Parquet's too).
+pub const FLINK_SINK_NOTES: [&str; 1] = ["A filesystem sink writes `part-*` files into its directory, committed on each checkpoint (sluice writes `part-0.json`)."];

@@ -55,6 +55,10 @@ impl SinkTable for KafkaSinkConfig {
         &self.inputs
     }
 
+    fn flink_notes(&self) -> Vec<&'static str> {
+        super::sql::flink_sink_notes(self)
+    }
+
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {
         let k = self;
         if k.brokers.trim().is_empty() {

@@ -61,6 +61,10 @@ impl SourceTable for KafkaSourceConfig {
         true
     }
 
+    fn flink_notes(&self) -> Vec<&'static str> {
+        super::sql::flink_source_notes(self)
+    }
+
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source> {
         let plan = kafka_plan(cx, self);
         let rate_per_s = self

@@ -348,3 +348,31 @@ pub fn upsert_sink(t: &Table) -> Result<SinkConfig, SqlError> {
         ..KafkaSinkConfig::default()
     }))
 }
+
+/// `sluice export flink`: the jar every Kafka table needs on a cluster.
+const FLINK_JAR: &str = "Kafka tables need the connector jar on the cluster's class path (`flink-sql-connector-kafka` for Flink 2.x, in `$FLINK_HOME/lib` or `ADD JAR`).";
+/// ... and an `avro-confluent` table's format.
+const FLINK_AVRO: &str = "`avro-confluent` tables need `flink-sql-avro-confluent-registry` on the class path.";
+/// ... and what an exactly-once sink needs.
+const FLINK_EXACTLY_ONCE: &str = "Exactly-once Kafka sinks (`sink.delivery-guarantee` = `exactly-once`) need checkpoints and a `sink.transactional-id-prefix` unique per job, and consumers reading `read_committed`, as in sluice.";
+
+/// What `sluice export flink` notes for a Kafka source.
+pub fn flink_source_notes(c: &KafkaSourceConfig) -> Vec<&'static str> {
+    let mut notes = vec![FLINK_JAR];
+    if c.format == Format::Avro {
+        notes.push(FLINK_AVRO);
+    }
+    notes
+}
+
+/// What `sluice export flink` notes for a Kafka sink.
+pub fn flink_sink_notes(c: &KafkaSinkConfig) -> Vec<&'static str> {
+    let mut notes = vec![FLINK_JAR];
+    if c.format == KafkaSinkFormat::Avro {
+        notes.push(FLINK_AVRO);
+    }
+    if c.delivery == Delivery::ExactlyOnce {
+        notes.push(FLINK_EXACTLY_ONCE);
+    }
+    notes
+}

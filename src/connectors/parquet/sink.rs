@@ -30,6 +30,10 @@ impl SinkTable for ParquetSinkConfig {
         &self.inputs
     }
 
+    fn flink_notes(&self) -> Vec<&'static str> {
+        [&super::sql::FLINK_NOTES[..], &crate::connectors::file::sql::FLINK_SINK_NOTES[..]].concat()
+    }
+
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {
         let p = self;
         if p.path.as_os_str().is_empty() {

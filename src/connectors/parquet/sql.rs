@@ -19,3 +19,7 @@ pub fn sink(t: &Table) -> Result<SinkConfig, SqlError> {
         ..ParquetSinkConfig::default()
     }))
 }
+
+/// What `sluice export flink` notes for a Parquet table (besides a filesystem sink's).
+pub const FLINK_NOTES: [&str; 1] =
+    ["`parquet` tables need `flink-sql-parquet` on the cluster's class path."];

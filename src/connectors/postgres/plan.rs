@@ -42,6 +42,10 @@ impl SinkTable for PostgresSinkConfig {
         &self.inputs
     }
 
+    fn flink_notes(&self) -> Vec<&'static str> {
+        super::sql::FLINK_NOTES.to_vec()
+    }
+
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {
         let (c, name) = (self, cx.name);
         let at = |k: &str| KeyPath::new(["sinks", name, k]);

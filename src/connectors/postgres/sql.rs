@@ -131,3 +131,9 @@ fn postgres_url(t: &Table) -> Result<String, SqlError> {
         .collect();
     Ok(text.join(" "))
 }
+
+/// What `sluice export flink` notes for a `jdbc` table.
+pub const FLINK_NOTES: [&str; 2] = [
+    "`jdbc` tables need `flink-connector-jdbc` and the PostgreSQL driver on the cluster's class path.",
+    "A `jdbc` table must exist in the database (in sluice as in Flink); Flink's JDBC sink is at-least-once, upserts with a PRIMARY KEY making it end as sluice's does.",
+];
