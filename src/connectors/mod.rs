@@ -129,6 +129,12 @@ pub trait SinkTable {
     /// Validates the table into the plan's sink; problems go to `cx` (the sink returned then is
     /// never run).
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink>;
+    /// SQL: rows written into it carry time columns as epoch milliseconds, which it types itself
+    /// (from the table's DDL), rather than as the `yyyy-MM-dd HH:mm:ss.SSS` text of Flink's JSON
+    /// format.
+    fn epoch_time_columns(&self) -> bool {
+        false
+    }
     /// What `sluice export flink` tells a cluster's operator about this table, as
     /// [`SourceTable::flink_notes`].
     fn flink_notes(&self) -> Vec<&'static str> {
@@ -205,17 +211,6 @@ pub fn sql_sink(t: &Table) -> Result<SinkConfig, SqlError> {
         ("kafka", _) => kafka::sql::sink(t),
         ("upsert-kafka", _) => kafka::sql::upsert_sink(t),
         (other, _) => Err(option_error(t, "connector", format!("connector '{other}' is not supported as a sink yet (supported: 'filesystem' (json or parquet), 'kafka', 'upsert-kafka', 'jdbc' (PostgreSQL), 'print')"))),
-    }
-}
-
-/// SQL: whether rows written into `t` carry time columns as epoch milliseconds (the sink types
-/// them from the DDL: PostgreSQL and Parquet) rather than as the `yyyy-MM-dd HH:mm:ss.SSS` text
-/// of Flink's JSON format.
-pub fn sql_sink_types_time(t: &Table) -> bool {
-    match t.option("connector") {
-        Some("jdbc") => true,
-        Some("filesystem") => t.option("format") == Some("parquet"),
-        _ => false,
     }
 }
 

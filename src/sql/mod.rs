@@ -263,7 +263,9 @@ impl Compiler {
         }
         // A table-shaped sink types its time columns itself from epoch milliseconds: written
         // as integers, no text formatting applies.
-        let epoch_time = crate::connectors::sql_sink_types_time(table);
+        // (A table whose options are wrong is refused where sinks are compiled, below.)
+        let epoch_time = crate::connectors::sql_sink(table)
+            .is_ok_and(|s| s.table().epoch_time_columns());
         let mut columns: Vec<Col> = table
             .columns
             .iter()

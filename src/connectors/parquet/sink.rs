@@ -30,6 +30,10 @@ impl SinkTable for ParquetSinkConfig {
         &self.inputs
     }
 
+    fn epoch_time_columns(&self) -> bool {
+        true
+    }
+
     fn flink_notes(&self) -> Vec<&'static str> {
         [&super::sql::FLINK_NOTES[..], &crate::connectors::file::sql::FLINK_SINK_NOTES[..]].concat()
     }

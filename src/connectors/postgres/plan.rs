@@ -42,6 +42,10 @@ impl SinkTable for PostgresSinkConfig {
         &self.inputs
     }
 
+    fn epoch_time_columns(&self) -> bool {
+        true
+    }
+
     fn flink_notes(&self) -> Vec<&'static str> {
         super::sql::FLINK_NOTES.to_vec()
     }
