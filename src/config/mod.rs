@@ -235,6 +235,12 @@ pub struct TopNConfig {
     pub late_events: Option<String>,
 }
 
+impl TopNConfig {
+    /// The most rows a top-n keeps per key and time (`n`): they are held until the watermark
+    /// passes.
+    pub const MAX_N: usize = 10_000;
+}
+
 /// `type = "dedupe"`: the first record of each `key` passes; another within `horizon` of it (in
 /// event time) is dropped.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

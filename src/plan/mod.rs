@@ -338,9 +338,6 @@ pub struct DedupePlan {
     pub horizon_ms: i64,
 }
 
-/// The most rows a top-n keeps per key and time: they are held until the watermark passes.
-pub const TOP_N_MAX: usize = 10_000;
-
 /// The `n` best rows per key and event time, ranked by `order` (field, descending).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopNPlan {

@@ -75,12 +75,12 @@ impl Compiler {
             ));
         };
         conds.retain(|c| top_bound(c, &rn).is_none());
-        if n > crate::plan::TOP_N_MAX as i64 {
+        if n > TopNConfig::MAX_N as i64 {
             return Err(SqlError::span(
                 sel.select_token.0.span,
                 format!(
                     "a window Top-N keeps at most {} rows per window",
-                    crate::plan::TOP_N_MAX
+                    TopNConfig::MAX_N
                 ),
             ));
         }

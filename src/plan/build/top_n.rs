@@ -9,7 +9,6 @@ use super::Builder;
 use crate::config::{KeyPath, TopNConfig};
 use crate::plan::{NodeKind, TopNPlan};
 
-use crate::plan::TOP_N_MAX as MAX_N;
 
 impl Builder<'_> {
     pub(super) fn top_n(&mut self, name: &str, t: &TopNConfig, g: &mut Graph<'_>) {
@@ -20,10 +19,13 @@ impl Builder<'_> {
         let inputs = g.inputs(self, at("inputs"), &t.inputs);
         refuse_updates(self, &at("inputs"), &inputs, "a top_n");
         let key = self.key_fields(&at("partition_by"), &t.partition_by, &[&inputs]);
-        if t.n == 0 || t.n > MAX_N {
+        if t.n == 0 || t.n > TopNConfig::MAX_N {
             self.err(
                 at("n"),
-                format!("must be between 1 and {MAX_N}: the rows kept per partition and time"),
+                format!(
+                    "must be between 1 and {}: the rows kept per partition and time",
+                    TopNConfig::MAX_N
+                ),
             );
         }
         if t.order_by.is_empty() {
