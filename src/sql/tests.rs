@@ -2,8 +2,136 @@
 //! back as a typed config and validated as a plan, as a job would be), and where each refusal
 //! points.
 
-use super::compile;
-use crate::config::{self, SinkConfig, SourceConfig, TransformConfig};
+use super::{compile, Compiled};
+use crate::config::{
+    self, FilterTransformConfig, SelectTransformConfig, SinkConfig, SourceConfig, TimeUnitConfig,
+    TransformConfig, WindowConfig, WindowTransformConfig,
+};
+
+/// Compiles `sql`, which must compile.
+pub(super) fn compiled(sql: &str) -> Compiled {
+    compile(sql).unwrap_or_else(|e| panic!("{e}\n{sql}"))
+}
+
+/// The transform `name` of `c`, which must be one.
+pub(super) fn transform<'c>(c: &'c Compiled, name: &str) -> &'c TransformConfig {
+    c.transform(name)
+        .unwrap_or_else(|| panic!("no transform `{name}`; the tables are:\n{}", c.toml()))
+}
+
+/// The select `name` of `c`.
+pub(super) fn select<'c>(c: &'c Compiled, name: &str) -> &'c SelectTransformConfig {
+    match transform(c, name) {
+        TransformConfig::Select(s) => s,
+        other => panic!("{name} is no select: {other:?}\n{}", c.toml()),
+    }
+}
+
+/// The fields of the select `name` of `c`, in order: (output name, expression).
+pub(super) fn select_fields<'c>(c: &'c Compiled, name: &str) -> &'c [(String, String)] {
+    &select(c, name).fields.0
+}
+
+/// The filter `name` of `c`.
+pub(super) fn filter<'c>(c: &'c Compiled, name: &str) -> &'c FilterTransformConfig {
+    match transform(c, name) {
+        TransformConfig::Filter(f) => f,
+        other => panic!("{name} is no filter: {other:?}\n{}", c.toml()),
+    }
+}
+
+/// The condition (`where`) of the filter `name` of `c`.
+pub(super) fn filter_condition<'c>(c: &'c Compiled, name: &str) -> &'c str {
+    &filter(c, name).condition
+}
+
+/// The window transform `name` of `c`.
+pub(super) fn window_of<'c>(c: &'c Compiled, name: &str) -> &'c WindowTransformConfig {
+    match transform(c, name) {
+        TransformConfig::Window(w) => w,
+        other => panic!("{name} is no window: {other:?}\n{}", c.toml()),
+    }
+}
+
+/// The source `name` of `c`.
+pub(super) fn source<'c>(c: &'c Compiled, name: &str) -> &'c SourceConfig {
+    c.sources
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no source `{name}`; the tables are:\n{}", c.toml()))
+}
+
+/// The sink `name` of `c`.
+pub(super) fn sink<'c>(c: &'c Compiled, name: &str) -> &'c SinkConfig {
+    c.sinks
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no sink `{name}`; the tables are:\n{}", c.toml()))
+}
+
+/// The Kafka source `name` of `c`.
+pub(super) fn kafka_source<'c>(
+    c: &'c Compiled,
+    name: &str,
+) -> &'c crate::connectors::kafka::KafkaSourceConfig {
+    match source(c, name) {
+        SourceConfig::Kafka(k) => k,
+        other => panic!("{name} is no Kafka source: {other:?}\n{}", c.toml()),
+    }
+}
+
+/// The Kafka sink `name` of `c`.
+pub(super) fn kafka_sink<'c>(
+    c: &'c Compiled,
+    name: &str,
+) -> &'c crate::connectors::kafka::KafkaSinkConfig {
+    match sink(c, name) {
+        SinkConfig::Kafka(k) => k,
+        other => panic!("{name} is no Kafka sink: {other:?}\n{}", c.toml()),
+    }
+}
+
+/// Whether `want` appears in `table` as consecutive entries, in its order (what a substring
+/// of an inline table's text asserted).
+pub(super) fn has_run(table: &[(String, String)], want: &[(&str, &str)]) -> bool {
+    !want.is_empty()
+        && table.windows(want.len()).any(|w| {
+            w.iter()
+                .zip(want)
+                .all(|((k, v), (wk, wv))| k == wk && v == wv)
+        })
+}
+
+/// Every expression the transforms of `c` evaluate (filter conditions, select and aggregate
+/// expressions) and every field they group, key, rank or join by: all the expression text the
+/// compiled tables hold.
+pub(super) fn expressions(c: &Compiled) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for (_, t) in &c.transforms {
+        match t {
+            TransformConfig::Filter(f) => out.push(&f.condition),
+            TransformConfig::Select(s) => out.extend(s.fields.0.iter().map(|(_, e)| e.as_str())),
+            TransformConfig::Window(w) => {
+                out.extend(w.group_by.iter().map(String::as_str));
+                out.extend(w.aggregates.0.iter().map(|(_, e)| e.as_str()));
+            }
+            TransformConfig::TopN(t) => {
+                out.extend(t.partition_by.iter().map(String::as_str));
+                out.extend(t.order_by.iter().map(String::as_str));
+            }
+            TransformConfig::Dedupe(d) => out.extend(d.key.iter().map(String::as_str)),
+            TransformConfig::IntervalJoin(j) => out.extend(j.on.iter().map(String::as_str)),
+            TransformConfig::Join(j) => out.extend(j.on.iter().map(String::as_str)),
+            TransformConfig::TemporalJoin(j) => {
+                out.push(&j.on.input);
+                out.push(&j.on.table);
+            }
+        }
+    }
+    out
+}
 
 pub(super) const CLICKS: &str = "CREATE TABLE clicks (
   ad_id STRING, user_id BIGINT, bid BIGINT, ts BIGINT,
@@ -16,19 +144,28 @@ const CPM: &str = "CREATE TABLE cpm (ad_id STRING, window_start TIMESTAMP(3), wi
   clicks BIGINT, spend BIGINT) WITH ('connector' = 'filesystem', 'path' = 'out/cpm', 'format' = 'json');
 ";
 
-/// Compiles `sql`, then parses and validates the TOML it gave as a job would.
+/// Compiles `sql` and validates its tables as a plan, as a job would: under a `[runtime]` and
+/// `[checkpoint]` header parsed from TOML, the compiled sources, transforms and sinks.
 pub(super) fn job(sql: &str) -> config::Config {
-    let toml = compile(sql).unwrap_or_else(|e| panic!("{e}\n{sql}"));
-    let text = format!("[runtime]\nshards = 2\n\n[checkpoint]\ndir = \"state/sql_test\"\ninterval = \"1s\"\n\n{toml}");
-    let (cfg, src) =
-        config::parse(&text, "compiled.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
-    crate::plan::build(&cfg, &src).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let c = compiled(sql);
+    let header =
+        "[runtime]\nshards = 2\n\n[checkpoint]\ndir = \"state/sql_test\"\ninterval = \"1s\"\n";
+    let (mut cfg, src) =
+        config::parse(header, "compiled.toml").unwrap_or_else(|e| panic!("{e}\n{header}"));
+    cfg.sources = c.sources.iter().cloned().collect();
+    cfg.transforms = c.transforms.iter().cloned().collect();
+    cfg.sinks = c.sinks.iter().cloned().collect();
+    // Each name once, as the tables of one TOML file would have it.
+    assert_eq!(cfg.sources.len(), c.sources.len(), "{}", c.toml());
+    assert_eq!(cfg.transforms.len(), c.transforms.len(), "{}", c.toml());
+    assert_eq!(cfg.sinks.len(), c.sinks.len(), "{}", c.toml());
+    crate::plan::build(&cfg, &src).unwrap_or_else(|e| panic!("{e}\n{}", c.toml()));
     cfg
 }
 
 pub(super) fn refusal(sql: &str) -> (u64, u64, String) {
     match compile(sql) {
-        Ok(toml) => panic!("compiled, but should not have:\n{toml}"),
+        Ok(c) => panic!("compiled, but should not have:\n{}", c.toml()),
         Err(e) => (e.line, e.column, e.message),
     }
 }
@@ -53,26 +190,38 @@ GROUP BY ad_id, window_start, window_end;"
         panic!("{:?}", cfg.sources["clicks"]);
     };
     assert_eq!(src.path.as_str(), "data/clicks.ndjson");
-    let toml = compile(&sql).unwrap();
-    assert!(
-        toml.contains("event_time = { field = \"ts\", unit = \"ms\" }"),
+    let c = compiled(&sql);
+    let toml = c.toml();
+    let time = source(&c, "clicks").event_time();
+    assert_eq!(
+        (time.field.as_str(), time.unit),
+        ("ts", TimeUnitConfig::Ms),
         "{toml}"
     );
-    assert!(toml.contains("max_out_of_orderness = \"5000ms\""), "{toml}");
+    assert_eq!(
+        source(&c, "clicks")
+            .watermark()
+            .max_out_of_orderness
+            .as_millis(),
+        5000,
+        "{toml}"
+    );
     let w = window(&cfg, "insert_1_cpm_window");
     assert_eq!(w.group_by, vec!["ad_id".to_string()]);
+    let w = window_of(&c, "insert_1_cpm_window");
     assert!(
-        toml.contains("window = { type = \"tumbling\", size = \"60000ms\" }"),
+        matches!(w.window, WindowConfig::Tumbling { size } if size.as_millis() == 60_000),
         "{toml}"
     );
     assert!(
-        toml.contains("_a0 = \"count()\", _a1 = \"sum(bid)\""),
+        has_run(&w.aggregates.0, &[("_a0", "count()"), ("_a1", "sum(bid)")]),
         "{toml}"
     );
     // The sink table's column names, in its order; timestamps as Flink's JSON writes them.
-    assert!(toml.contains("\"clicks\" = \"_a0\""), "{toml}");
+    let fields = select_fields(&c, "insert_1_cpm");
+    assert!(has_run(fields, &[("clicks", "_a0")]), "{toml}");
     assert!(
-        toml.contains("\"window_start\" = \"sql_timestamp(window_start)\""),
+        has_run(fields, &[("window_start", "sql_timestamp(window_start)")]),
         "{toml}"
     );
     let SinkConfig::File(sink) = &cfg.sinks["cpm"] else {
@@ -88,17 +237,27 @@ fn hop_and_cumulate_map_to_sliding_and_cumulative_windows() {
 FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(rt), INTERVAL '10' SECOND, INTERVAL '1' MINUTE))
 GROUP BY window_start, window_end, ad_id"
     );
-    let toml = compile(&hop).unwrap();
+    let c = compiled(&hop);
     assert!(
-        toml.contains("{ type = \"sliding\", size = \"60000ms\", slide = \"10000ms\" }"),
-        "{toml}"
+        matches!(
+            window_of(&c, "insert_1_cpm_window").window,
+            WindowConfig::Sliding { size, slide }
+                if (size.as_millis(), slide.as_millis()) == (60_000, 10_000)
+        ),
+        "{}",
+        c.toml()
     );
     job(&hop);
     let cumulate = hop.replace("HOP(", "CUMULATE(");
-    let toml = compile(&cumulate).unwrap();
+    let c = compiled(&cumulate);
     assert!(
-        toml.contains("{ type = \"cumulative\", step = \"10000ms\", max_size = \"60000ms\" }"),
-        "{toml}"
+        matches!(
+            window_of(&c, "insert_1_cpm_window").window,
+            WindowConfig::Cumulative { step, max_size }
+                if (step.as_millis(), max_size.as_millis()) == (10_000, 60_000)
+        ),
+        "{}",
+        c.toml()
     );
     job(&cumulate);
 }
@@ -110,10 +269,14 @@ fn session_partition_by_maps_to_a_session_window_per_key() {
 FROM TABLE(SESSION(TABLE clicks PARTITION BY ad_id, DESCRIPTOR(rt), INTERVAL '30' SECOND))
 GROUP BY ad_id, window_start, window_end"
     );
-    let toml = compile(&one).unwrap();
+    let c = compiled(&one);
     assert!(
-        toml.contains("window = { type = \"session\", gap = \"30000ms\" }"),
-        "{toml}"
+        matches!(
+            window_of(&c, "insert_1_cpm_window").window,
+            WindowConfig::Session { gap } if gap.as_millis() == 30_000
+        ),
+        "{}",
+        c.toml()
     );
     assert_eq!(
         window(&job(&one), "insert_1_cpm_window").group_by,
@@ -140,13 +303,22 @@ SELECT UPPER(ad_id) AS ad,
 FROM clicks WHERE bid BETWEEN 1 AND 1000 AND ad_id <> 'x' AND user_id IN (1, 2, 3)"
     );
     let cfg = job(&sql);
-    let toml = compile(&sql).unwrap();
-    assert!(toml.contains("where = \"((((bid) >= (1) && (bid) <= (1000)) && (ad_id != \\\"x\\\")) && ((user_id) in [1, 2, 3]))\""), "{toml}");
-    assert!(toml.contains("(coalesce((bid >= 100), false) ? (\\\"high\\\") : ((coalesce((bid > 10), false) ? (\\\"mid\\\") : (\\\"low\\\"))))"), "{toml}");
+    let c = compiled(&sql);
+    let toml = c.toml();
+    assert_eq!(
+        filter_condition(&c, "insert_1_out_where"),
+        r#"((((bid) >= (1) && (bid) <= (1000)) && (ad_id != "x")) && ((user_id) in [1, 2, 3]))"#,
+        "{toml}"
+    );
+    let fields = select_fields(&c, "insert_1_out");
+    assert!(
+        fields.iter().any(|(_, e)| e.contains(r#"(coalesce((bid >= 100), false) ? ("high") : ((coalesce((bid > 10), false) ? ("mid") : ("low"))))"#)),
+        "{toml}"
+    );
     // The time attribute is the record's epoch milliseconds; a TIMESTAMP_LTZ column writes it
     // with Flink's `Z`.
     assert!(
-        toml.contains("\"t\" = \"concat(sql_timestamp(ts), \\\"Z\\\")\""),
+        has_run(fields, &[("t", r#"concat(sql_timestamp(ts), "Z")"#)]),
         "{toml}"
     );
     assert!(matches!(cfg.sinks["out"], SinkConfig::Stdout(_)));
@@ -191,20 +363,34 @@ CREATE TABLE o (ad_id STRING) WITH ('connector' = 'kafka', 'topic' = 'out',
   'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json',
   'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'p');
 INSERT INTO o SELECT ad_id FROM k;";
-    let toml = compile(sql).unwrap();
-    for want in [
-        "topics = [\"a\", \"b\"]",
-        "group_id = \"g\"",
-        "start = \"earliest\"",
-        "stop_at = \"end\"",
-        "options = { \"fetch.min.bytes\" = \"1\" }",
-        "unit = \"s\"",
-        "max_out_of_orderness = \"0ms\"",
-        "delivery = \"exactly_once\"",
-        "transactional_id_prefix = \"p\"",
-    ] {
-        assert!(toml.contains(want), "{want} not in\n{toml}");
-    }
+    use crate::connectors::kafka::config::{
+        Delivery, KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName,
+    };
+    let c = compiled(sql);
+    let toml = c.toml();
+    let k = kafka_source(&c, "k");
+    assert_eq!(
+        k.topics.as_deref(),
+        Some(&["a".to_string(), "b".to_string()][..]),
+        "{toml}"
+    );
+    assert_eq!(k.group_id.as_deref(), Some("g"), "{toml}");
+    assert_eq!(
+        k.start,
+        Some(KafkaStartConfig::Named(KafkaStartName::Earliest)),
+        "{toml}"
+    );
+    assert_eq!(k.stop_at, KafkaStopAt::Named(KafkaStopName::End), "{toml}");
+    assert_eq!(
+        k.options,
+        [("fetch.min.bytes".to_string(), "1".to_string())].into(),
+        "{toml}"
+    );
+    assert_eq!(k.event_time.unit, TimeUnitConfig::S, "{toml}");
+    assert_eq!(k.watermark.max_out_of_orderness.as_millis(), 0, "{toml}");
+    let o = kafka_sink(&c, "o");
+    assert_eq!(o.delivery, Delivery::ExactlyOnce, "{toml}");
+    assert_eq!(o.transactional_id_prefix.as_deref(), Some("p"), "{toml}");
     job(sql);
 }
 

@@ -2,9 +2,20 @@
 //! join's conditions give (every way Flink users write them), the keys, the kinds, the versioned
 //! table a temporal join needs, the dedupe a ROW_NUMBER query is, and where each refusal points.
 
-use super::compile;
-use super::tests::{job, refusal, CLICKS};
+use super::tests::{
+    compiled, filter, filter_condition, has_run, job, kafka_sink, kafka_source, refusal,
+    select_fields, source, transform, window_of, CLICKS,
+};
+use super::{compile, Compiled};
 use crate::config::{IntervalJoinKind, TemporalJoinKind, TransformConfig};
+
+/// The interval join `name` of `c`.
+fn interval_join<'c>(c: &'c Compiled, name: &str) -> &'c crate::config::IntervalJoinConfig {
+    match transform(c, name) {
+        TransformConfig::IntervalJoin(j) => j,
+        other => panic!("{name} is no interval join: {other:?}\n{}", c.toml()),
+    }
+}
 
 const IMPS: &str = "CREATE TABLE imps (imp_id BIGINT, ad_id STRING, ts BIGINT,
   rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
@@ -70,15 +81,19 @@ fn interval_join_kinds_keys_and_filters() {
     }
     // Keys under different names: each side gets the key as `_k0` from a select before the join.
     let sql = format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.imp_id = c.imp AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND WHERE c.click_id > 3");
-    let toml = compile(&sql).unwrap();
-    assert!(toml.contains("on = [\"_k0\"]"), "{toml}");
+    let c = compiled(&sql);
+    let toml = c.toml();
+    let j = interval_join(&c, "insert_1_o_join");
+    assert_eq!(j.on, ["_k0"], "{toml}");
     assert!(
-        toml.contains("\"_k0\" = \"imp\"") || toml.contains("_k0 = \"imp\""),
+        has_run(select_fields(&c, &j.right), &[("_k0", "imp")]),
         "{toml}"
     );
     // A condition on one side of an inner join filters that side before the join.
-    assert!(
-        toml.contains("[transforms.\"insert_1_o_rwhere\"]\ntype = \"filter\"\ninputs = [\"cl\"]\nwhere = \"((click_id > 3))\""),
+    let f = filter(&c, "insert_1_o_rwhere");
+    assert_eq!(
+        (f.inputs.as_slice(), f.condition.as_str()),
+        (&["cl".to_string()][..], "((click_id > 3))"),
         "{toml}"
     );
     job(&sql);
@@ -120,8 +135,15 @@ fn temporal_join_on_a_versioned_table() {
             ("ad_id", "ad_id")
         );
     }
-    let toml = compile(&sql("JOIN", "p.ad_id = c.ad_id")).unwrap();
-    assert!(toml.contains("\"price\" = \"table.price\""), "{toml}");
+    let c = compiled(&sql("JOIN", "p.ad_id = c.ad_id"));
+    assert!(
+        has_run(
+            select_fields(&c, "insert_1_priced"),
+            &[("price", "table.price")]
+        ),
+        "{}",
+        c.toml()
+    );
     let no_pk =
         sql("JOIN", "c.ad_id = p.ad_id").replace(",\n  PRIMARY KEY (ad_id) NOT ENFORCED", "");
     let (_, _, m) = refusal(&no_pk);
@@ -150,8 +172,13 @@ fn row_number_first_row_is_a_dedupe_with_the_state_ttl_as_horizon() {
     assert_eq!(d.key, vec!["user_id".to_string()]);
     assert_eq!(d.horizon.as_millis(), 600_000);
     assert_eq!(d.inputs, vec!["insert_1_u_rows".to_string()]);
-    let toml = compile(&sql).unwrap();
-    assert!(toml.contains("where = \"((bid > 2))\""), "{toml}");
+    let c = compiled(&sql);
+    assert_eq!(
+        filter_condition(&c, "insert_1_u_where"),
+        "((bid > 2))",
+        "{}",
+        c.toml()
+    );
     for rn in ["rn <= 1", "1 = rn", "rn < 2"] {
         job(&sql.replace("rn = 1", rn));
     }
@@ -192,16 +219,17 @@ fn join_dedupe_and_set_refusals_point_at_line_and_column() {
 fn cast_maps_to_the_expression_languages_casts() {
     let sql = format!("{CLICKS}CREATE TABLE c (a STRING, b BIGINT, d DECIMAL(10, 2), e STRING, t TIMESTAMP(3)) WITH ('connector' = 'print');
 INSERT INTO c SELECT CAST(bid AS STRING), CAST(ad_id AS BIGINT), CAST(bid AS DECIMAL(10, 2)), CAST(CAST(bid AS DECIMAL(8, 3)) AS VARCHAR), CAST(rt AS TIMESTAMP(3)) FROM clicks");
-    let toml = compile(&sql).unwrap();
+    let c = compiled(&sql);
+    let fields = select_fields(&c, "insert_1_c");
     for want in [
-        "\"a\" = \"to_string(bid)\"",
-        "\"b\" = \"to_int(ad_id)\"",
+        ("a", "to_string(bid)"),
+        ("b", "to_int(ad_id)"),
         // NULL past the precision, as Flink's CAST gives: 8 integer digits at most.
-        "\"d\" = \"(coalesce(abs(to_decimal(bid, 2)) < 100000000, true) ? (to_decimal(bid, 2)) : null)\"",
-        "\"e\" = \"to_string(to_decimal((coalesce(abs(to_decimal(bid, 3)) < 100000, true) ? (to_decimal(bid, 3)) : null), 3))\"",
-        "\"t\" = \"sql_timestamp(ts)\"",
+        ("d", "(coalesce(abs(to_decimal(bid, 2)) < 100000000, true) ? (to_decimal(bid, 2)) : null)"),
+        ("e", "to_string(to_decimal((coalesce(abs(to_decimal(bid, 3)) < 100000, true) ? (to_decimal(bid, 3)) : null), 3))"),
+        ("t", "sql_timestamp(ts)"),
     ] {
-        assert!(toml.contains(want), "{want} not in\n{toml}");
+        assert!(has_run(fields, &[want]), "{want:?} not in\n{}", c.toml());
     }
     job(&sql);
     // The parser's span of a CAST starts at the value cast.
@@ -264,13 +292,18 @@ INSERT INTO t SELECT ad_id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY w
 fn avg_of_an_integer_column_is_an_integer_as_in_flink() {
     let sql = format!("{CLICKS}CREATE TABLE a (m BIGINT, d BIGINT) WITH ('connector' = 'print');
 INSERT INTO a SELECT AVG(bid), AVG(bid) + 1 FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end");
-    let toml = compile(&sql).unwrap();
-    assert!(
-        toml.contains("aggregates = { _a0 = \"avg(bid)\" }"),
+    let c = compiled(&sql);
+    let toml = c.toml();
+    assert_eq!(
+        window_of(&c, "insert_1_a_window").aggregates.0,
+        [("_a0".to_string(), "avg(bid)".to_string())],
         "{toml}"
     );
     assert!(
-        toml.contains("\"m\" = \"to_int(_a0)\", \"d\" = \"(to_int(_a0) + 1)\""),
+        has_run(
+            select_fields(&c, "insert_1_a"),
+            &[("m", "to_int(_a0)"), ("d", "(to_int(_a0) + 1)")]
+        ),
         "{toml}"
     );
     job(&sql);
@@ -406,14 +439,31 @@ CREATE TABLE spend (ad_id STRING, price DECIMAL(10, 4), PRIMARY KEY (ad_id) NOT 
   WITH ('connector' = 'upsert-kafka', 'topic' = 'spend', 'properties.bootstrap.servers' = '127.0.0.1:9092',
   'key.format' = 'json', 'value.format' = 'json', 'properties.linger.ms' = '5');
 INSERT INTO spend SELECT c.ad_id, r.price FROM clicks AS c JOIN rates FOR SYSTEM_TIME AS OF c.rt AS r ON c.ad_id = r.ad_id");
-    let toml = compile(&sql).unwrap();
-    for want in [
-        "changelog = \"upsert\"\nkey_format = \"json\"\nstart = \"earliest\"",
-        "topic = \"spend\"\nkey = [\"ad_id\"]",
-        "options = { \"linger.ms\" = \"5\" }",
-    ] {
-        assert!(toml.contains(want), "{want} not in\n{toml}");
-    }
+    use crate::connectors::kafka::config::{KafkaStartConfig, KafkaStartName};
+    use crate::connectors::kafka::{KafkaChangelog, KafkaKeyFormat};
+    let c = compiled(&sql);
+    let toml = c.toml();
+    let rates = kafka_source(&c, "rates");
+    assert_eq!(
+        (rates.changelog, rates.key_format, rates.start.clone()),
+        (
+            KafkaChangelog::Upsert,
+            KafkaKeyFormat::Json,
+            Some(KafkaStartConfig::Named(KafkaStartName::Earliest))
+        ),
+        "{toml}"
+    );
+    let spend = kafka_sink(&c, "spend");
+    assert_eq!(
+        (spend.topic.as_str(), spend.key.as_slice()),
+        ("spend", &["ad_id".to_string()][..]),
+        "{toml}"
+    );
+    assert_eq!(
+        spend.options,
+        [("linger.ms".to_string(), "5".to_string())].into(),
+        "{toml}"
+    );
     job(&sql);
     let (_, _, m) = refusal(&sql.replace(", PRIMARY KEY (ad_id) NOT ENFORCED)\n", ")\n"));
     assert!(
@@ -425,7 +475,7 @@ INSERT INTO spend SELECT c.ad_id, r.price FROM clicks AS c JOIN rates FOR SYSTEM
 }
 
 /// Compiles `sql` or gives its refusal's message.
-fn outcome(sql: &str) -> Result<String, String> {
+fn outcome(sql: &str) -> Result<Compiled, String> {
     compile(sql).map_err(|e| e.message)
 }
 
@@ -453,8 +503,13 @@ fn review_cases_compile_right_or_are_refused_without_a_panic() {
     let keyed = IMPS
         .replace("imp_id BIGINT, ad_id", "right BIGINT, ad_id")
         .replace("imp BIGINT, imp_id BIGINT", "imp BIGINT, right BIGINT");
-    let toml = compile(&format!("{keyed}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.`right` = c.`right` AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND")).unwrap();
-    assert!(toml.contains("on = [\"_k0\"]"), "{toml}");
+    let c = compiled(&format!("{keyed}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i JOIN cl c ON i.`right` = c.`right` AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"));
+    assert_eq!(
+        interval_join(&c, "insert_1_o_join").on,
+        ["_k0"],
+        "{}",
+        c.toml()
+    );
     // A LEFT join's right side may be NULL: its time is no time attribute of the result.
     let m = outcome(&format!("{IMPS}CREATE TABLE w (n BIGINT) WITH ('connector' = 'print');
 CREATE VIEW m AS SELECT i.ad_id, c.rt FROM imps i LEFT JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '10' SECOND;
@@ -522,9 +577,19 @@ BEGIN STATEMENT SET;
 INSERT INTO o SELECT ad_id FROM clicks;
 INSERT INTO o SELECT ad_id FROM clicks WHERE bid > 1;
 END;");
-    let toml = compile(&sql).unwrap();
-    assert!(toml.contains("idle_timeout = \"10000ms\""), "{toml}");
-    assert!(toml.contains("insert_2_o"), "{toml}");
+    let c = compiled(&sql);
+    let toml = c.toml();
+    assert_eq!(
+        source(&c, "clicks").watermark().idle_timeout.as_millis(),
+        10_000,
+        "{toml}"
+    );
+    assert!(
+        c.transforms
+            .iter()
+            .any(|(n, _)| n.starts_with("insert_2_o")),
+        "{toml}"
+    );
     job(&sql);
     let late = format!(
         "{CLICKS}CREATE TABLE o (ad_id STRING) WITH ('connector' = 'print');
@@ -544,14 +609,25 @@ fn kafka_startup_by_timestamp_or_offsets_and_bounded_by_timestamp() {
 CREATE TABLE o (ad_id STRING) WITH ('connector' = 'print');
 INSERT INTO o SELECT ad_id FROM k")
     };
-    for (opts, want) in [
-        (", 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '1700000000000'", "start = { timestamp = \"2023-11-14T22:13:20.000Z\" }"),
-        (", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:42;partition:1,offset:300'", "start = { offsets = { \"0\" = 42, \"1\" = 300 } }"),
-        (", 'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1700000000000'", "stop_at = { timestamp = \"2023-11-14T22:13:20.000Z\" }"),
-    ] {
+    use crate::connectors::kafka::config::{KafkaStartConfig, KafkaStopAt};
+    use crate::connectors::kafka::KafkaSourceConfig;
+    type Want = fn(&KafkaSourceConfig) -> bool;
+    let cases: [(&str, &str, Want); 3] = [
+        (", 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '1700000000000'", "start = { timestamp = \"2023-11-14T22:13:20.000Z\" }",
+            |k| k.start == Some(KafkaStartConfig::Timestamp { timestamp: "2023-11-14T22:13:20.000Z".into() })),
+        (", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:42;partition:1,offset:300'", "start = { offsets = { \"0\" = 42, \"1\" = 300 } }",
+            |k| k.start == Some(KafkaStartConfig::Offsets { offsets: [("0".to_string(), 42), ("1".to_string(), 300)].into() })),
+        (", 'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1700000000000'", "stop_at = { timestamp = \"2023-11-14T22:13:20.000Z\" }",
+            |k| k.stop_at == KafkaStopAt::Timestamp { timestamp: "2023-11-14T22:13:20.000Z".into() }),
+    ];
+    for (opts, want, holds) in cases {
         let sql = table(opts);
-        let toml = compile(&sql).unwrap_or_else(|e| panic!("{opts}: {e}"));
-        assert!(toml.contains(want), "{want} not in\n{toml}");
+        let c = compile(&sql).unwrap_or_else(|e| panic!("{opts}: {e}"));
+        assert!(
+            holds(kafka_source(&c, "k")),
+            "{want} does not hold in\n{}",
+            c.toml()
+        );
         job(&sql);
     }
     for (opts, why) in [
@@ -603,14 +679,18 @@ fn computed_columns_are_their_expressions_wherever_they_are_read() {
 ) WITH ('connector' = 'filesystem', 'path' = 'c.ndjson', 'format' = 'json');
 CREATE TABLE o (label STRING, doubled BIGINT) WITH ('connector' = 'print');
 INSERT INTO o SELECT label, doubled FROM c WHERE doubled > 10";
-    let toml = compile(sql).unwrap();
+    let c = compiled(sql);
+    let toml = c.toml();
+    let cond = filter_condition(&c, "insert_1_o_where");
     assert!(
-        toml.contains("where = \"((bid * 2)) > 10\"")
-            || toml.contains("where = \"(((bid * 2)) > 10)\""),
+        cond == "((bid * 2)) > 10" || cond == "(((bid * 2)) > 10)",
         "{toml}"
     );
     assert!(
-        toml.contains("\"label\" = \"(upper(ad_id))\", \"doubled\" = \"((bid * 2))\""),
+        has_run(
+            select_fields(&c, "insert_1_o"),
+            &[("label", "(upper(ad_id))"), ("doubled", "((bid * 2))")]
+        ),
         "{toml}"
     );
     job(sql);
@@ -624,15 +704,16 @@ INSERT INTO o SELECT label, doubled FROM c WHERE doubled > 10";
 fn string_functions_map_to_the_expression_language() {
     let sql = format!("{CLICKS}CREATE TABLE s (a STRING, b STRING, c STRING, d STRING, e STRING) WITH ('connector' = 'print');
 INSERT INTO s SELECT SUBSTRING(ad_id FROM 4), SUBSTRING(ad_id, 2, 3), TRIM(ad_id), REPLACE(ad_id, 'ad-', ''), SPLIT_INDEX(ad_id, '-', 1) FROM clicks");
-    let toml = compile(&sql).unwrap();
+    let c = compiled(&sql);
+    let fields = select_fields(&c, "insert_1_s");
     for want in [
-        "\"a\" = \"substr(ad_id, 4)\"",
-        "\"b\" = \"substr(ad_id, 2, 3)\"",
-        "\"c\" = \"trim(ad_id)\"",
-        "\"d\" = \"replace(ad_id, \\\"ad-\\\", \\\"\\\")\"",
-        "\"e\" = \"split_index(ad_id, \\\"-\\\", 1)\"",
+        ("a", "substr(ad_id, 4)"),
+        ("b", "substr(ad_id, 2, 3)"),
+        ("c", "trim(ad_id)"),
+        ("d", r#"replace(ad_id, "ad-", "")"#),
+        ("e", r#"split_index(ad_id, "-", 1)"#),
     ] {
-        assert!(toml.contains(want), "{want} not in\n{toml}");
+        assert!(has_run(fields, &[want]), "{want:?} not in\n{}", c.toml());
     }
     job(&sql);
     let m = compile(&format!(
@@ -653,15 +734,19 @@ fn a_regular_join_keeps_rows_for_the_state_ttl_and_loses_the_time_attribute() {
     };
     assert_eq!(j.ttl.as_millis(), 90_000);
     assert_eq!(j.on, ["_k0"]);
-    let toml = compile(&sql).unwrap();
+    let c = compiled(&sql);
+    let toml = c.toml();
     // The left-only condition filters the impressions before the join; the one reading both
     // sides filters the pairs.
-    assert!(
-        toml.contains("[transforms.\"insert_1_o_lwhere\"]\ntype = \"filter\"\ninputs = [\"imps\"]\nwhere = \"((ad_id != \\\"x\\\"))\""),
+    let f = filter(&c, "insert_1_o_lwhere");
+    assert_eq!(
+        (f.inputs.as_slice(), f.condition.as_str()),
+        (&["imps".to_string()][..], r#"((ad_id != "x"))"#),
         "{toml}"
     );
-    assert!(
-        toml.contains("where = \"(((right.click_id + left.imp_id) > 2))\""),
+    assert_eq!(
+        filter_condition(&c, "insert_1_o_where"),
+        "(((right.click_id + left.imp_id) > 2))",
         "{toml}"
     );
     // Flink's regular join result has no time attribute: no window over it.
