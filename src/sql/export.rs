@@ -283,17 +283,18 @@ mod tests {
     #[test]
     fn a_cluster_is_told_what_the_jobs_own_connectors_need_each_once() {
         let files = notes_of(
-            "CREATE TABLE a (x STRING) WITH ('connector' = 'filesystem', 'path' = 'a', 'format' = 'json');
-CREATE TABLE b (x STRING) WITH ('connector' = 'filesystem', 'path' = 'b', 'format' = 'json');
+            "CREATE TABLE a (x STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt) WITH ('connector' = 'filesystem', 'path' = 'a', 'format' = 'json');
+CREATE TABLE b (x STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt) WITH ('connector' = 'filesystem', 'path' = 'b', 'format' = 'json');
 CREATE TABLE o (x STRING) WITH ('connector' = 'filesystem', 'path' = 'o', 'format' = 'json');
-INSERT INTO o SELECT x FROM a UNION ALL SELECT x FROM b;",
+INSERT INTO o SELECT x FROM a;
+INSERT INTO o SELECT x FROM b;",
         );
         assert_eq!(files.len(), 2, "{files:?}");
         assert!(files[0].starts_with("A filesystem source must be readable"));
         assert!(files[1].starts_with("A filesystem sink writes `part-*` files"));
 
         let kafka = notes_of(&format!(
-            "CREATE TABLE k (x STRING) WITH ({KAFKA}, 'format' = 'avro-confluent', 'avro-confluent.url' = 'http://127.0.0.1:8081');
+            "CREATE TABLE k (x STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt) WITH ({KAFKA}, 'format' = 'avro-confluent', 'avro-confluent.url' = 'http://127.0.0.1:8081');
 CREATE TABLE o (x STRING) WITH ({KAFKA}, 'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'p');
 CREATE TABLE p (x STRING) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://h/db', 'table-name' = 'p');
 INSERT INTO o SELECT x FROM k;

@@ -28,16 +28,6 @@ mod query;
 pub mod settings;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_formats;
-#[cfg(test)]
-mod tests_joins;
-#[cfg(test)]
-mod tests_nexmark;
-#[cfg(test)]
-mod tests_sinks;
-#[cfg(test)]
-mod tests_views;
 mod time;
 mod top_n;
 pub mod types;
@@ -391,7 +381,7 @@ impl Compiler {
             if !names.insert(name.clone()) {
                 return Err(SqlError::at(
                     Location::new(1, 1),
-                    format!("two parts of this job would both be named {name}: a view's or table's name is the name of a part sluice makes for another view or query (`<view>_join`, `<view>_where`, ...); rename it"),
+                    format!("two parts of this job would both be named \"{name}\": a view's or table's name is the name of a part sluice makes for another view or query (`<view>_join`, `<view>_where`, ...); rename it"),
                 ));
             }
         }

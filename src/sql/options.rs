@@ -73,6 +73,19 @@ pub fn refuse_unknown(t: &Table, known: &[&str], prefix: Option<&str>) -> Result
 /// goes to the dead-letter output either way) and reads a missing field as NULL.
 pub const JSON_OPTIONS: [&str; 2] = ["json.ignore-parse-errors", "json.fail-on-missing-field"];
 
+/// The `avro-confluent` format's options.
+pub const AVRO_OPTIONS: [&str; 2] = ["avro-confluent.url", "avro-confluent.subject"];
+
+/// The format options a table of its `format` may set, besides its connector's own: a format
+/// a connector does not take is refused for its name, not for its options.
+pub fn format_options(t: &Table) -> &'static [&'static str] {
+    match t.option("format") {
+        Some("csv") => &crate::connectors::csv::sql::OPTIONS,
+        Some("avro-confluent") => &AVRO_OPTIONS,
+        _ => &JSON_OPTIONS,
+    }
+}
+
 pub fn check_json_options(t: &Table) -> Result<(), SqlError> {
     match t.option("json.fail-on-missing-field") {
         None | Some("false") => {}

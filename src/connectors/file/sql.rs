@@ -8,20 +8,16 @@ use crate::connectors::{SinkConfig, SourceConfig};
 use crate::sql::ddl::Table;
 use crate::sql::options::{
     check_format, check_json_options, refuse_unknown, required, time_tables, unsupported_format,
-    EventTime, ALIGNMENT, JSON_OPTIONS,
+    format_options, EventTime, ALIGNMENT,
 };
 use crate::sql::SqlError;
 
 /// A `filesystem` table read by a query.
 pub fn source(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<SourceConfig, SqlError> {
-    let format_options: &[&str] = match t.option("format") {
-        Some("csv") => &csv::sql::OPTIONS,
-        _ => &JSON_OPTIONS,
-    };
     let known: Vec<&str> = ["connector", "format", "path"]
         .iter()
         .chain(&ALIGNMENT)
-        .chain(format_options)
+        .chain(format_options(t))
         .copied()
         .collect();
     refuse_unknown(t, &known, None)?;

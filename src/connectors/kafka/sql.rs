@@ -18,20 +18,9 @@ use crate::connectors::{SinkConfig, SourceConfig};
 use crate::sql::ddl::Table;
 use crate::sql::options::{
     check_json_options, option_error, refuse_unknown, required, time_tables, unsupported_format,
-    EventTime, JSON_OPTIONS,
+    format_options, EventTime, JSON_OPTIONS,
 };
 use crate::sql::SqlError;
-
-const AVRO_OPTIONS: [&str; 2] = ["avro-confluent.url", "avro-confluent.subject"];
-
-/// The format options a table of its format may set.
-fn format_options(t: &Table) -> &'static [&'static str] {
-    match t.option("format") {
-        Some("csv") => &csv::sql::OPTIONS,
-        Some("avro-confluent") => &AVRO_OPTIONS,
-        _ => &JSON_OPTIONS,
-    }
-}
 
 /// `avro-confluent`: the registry its schemas come from.
 fn registry(t: &Table) -> Result<SchemaRegistryConfig, SqlError> {

@@ -2,7 +2,7 @@
 //! 1`) as the table of a temporal join: what it compiles to, and the places it is refused
 //! (anything but a temporal join reading it, a filter beside `rn = 1`, a key it drops).
 
-use super::tests::{compiled, job, refusal};
+use super::{compiled, job, refusal};
 use crate::config::TransformConfig;
 
 const TABLES: &str =

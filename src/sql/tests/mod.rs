@@ -8,6 +8,12 @@ use crate::config::{
     TransformConfig, WindowConfig, WindowTransformConfig,
 };
 
+mod formats;
+mod joins;
+mod nexmark;
+mod sinks;
+mod views;
+
 /// Compiles `sql`, which must compile.
 pub(super) fn compiled(sql: &str) -> Compiled {
     compile(sql).unwrap_or_else(|e| panic!("{e}\n{sql}"))

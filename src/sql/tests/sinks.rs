@@ -2,7 +2,7 @@
 //! `parquet` -> parquet): the options each maps to, the column types pinned from the DDL, time
 //! columns written as epoch milliseconds, and the refusals.
 
-use super::tests::{compiled, expressions, job, refusal, CLICKS};
+use super::{compiled, expressions, job, refusal, CLICKS};
 use crate::config::SinkConfig;
 use crate::record::columns::ColumnType;
 

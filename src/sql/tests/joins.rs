@@ -2,11 +2,11 @@
 //! join's conditions give (every way Flink users write them), the keys, the kinds, the versioned
 //! table a temporal join needs, the dedupe a ROW_NUMBER query is, and where each refusal points.
 
-use super::tests::{
+use super::{
     compiled, filter, filter_condition, has_run, job, kafka_sink, kafka_source, refusal,
     select_fields, source, transform, window_of, CLICKS,
 };
-use super::{compile, Compiled};
+use crate::sql::{compile, Compiled};
 use crate::config::{IntervalJoinKind, TemporalJoinKind, TransformConfig};
 
 /// The interval join `name` of `c`.

@@ -2,7 +2,7 @@
 //! `csv.field-delimiter`) on files and Kafka, `avro-confluent` (a Schema Registry) on Kafka
 //! sources and sinks, and the refusals of formats a connector does not take.
 
-use super::tests::{job, refusal};
+use super::{job, refusal};
 use crate::config::{SinkConfig, SourceConfig};
 
 fn source(with: &str) -> String {

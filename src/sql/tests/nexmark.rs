@@ -1,7 +1,7 @@
 //! `'connector' = 'nexmark'`: a Nexmark raw table of `benches/nexmark/ddl.sql` compiled to the
 //! Nexmark generator, and what it refuses.
 
-use super::tests::{job, refusal};
+use super::{job, refusal};
 use crate::config::SourceConfig;
 use crate::connectors::generator::{GeneratorModel, NexmarkTable};
 
