@@ -13,8 +13,8 @@
 //! `<stem>.0.<ext>` .. `<stem>.{N-1}.<ext>`. It never touches the runtime or any operator.
 
 pub mod flow;
-mod topic;
 pub mod nexmark;
+mod topic;
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};

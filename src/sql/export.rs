@@ -215,7 +215,10 @@ fn absolute_paths(sql: &str, cwd: &Path, changes: &mut Vec<String>) -> String {
 ///
 /// [`SourceTable::flink_notes`]: crate::connectors::SourceTable::flink_notes
 fn connector_notes(config: &Config) -> Vec<&'static str> {
-    let sources = config.sources.values().flat_map(|s| s.table().flink_notes());
+    let sources = config
+        .sources
+        .values()
+        .flat_map(|s| s.table().flink_notes());
     let sinks = config.sinks.values().flat_map(|s| s.table().flink_notes());
     let mut notes: Vec<&'static str> = Vec::new();
     for n in sources.chain(sinks) {

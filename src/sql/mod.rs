@@ -254,8 +254,8 @@ impl Compiler {
         // A table-shaped sink types its time columns itself from epoch milliseconds: written
         // as integers, no text formatting applies.
         // (A table whose options are wrong is refused where sinks are compiled, below.)
-        let epoch_time = crate::connectors::sql_sink(table)
-            .is_ok_and(|s| s.table().epoch_time_columns());
+        let epoch_time =
+            crate::connectors::sql_sink(table).is_ok_and(|s| s.table().epoch_time_columns());
         let mut columns: Vec<Col> = table
             .columns
             .iter()

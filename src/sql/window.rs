@@ -86,7 +86,11 @@ impl<'a> WindowCall<'a> {
             },
             ("SESSION", [gap]) => WindowConfig::Session { gap: ms(*gap) },
             ("TUMBLE" | "HOP" | "CUMULATE" | "SESSION", _) => {
-                let n = if kind == "TUMBLE" || kind == "SESSION" { 1 } else { 2 };
+                let n = if kind == "TUMBLE" || kind == "SESSION" {
+                    1
+                } else {
+                    2
+                };
                 return Err(SqlError::span(
                     self.call.span(),
                     format!("{kind} takes TABLE, DESCRIPTOR and {n} interval(s)"),
@@ -192,7 +196,10 @@ impl Compiler {
         };
         let late_stream = format!("{window_name}_late");
         let name = t.name.clone();
-        self.sinks.entry(name).or_default().push(late_stream.clone());
+        self.sinks
+            .entry(name)
+            .or_default()
+            .push(late_stream.clone());
         Ok(Some(late_stream))
     }
 }

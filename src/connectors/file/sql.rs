@@ -7,8 +7,8 @@ use crate::connectors::file::{FileSinkConfig, FileSourceConfig};
 use crate::connectors::{SinkConfig, SourceConfig};
 use crate::sql::ddl::Table;
 use crate::sql::options::{
-    check_format, check_json_options, refuse_unknown, required, time_tables, unsupported_format,
-    format_options, EventTime, ALIGNMENT,
+    check_format, check_json_options, format_options, refuse_unknown, required, time_tables,
+    unsupported_format, EventTime, ALIGNMENT,
 };
 use crate::sql::SqlError;
 

@@ -17,8 +17,8 @@ use crate::connectors::csv::{self, Format};
 use crate::connectors::{SinkConfig, SourceConfig};
 use crate::sql::ddl::Table;
 use crate::sql::options::{
-    check_json_options, option_error, refuse_unknown, required, time_tables, unsupported_format,
-    format_options, EventTime, JSON_OPTIONS,
+    check_json_options, format_options, option_error, refuse_unknown, required, time_tables,
+    unsupported_format, EventTime, JSON_OPTIONS,
 };
 use crate::sql::SqlError;
 
@@ -341,7 +341,8 @@ pub fn upsert_sink(t: &Table) -> Result<SinkConfig, SqlError> {
 /// `sluice export flink`: the jar every Kafka table needs on a cluster.
 const FLINK_JAR: &str = "Kafka tables need the connector jar on the cluster's class path (`flink-sql-connector-kafka` for Flink 2.x, in `$FLINK_HOME/lib` or `ADD JAR`).";
 /// ... and an `avro-confluent` table's format.
-const FLINK_AVRO: &str = "`avro-confluent` tables need `flink-sql-avro-confluent-registry` on the class path.";
+const FLINK_AVRO: &str =
+    "`avro-confluent` tables need `flink-sql-avro-confluent-registry` on the class path.";
 /// ... and what an exactly-once sink needs.
 const FLINK_EXACTLY_ONCE: &str = "Exactly-once Kafka sinks (`sink.delivery-guarantee` = `exactly-once`) need checkpoints and a `sink.transactional-id-prefix` unique per job, and consumers reading `read_committed`, as in sluice.";
 

@@ -35,7 +35,11 @@ impl SinkTable for ParquetSinkConfig {
     }
 
     fn flink_notes(&self) -> Vec<&'static str> {
-        [&super::sql::FLINK_NOTES[..], &crate::connectors::file::sql::FLINK_SINK_NOTES[..]].concat()
+        [
+            &super::sql::FLINK_NOTES[..],
+            &crate::connectors::file::sql::FLINK_SINK_NOTES[..],
+        ]
+        .concat()
     }
 
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {

@@ -1,7 +1,7 @@
 //! Hand-computed cases for every built-in function, including Unicode and calendar boundaries.
 
-use super::{compile_err, eval_err, v};
 use super::reference_calls;
+use super::{compile_err, eval_err, v};
 use crate::expr::{time, EvalReason, ExprErrorKind};
 
 #[test]

@@ -9,8 +9,8 @@
 
 use proptest::prelude::*;
 
-use crate::expr::parse::parse;
 use super::reference;
+use crate::expr::parse::parse;
 use crate::expr::{compile, RawJson, Value};
 
 struct Choices<'a> {

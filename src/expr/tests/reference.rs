@@ -8,8 +8,8 @@ use std::cmp::Ordering;
 
 use rust_decimal::Decimal;
 
-use crate::expr::ast::{BinOp, Expr, ExprKind, Segment, UnOp};
 use super::reference_calls::call;
+use crate::expr::ast::{BinOp, Expr, ExprKind, Segment, UnOp};
 use crate::expr::value::Value;
 
 pub(super) type V = Value<'static>;

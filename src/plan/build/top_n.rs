@@ -9,7 +9,6 @@ use super::Builder;
 use crate::config::{KeyPath, TopNConfig};
 use crate::plan::{NodeKind, TopNPlan};
 
-
 impl Builder<'_> {
     pub(super) fn top_n(&mut self, name: &str, t: &TopNConfig, g: &mut Graph<'_>) {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);

@@ -6,8 +6,8 @@ use super::{
     compiled, filter, filter_condition, has_run, job, kafka_sink, kafka_source, refusal,
     select_fields, source, transform, window_of, CLICKS,
 };
-use crate::sql::{compile, Compiled};
 use crate::config::{IntervalJoinKind, TemporalJoinKind, TransformConfig};
+use crate::sql::{compile, Compiled};
 
 /// The interval join `name` of `c`.
 fn interval_join<'c>(c: &'c Compiled, name: &str) -> &'c crate::config::IntervalJoinConfig {

@@ -2,8 +2,8 @@
 //! defaults, and every key of the wrong model, a missing or misplaced `table`, and a field no
 //! Nexmark record has are refused by key, with the reason.
 
-use crate::connectors::generator::{NexmarkSourcePlan, NexmarkTable, NexmarkTableSource};
 use crate::config::parse;
+use crate::connectors::generator::{NexmarkSourcePlan, NexmarkTable, NexmarkTableSource};
 use crate::plan::{build, Plan, PlanErrors};
 
 /// A Nexmark source feeding a filter on a field (which the plan checks against the table's).

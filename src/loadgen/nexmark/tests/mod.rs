@@ -258,5 +258,5 @@ fn every_line_has_exactly_the_nexmark_fields() {
     }
 }
 
-mod values;
 mod source;
+mod values;

@@ -2,8 +2,8 @@
 //! depths, holds and updates are worked out; field paths are checked against what upstream
 //! operators produce; what cannot work is refused by key with the reason.
 
-use crate::plan::build::build;
 use crate::config::parse;
+use crate::plan::build::build;
 use crate::plan::{Edge, NodeKind, Plan, StepKind, StreamRef};
 use std::path::Path;
 
