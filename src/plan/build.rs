@@ -21,10 +21,6 @@ use crate::config::{self, Config, ConfigError, KeyPath, Location, SourceText, Tr
 pub const MAX_NODES: usize = 255;
 /// Port ids travel in a `u16` on every event.
 pub const MAX_PORTS: usize = u16::MAX as usize;
-/// Output fields every window result has besides its group-by fields and aggregates.
-pub const WINDOW_FIELDS: [&str; 2] = ["window_start", "window_end"];
-/// The aggregate functions, as a user writes them.
-pub const AGG_FUNCTIONS: [&str; 6] = ["count", "sum", "min", "max", "avg", "count_distinct"];
 
 /// One problem in a config, at a key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -212,13 +208,13 @@ pub fn build(config: &Config, src: &dyn Locate) -> Result<Plan, PlanErrors> {
     Err(PlanErrors(b.errors))
 }
 
-pub(super) struct Builder<'s> {
+pub(crate) struct Builder<'s> {
     src: &'s dyn Locate,
     errors: Vec<PlanError>,
 }
 
 impl Builder<'_> {
-    pub(super) fn err(&mut self, key: KeyPath, message: String) {
+    pub(crate) fn err(&mut self, key: KeyPath, message: String) {
         self.errors.push(PlanError {
             at: self.src.locate(&key),
             key: key.to_string(),
@@ -336,13 +332,9 @@ impl graph::Graph<'_> {
 }
 
 mod api;
-mod graph;
+pub(crate) mod graph;
 mod io;
-mod join;
 mod order;
-mod schema;
-mod step;
+pub(crate) mod schema;
 #[cfg(test)]
 mod tests;
-mod top_n;
-mod window;

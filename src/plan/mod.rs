@@ -12,7 +12,7 @@
 //! node's output or a node's late side output, read through a chain of stateless steps (filters
 //! and selects): an [`Edge`]. Sinks read edges too.
 
-mod build;
+pub(crate) mod build;
 pub mod columns;
 mod explain;
 pub use build::{build, load, load_job, LoadError, Loaded, Locate, PlanError, PlanErrors};

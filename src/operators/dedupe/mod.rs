@@ -12,6 +12,8 @@
 //! is never a duplicate of anything (SQL NULL): it passes, in its turn. Output is the record as it
 //! was read, with its own event time.
 
+pub mod plan;
+
 use super::keys::Keys;
 use super::rows::{get, put, trim, RowId, RowStore, Slab, PREFETCH_AHEAD};
 use super::timers::{Timer, Timers};

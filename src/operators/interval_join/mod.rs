@@ -21,6 +21,8 @@
 //! `{"imp_id":"i-1","left":{...the impression...},"right":{...the click...}}`; an unmatched side is
 //! `null`.
 
+pub mod plan;
+
 use super::keys::Keys;
 use super::rows::{get, put, trim, write_key_fields, RowId, RowStore, Slab, PREFETCH_AHEAD};
 use super::timers::{Timer, Timers};

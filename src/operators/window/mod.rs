@@ -12,6 +12,7 @@
 //!
 //! This module knows events, aggregates and time; it never sees threads, rings, sources or sinks.
 
+pub mod plan;
 pub mod acc_table;
 pub mod aggregate;
 pub mod combine;

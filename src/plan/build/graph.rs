@@ -14,7 +14,7 @@ use crate::plan::{
 
 /// What a name refers to when used as an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stream<'c> {
+pub(crate) enum Stream<'c> {
     Source(SourceId),
     Transform(&'c str),
     /// The late side output of the named transform.
@@ -24,7 +24,7 @@ pub(super) enum Stream<'c> {
 
 /// Every name an input could mention. A duplicated name resolves to its first meaning (the
 /// duplicate itself is reported by `unique_names`).
-pub(super) struct Names<'c> {
+pub(crate) struct Names<'c> {
     by_name: HashMap<&'c str, Stream<'c>>,
 }
 
@@ -68,7 +68,7 @@ impl<'c> Names<'c> {
 /// A stream as its readers see it: the edges it stands for (a step stands for every path through
 /// it), what its records are known to hold, and how it was made.
 #[derive(Debug, Clone)]
-pub(super) struct Input {
+pub(crate) struct Input {
     pub edges: Vec<Edge>,
     pub known: Vec<Known>,
     /// It carries updates of earlier records (retractions before re-fired window results).
@@ -95,7 +95,7 @@ enum Done {
 }
 
 /// One input of a node being added.
-pub(super) struct PortDraft {
+pub(crate) struct PortDraft {
     pub name: &'static str,
     pub key: Vec<FieldPath>,
     pub values: Vec<(FieldPath, SlotUse)>,
@@ -104,7 +104,7 @@ pub(super) struct PortDraft {
 }
 
 /// A node being added: everything but its id, ports and depth.
-pub(super) struct NodeDraft {
+pub(crate) struct NodeDraft {
     pub kind: NodeKind,
     pub late_events: Option<String>,
     pub hold_ms: i64,
@@ -116,7 +116,7 @@ pub(super) struct NodeDraft {
     pub late: Vec<Known>,
 }
 
-pub(super) struct Graph<'c> {
+pub(crate) struct Graph<'c> {
     config: &'c Config,
     names: &'c Names<'c>,
     done: HashMap<String, Done>,
@@ -289,7 +289,7 @@ impl<'c> Graph<'c> {
 }
 
 /// Checks every path against what the inputs are known to hold; reports each miss at `key`.
-pub(super) fn check_fields(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input], path: &FieldPath) {
+pub(crate) fn check_fields(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input], path: &FieldPath) {
     for input in inputs {
         for why in super::schema::check_all(&input.known, path) {
             b.err(key.clone(), why);
@@ -298,7 +298,7 @@ pub(super) fn check_fields(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input],
 }
 
 /// Parses a field path as written in `group_by`, `on`, `key` or an aggregate; reports a bad one.
-pub(super) fn field_path(b: &mut Builder<'_>, key: &KeyPath, text: &str) -> Option<FieldPath> {
+pub(crate) fn field_path(b: &mut Builder<'_>, key: &KeyPath, text: &str) -> Option<FieldPath> {
     if text.is_empty() {
         b.err(key.clone(), "a field name cannot be empty".into());
         return None;
@@ -327,11 +327,55 @@ pub(super) fn field_path(b: &mut Builder<'_>, key: &KeyPath, text: &str) -> Opti
 }
 
 /// Refuses an updating input where the consumer cannot take retractions.
-pub(super) fn refuse_updates(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input], what: &str) {
+pub(crate) fn refuse_updates(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input], what: &str) {
     if inputs.iter().any(|i| i.updates) {
         b.err(
             key.clone(),
             format!("{what} needs an append-only input, but this one carries updates (a window with allowed_lateness re-fires its results, each as a retraction and a new value); set allowed_lateness = \"0s\" on that window, or put {what} before it"),
         );
+    }
+}
+
+/// Joins and dedupe keep rows, not accumulators: there is nothing to combine in a phase one.
+pub(crate) fn refuse_hot_keys(b: &mut Builder<'_>, name: &str, what: &str, h: &Option<toml::Value>) {
+    if h.is_some() {
+        b.err(
+            KeyPath::new(["transforms", name, "hot_keys"]),
+            format!("{what} cannot be salted: it must see every row of a key in one place and in event-time order (rows are matched or dropped one by one, not summed), so rows cannot be combined into partial results on other shards; hot_keys applies to tumbling, sliding and cumulative windows"),
+        );
+    }
+}
+
+impl Builder<'_> {
+    /// One named input of a join (`left`, `table`, ...), refusing updates.
+    pub(crate) fn side(&mut self, g: &Graph<'_>, name: &str, k: &str, input: &str, what: &str) -> Vec<Input> {
+        let key = KeyPath::new(["transforms", name, k]);
+        let inputs: Vec<Input> = g.input(self, key.clone(), input).into_iter().collect();
+        refuse_updates(self, &key, &inputs, what);
+        inputs
+    }
+
+    /// Key fields `fields` (at `key`), checked against every input.
+    pub(crate) fn key_fields(
+        &mut self,
+        key: &KeyPath,
+        fields: &[String],
+        inputs: &[&[Input]],
+    ) -> Vec<FieldPath> {
+        let mut out = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            let k = key.clone().index(i);
+            if fields[..i].contains(f) {
+                self.err(k, format!("`{f}` is listed twice"));
+                continue;
+            }
+            if let Some(p) = field_path(self, &k, f) {
+                for side in inputs {
+                    check_fields(self, &k, side, &p);
+                }
+                out.push(p);
+            }
+        }
+        out
     }
 }

@@ -5,11 +5,13 @@
 //! temporal join its input's fields and `table`; filters and dedupe pass their input's on.
 
 use crate::config::suggest;
+use crate::plan::build::graph::Input;
+use crate::plan::StreamRef;
 use crate::expr::{FieldPath, Segment};
 
 /// The fields of a record, as far as they are known.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub(in crate::plan) struct Schema {
+pub(crate) struct Schema {
     /// Known fields and what they hold.
     pub fields: Vec<(String, Schema)>,
     /// Other fields may be there too (nothing is known of them).
@@ -81,13 +83,13 @@ impl Schema {
 
 /// A stream's records as one upstream describes them, for messages: `select `priced``.
 #[derive(Debug, Clone, PartialEq)]
-pub(in crate::plan) struct Known {
+pub(crate) struct Known {
     pub from: String,
     pub schema: Schema,
 }
 
 /// The records of a stream with several origins: a path must be possible in each closed one.
-pub(in crate::plan) fn check_all(known: &[Known], path: &FieldPath) -> Vec<String> {
+pub(crate) fn check_all(known: &[Known], path: &FieldPath) -> Vec<String> {
     known
         .iter()
         .filter_map(|k| {
@@ -100,11 +102,29 @@ pub(in crate::plan) fn check_all(known: &[Known], path: &FieldPath) -> Vec<Strin
 }
 
 /// The one schema of records that may come from any of `known` (open when nothing is known).
-pub(in crate::plan) fn merged(known: &[Known]) -> Schema {
+pub(crate) fn merged(known: &[Known]) -> Schema {
     match known {
         [one] => one.schema.clone(),
         _ => Schema::open(),
     }
+}
+
+/// Whether some input is another operator's output (its records cannot be read back from a
+/// source, so a late side output needs them carried along).
+pub(crate) fn derived(inputs: &[Input]) -> bool {
+    inputs
+        .iter()
+        .flat_map(|i| &i.edges)
+        .any(|e| !matches!(e.from, StreamRef::Source(_)))
+}
+
+/// What a node's late side output holds: the records of its inputs.
+pub(crate) fn late_schema(inputs: &[Input]) -> Vec<Known> {
+    let known: Vec<Known> = inputs.iter().flat_map(|i| i.known.clone()).collect();
+    vec![Known {
+        from: "the late records".into(),
+        schema: merged(&known),
+    }]
 }
 
 #[cfg(test)]

@@ -3,15 +3,15 @@
 //! with a caret at its column before anything runs) and the fields those read where the upstream
 //! records are known. A step's readers see every path through it as an edge.
 
-use super::graph::{Graph, Input};
-use super::schema::{Known, Schema};
-use super::Builder;
+use crate::plan::build::graph::{Graph, Input};
+use crate::plan::build::schema::{Known, Schema};
+use crate::plan::build::Builder;
 use crate::config::{Config, KeyPath, TransformConfig};
 use crate::expr;
 use crate::plan::{StepKind, StepPlan};
 
 impl Builder<'_> {
-    pub(super) fn step(&mut self, name: &str, config: &Config, g: &mut Graph<'_>) {
+    pub(crate) fn step(&mut self, name: &str, config: &Config, g: &mut Graph<'_>) {
         let Some(t) = config.transforms.get(name) else {
             return;
         };

@@ -2,15 +2,14 @@
 //! (checked against what the input is known to hold), `n`, and the rank field, which the output
 //! gains beside the input's fields.
 
-use super::graph::{check_fields, field_path, refuse_updates, Graph, NodeDraft, PortDraft};
-use super::schema::{merged, Schema};
-use super::window::late_schema;
-use super::Builder;
+use crate::plan::build::graph::{check_fields, field_path, refuse_updates, Graph, NodeDraft, PortDraft};
+use crate::plan::build::schema::{late_schema, merged, Schema};
+use crate::plan::build::Builder;
 use crate::config::{KeyPath, TopNConfig};
 use crate::plan::{NodeKind, TopNPlan};
 
 impl Builder<'_> {
-    pub(super) fn top_n(&mut self, name: &str, t: &TopNConfig, g: &mut Graph<'_>) {
+    pub(crate) fn top_n(&mut self, name: &str, t: &TopNConfig, g: &mut Graph<'_>) {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
         if t.inputs.is_empty() {
             self.err(at("inputs"), "a top_n needs at least one input".into());

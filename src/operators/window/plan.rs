@@ -2,18 +2,23 @@
 //! port its events arrive on (keyed on the group-by fields, one value slot per distinct input
 //! field of its aggregates).
 
-use super::graph::{check_fields, field_path, Graph, Input, NodeDraft, PortDraft};
-use super::schema::{merged, Known, Schema};
-use super::{Builder, AGG_FUNCTIONS, WINDOW_FIELDS};
+use crate::plan::build::graph::{check_fields, field_path, Graph, Input, NodeDraft, PortDraft};
+use crate::plan::build::schema::{derived, late_schema, Schema};
+use crate::plan::build::Builder;
 use crate::config::{self, suggest, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
 use crate::expr::FieldPath;
 use crate::plan::{
-    AggFunc, AggPlan, HotKeyPlanMode, HotKeysPlan, NodeKind, SlotUse, StreamRef, WindowKind,
+    AggFunc, AggPlan, HotKeyPlanMode, HotKeysPlan, NodeKind, SlotUse, WindowKind,
     WindowPlan,
 };
 
+/// Output fields every window result has besides its group-by fields and aggregates.
+pub const WINDOW_FIELDS: [&str; 2] = ["window_start", "window_end"];
+/// The aggregate functions, as a user writes them.
+pub const AGG_FUNCTIONS: [&str; 6] = ["count", "sum", "min", "max", "avg", "count_distinct"];
+
 impl Builder<'_> {
-    pub(super) fn window(&mut self, name: &str, w: &WindowTransformConfig, g: &mut Graph<'_>) {
+    pub(crate) fn window(&mut self, name: &str, w: &WindowTransformConfig, g: &mut Graph<'_>) {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
         if w.inputs.is_empty() {
             self.err(at("inputs"), "a window needs at least one input".into());
@@ -272,24 +277,6 @@ impl Builder<'_> {
             }
         }
     }
-}
-
-/// Whether some input is another operator's output (its records cannot be read back from a
-/// source, so a late side output needs them carried along).
-pub(super) fn derived(inputs: &[Input]) -> bool {
-    inputs
-        .iter()
-        .flat_map(|i| &i.edges)
-        .any(|e| !matches!(e.from, StreamRef::Source(_)))
-}
-
-/// What a node's late side output holds: the records of its inputs.
-pub(super) fn late_schema(inputs: &[Input]) -> Vec<Known> {
-    let known: Vec<Known> = inputs.iter().flat_map(|i| i.known.clone()).collect();
-    vec![Known {
-        from: "the late records".into(),
-        schema: merged(&known),
-    }]
 }
 
 /// Parses `func(field)` / `count()`; the error says what is wrong and what would be right.
