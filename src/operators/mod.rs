@@ -4,13 +4,16 @@
 //! exact event-time watermark of its own inputs (see `time`). It owns all state for its keys and
 //! never sees threads, rings, sources or sinks: results leave through an [`Emitter`], as records
 //! (JSON lines) with their event time and what caused them. The runtime knows operators only
-//! through the [`Operator`] trait and builds them through [`build`], the one place that maps a
-//! plan's node kinds to operator folders.
+//! through the [`Operator`] trait and builds them through [`build`]. `kinds` is the registry: the
+//! one list of operator kinds, from their `[transforms.NAME]` tables to their plan nodes; each
+//! kind's folder holds its config table, its validation into the plan (`plan.rs`), the operator
+//! and its tests.
 
 pub mod dedupe;
 pub mod detect;
 pub mod interval_join;
 pub mod keys;
+mod kinds;
 pub mod rows;
 pub mod steps;
 pub mod temporal_join;
@@ -20,9 +23,23 @@ pub mod timers;
 pub mod top_n;
 pub mod window;
 
+pub(crate) use kinds::{listed, TransformTable};
+pub use kinds::{NodeKind, NodeSpec, TransformConfig};
+
+pub use dedupe::config::DedupeConfig;
+pub use interval_join::config::{IntervalJoinConfig, IntervalJoinKind, RegularJoinConfig};
+pub use steps::config::{FilterTransformConfig, SelectTransformConfig};
+pub use temporal_join::config::{
+    JoinOnConfig, OutOfOrderVersions, TemporalJoinConfig, TemporalJoinKind,
+};
+pub use top_n::config::TopNConfig;
+pub use window::config::{
+    Aggregates, HotKeyMode, HotKeysConfig, WindowConfig, WindowTransformConfig,
+};
+
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
-use crate::plan::{NodeKind, NodePlan};
+use crate::plan::NodePlan;
 use crate::record::event::{Event, Rec};
 use crate::time::ChunkTime;
 
@@ -148,23 +165,12 @@ pub trait Combine: Send {
 
 /// The phase one node `node` offers, with its `hot_keys` settings, if it has any.
 pub fn combiner(node: &NodePlan) -> Option<(Box<dyn Combine>, crate::plan::HotKeysPlan)> {
-    match &node.kind {
-        NodeKind::Window(w) if w.hot_keys.mode != crate::plan::HotKeyPlanMode::Off => {
-            Some((window::combiner(w)?, w.hot_keys))
-        }
-        _ => None,
-    }
+    node.kind.spec().combiner()
 }
 
-/// Builds node `node`'s operator for one shard: the one place that names every operator kind.
+/// Builds node `node`'s operator for one shard.
 pub fn build(node: &NodePlan, ctx: BuildCtx) -> Box<dyn Operator> {
-    match &node.kind {
-        NodeKind::Window(w) => window::build(w),
-        NodeKind::TemporalJoin(j) => Box::new(temporal_join::TemporalJoin::new(j, ctx)),
-        NodeKind::IntervalJoin(j) => Box::new(interval_join::IntervalJoin::new(j, ctx)),
-        NodeKind::Dedupe(d) => Box::new(dedupe::Dedupe::new(d)),
-        NodeKind::TopN(t) => Box::new(top_n::TopN::new(t)),
-    }
+    node.kind.spec().build(ctx)
 }
 
 /// Counters every operator keeps, in its checkpoint state so a restored run's totals go on.

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{CheckpointPlan, NodePlan, Plan, PortPlan, RuntimePlan, SourcePlan};
-use crate::config::{self, Config, ConfigError, KeyPath, Location, SourceText, TransformConfig};
+use crate::config::{self, Config, ConfigError, KeyPath, Location, SourceText};
 
 /// Node ids travel in snapshot section names and metrics labels only; a bound keeps plans sane.
 pub const MAX_NODES: usize = 255;
@@ -147,15 +147,9 @@ pub fn build(config: &Config, src: &dyn Locate) -> Result<Plan, PlanErrors> {
     let order = b.order(config, &names);
     let mut g = graph::Graph::new(config, &names);
     for name in &order {
-        match &config.transforms[name.as_str()] {
-            TransformConfig::Filter(_) | TransformConfig::Select(_) => b.step(name, config, &mut g),
-            TransformConfig::Window(w) => b.window(name, w, &mut g),
-            TransformConfig::TemporalJoin(j) => b.temporal_join(name, j, &mut g),
-            TransformConfig::IntervalJoin(j) => b.interval_join(name, j, &mut g),
-            TransformConfig::Join(j) => b.regular_join(name, j, &mut g),
-            TransformConfig::Dedupe(d) => b.dedupe(name, d, &mut g),
-            TransformConfig::TopN(t) => b.top_n(name, t, &mut g),
-        }
+        config.transforms[name.as_str()]
+            .table()
+            .validate(name, &mut b, &mut g);
     }
     if g.nodes.len() > MAX_NODES {
         let n = g.nodes.len();

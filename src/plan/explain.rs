@@ -3,7 +3,7 @@
 //! and the chains of filters and selects they read through, every sink with what it writes and
 //! the delivery guarantee it gives.
 
-use super::{Edge, NodeKind, Plan, StepKind, StreamRef, TimeUnit, WindowKind};
+use super::{Edge, NodeKind, Plan, StepKind, StreamRef, TimeUnit};
 use std::fmt::Write;
 
 /// The whole graph, sources first, then operators in the order they run, then sinks.
@@ -78,41 +78,7 @@ pub fn explain(plan: &Plan) -> String {
 }
 
 fn node_kind(kind: &NodeKind) -> String {
-    match kind {
-        NodeKind::Window(w) => {
-            let window = match w.window {
-                WindowKind::Tumbling { size_ms } => format!("tumbling {size_ms} ms"),
-                WindowKind::Sliding { size_ms, slide_ms } => {
-                    format!("sliding {size_ms} ms every {slide_ms} ms")
-                }
-                WindowKind::Session { gap_ms } => format!("session, gap {gap_ms} ms"),
-                WindowKind::Cumulative {
-                    step_ms,
-                    max_size_ms,
-                } => {
-                    format!("cumulative to {max_size_ms} ms in steps of {step_ms} ms")
-                }
-            };
-            let aggs: Vec<String> = w
-                .aggregates
-                .iter()
-                .map(|a| {
-                    format!(
-                        "{} = {:?}({})",
-                        a.name,
-                        a.func,
-                        a.field.as_ref().map_or("", |f| f.as_str())
-                    )
-                })
-                .collect();
-            format!(
-                "window, {window}, allowed lateness {} ms; {}",
-                w.allowed_lateness_ms,
-                aggs.join(", ")
-            )
-        }
-        other => other.what().to_string(),
-    }
+    kind.spec().describe()
 }
 
 /// `stream -> step -> step`, each step with what it is.

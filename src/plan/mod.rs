@@ -19,6 +19,14 @@ pub use build::{build, load, load_job, LoadError, Loaded, Locate, PlanError, Pla
 pub use explain::explain;
 
 use crate::expr::FieldPath;
+pub use crate::operators::dedupe::plan::DedupePlan;
+pub use crate::operators::interval_join::plan::IntervalJoinPlan;
+pub use crate::operators::temporal_join::plan::TemporalJoinPlan;
+pub use crate::operators::top_n::plan::TopNPlan;
+pub use crate::operators::window::plan::{
+    AggFunc, AggPlan, HotKeyPlanMode, HotKeysPlan, WindowKind, WindowPlan,
+};
+pub use crate::operators::NodeKind;
 pub use crate::record::bind::{SlotUse, TimeUnit};
 use std::path::PathBuf;
 
@@ -84,54 +92,6 @@ pub struct NodePlan {
     /// It emits updates of earlier results (a window with allowed lateness re-fires): each update
     /// reaches consumers as a retraction of the previous result followed by the new one.
     pub updates: bool,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum NodeKind {
-    Window(WindowPlan),
-    TemporalJoin(TemporalJoinPlan),
-    IntervalJoin(IntervalJoinPlan),
-    Dedupe(DedupePlan),
-    TopN(TopNPlan),
-}
-
-impl NodeKind {
-    /// What the node's state layout depends on. Two configs whose nodes have the same name and
-    /// signature can share state (lateness, inputs and output names may differ); anything else
-    /// cannot, and a restore says so.
-    pub fn state_signature(&self) -> String {
-        match self {
-            NodeKind::Window(w) => w.state_signature(),
-            NodeKind::TemporalJoin(j) => format!(
-                "TemporalJoin on {:?} table on {:?} (rows by value)",
-                j.on_input.as_str(),
-                j.on_table.as_str()
-            ),
-            NodeKind::IntervalJoin(j) => format!(
-                "IntervalJoin on {:?} (rows by value)",
-                j.on.iter().map(FieldPath::as_str).collect::<Vec<_>>()
-            ),
-            NodeKind::Dedupe(d) => format!(
-                "Dedupe key {:?} (rows by value)",
-                d.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
-            ),
-            NodeKind::TopN(t) => format!(
-                "TopN key {:?} (rows by value)",
-                t.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
-            ),
-        }
-    }
-
-    /// The kind as a user writes it in messages.
-    pub fn what(&self) -> &'static str {
-        match self {
-            NodeKind::Window(_) => "window",
-            NodeKind::TemporalJoin(_) => "temporal join",
-            NodeKind::IntervalJoin(_) => "interval join",
-            NodeKind::Dedupe(_) => "dedupe",
-            NodeKind::TopN(_) => "top-n",
-        }
-    }
 }
 
 /// One input of a node: which streams feed it and what their records become as its events.
@@ -228,133 +188,6 @@ pub struct WatermarkPlan {
     pub idle_timeout_ms: i64,
     /// Watermark alignment (`runtime::aligned`); `None` = this source is never paused.
     pub max_drift_ms: Option<i64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowKind {
-    Tumbling { size_ms: i64 },
-    Sliding { size_ms: i64, slide_ms: i64 },
-    Session { gap_ms: i64 },
-    Cumulative { step_ms: i64, max_size_ms: i64 },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggFunc {
-    Count,
-    Sum,
-    Min,
-    Max,
-    Avg,
-    CountDistinct,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct AggPlan {
-    /// Output field name.
-    pub name: String,
-    pub func: AggFunc,
-    /// Input field; `None` only for `count()`.
-    pub field: Option<FieldPath>,
-    /// The value slot of the window's events that holds `field`.
-    pub slot: Option<usize>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct WindowPlan {
-    /// Key fields as written (`user.country`); each names its output field.
-    pub group_by: Vec<FieldPath>,
-    pub window: WindowKind,
-    pub allowed_lateness_ms: i64,
-    pub aggregates: Vec<AggPlan>,
-    pub hot_keys: HotKeysPlan,
-}
-
-impl WindowPlan {
-    /// What this window's state layout depends on: its kind and sizes, its key and its aggregate
-    /// functions with their inputs, in order.
-    pub fn state_signature(&self) -> String {
-        let aggs: Vec<String> = self
-            .aggregates
-            .iter()
-            .map(|a| {
-                let f = a.field.as_ref().map_or("", FieldPath::as_str);
-                format!("{:?}({f})", a.func)
-            })
-            .collect();
-        let keys: Vec<&str> = self.group_by.iter().map(FieldPath::as_str).collect();
-        format!(
-            "{:?} group_by {keys:?} aggregates [{}]",
-            self.window,
-            aggs.join(", ")
-        )
-    }
-}
-
-/// Where a window's phase one runs (see `operators::window::combine`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HotKeysPlan {
-    pub mode: HotKeyPlanMode,
-    /// Events a shard may hold back in phase one.
-    pub max_buffered: usize,
-}
-
-impl HotKeysPlan {
-    pub const OFF: HotKeysPlan = HotKeysPlan {
-        mode: HotKeyPlanMode::Off,
-        max_buffered: crate::config::defaults::hot_key_max_buffered(),
-    };
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum HotKeyPlanMode {
-    Off,
-    /// Every key is combined where it is read, on shards `0..salt` (every shard when `None`; the
-    /// shard count is known only at run time, after `--shards`).
-    Salt {
-        salt: Option<usize>,
-    },
-    /// Keys above `threshold` of a shard's recent events are combined (default: by shard count,
-    /// `config::defaults::hot_key_threshold`, known only at run time).
-    Auto {
-        threshold: Option<f64>,
-    },
-}
-
-/// An event-time temporal join: each input record joins the table version valid at its time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TemporalJoinPlan {
-    pub on_input: FieldPath,
-    pub on_table: FieldPath,
-    /// `left`: input records with no version get `"table":null`.
-    pub left: bool,
-    /// A version older than its key's latest, arriving after it, is dropped (and counted).
-    pub drop_older_versions: bool,
-}
-
-/// Event-time deduplication on key fields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DedupePlan {
-    pub key: Vec<FieldPath>,
-    pub horizon_ms: i64,
-}
-
-/// The `n` best rows per key and event time, ranked by `order` (field, descending).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopNPlan {
-    pub key: Vec<FieldPath>,
-    pub order: Vec<(FieldPath, bool)>,
-    pub n: usize,
-    pub rank_field: Option<String>,
-}
-
-/// An event-time interval join of two streams on equal fields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IntervalJoinPlan {
-    pub on: Vec<FieldPath>,
-    pub lower_ms: i64,
-    pub upper_ms: i64,
-    /// Emit unmatched rows of (left, right).
-    pub outer: [bool; 2],
 }
 
 /// A stateless step on an edge, applied where a record is read or emitted, before it is keyed:

@@ -9,7 +9,7 @@
 //! windows, and a node's output is never late for its readers (see `plan::NodePlan::hold_ms`).
 
 use crate::connectors::source::Partition;
-use crate::plan::{Edge, NodeKind, Plan, StepId, StreamRef};
+use crate::plan::{Edge, Plan, StepId, StreamRef};
 use crate::record::bind::Binding;
 
 /// Everything that reads one stream.
@@ -118,7 +118,7 @@ impl Topology {
                 values: port.values.clone(),
                 row: port.row,
             };
-            let window = matches!(plan.nodes[port.node].kind, NodeKind::Window(_));
+            let window = plan.nodes[port.node].kind.spec().takes_retractions();
             for Edge { from, steps } in &port.inputs {
                 let r = readers_of(*from, &mut sources, &mut outputs, &mut lates);
                 r.add_port(steps, binding.clone());

@@ -12,6 +12,7 @@
 //! is never a duplicate of anything (SQL NULL): it passes, in its turn. Output is the record as it
 //! was read, with its own event time.
 
+pub mod config;
 pub mod plan;
 
 use super::keys::Keys;

@@ -3,10 +3,18 @@
 //! keeps whole records, so its events carry the row by value.
 
 use crate::config::{DedupeConfig, KeyPath};
+use crate::expr::FieldPath;
+use crate::operators::{listed, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{refuse_hot_keys, refuse_updates, Graph, NodeDraft, PortDraft};
 use crate::plan::build::schema::{late_schema, merged};
 use crate::plan::build::Builder;
-use crate::plan::{DedupePlan, NodeKind};
+
+/// Event-time deduplication on key fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DedupePlan {
+    pub key: Vec<FieldPath>,
+    pub horizon_ms: i64,
+}
 
 impl Builder<'_> {
     pub(crate) fn dedupe(&mut self, name: &str, d: &DedupeConfig, g: &mut Graph<'_>) {
@@ -57,5 +65,38 @@ impl Builder<'_> {
             inputs,
         };
         g.add_node(name, draft, vec![port]);
+    }
+}
+
+impl TransformTable for DedupeConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        listed(&self.inputs)
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        self.inputs.iter_mut().for_each(one);
+    }
+    fn late_events(&self) -> Option<&str> {
+        self.late_events.as_deref()
+    }
+    fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.dedupe(name, self, g);
+    }
+}
+
+impl NodeSpec for DedupePlan {
+    fn state_signature(&self) -> String {
+        format!(
+            "Dedupe key {:?} (rows by value)",
+            self.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
+        )
+    }
+    fn what(&self) -> &'static str {
+        "dedupe"
+    }
+    fn build(&self, _ctx: BuildCtx) -> Box<dyn Operator> {
+        Box::new(super::Dedupe::new(self))
     }
 }

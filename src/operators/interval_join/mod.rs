@@ -21,6 +21,7 @@
 //! `{"imp_id":"i-1","left":{...the impression...},"right":{...the click...}}`; an unmatched side is
 //! `null`.
 
+pub mod config;
 pub mod plan;
 
 use super::keys::Keys;

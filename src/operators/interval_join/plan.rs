@@ -4,10 +4,11 @@
 //! two ports, which keep whole records, so their events carry the row by value.
 
 use crate::config::{IntervalJoinConfig, IntervalJoinKind, KeyPath, RegularJoinConfig};
+use crate::expr::FieldPath;
+use crate::operators::{BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{refuse_hot_keys, Graph, Input, NodeDraft, PortDraft};
 use crate::plan::build::schema::{late_schema, merged, Schema};
 use crate::plan::build::Builder;
-use crate::plan::{IntervalJoinPlan, NodeKind};
 
 /// What an interval join and a regular join both are: two inputs keyed on `on`, rows of the
 /// right side matching a left row whose time is within `bounds_ms` of theirs (right - left).
@@ -20,6 +21,16 @@ struct TwoSided<'a> {
     kind: IntervalJoinKind,
     late_events: &'a Option<String>,
     hot_keys: &'a Option<toml::Value>,
+}
+
+/// An event-time interval join of two streams on equal fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntervalJoinPlan {
+    pub on: Vec<FieldPath>,
+    pub lower_ms: i64,
+    pub upper_ms: i64,
+    /// Emit unmatched rows of (left, right).
+    pub outer: [bool; 2],
 }
 
 impl Builder<'_> {
@@ -135,5 +146,58 @@ impl Builder<'_> {
         };
         let ports = vec![port("left", left), port("right", right)];
         g.add_node(name, draft, ports);
+    }
+}
+
+impl TransformTable for IntervalJoinConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        vec![
+            ("left", None, self.left.as_str()),
+            ("right", None, self.right.as_str()),
+        ]
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        one(&mut self.left);
+        one(&mut self.right);
+    }
+    fn late_events(&self) -> Option<&str> {
+        self.late_events.as_deref()
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.interval_join(name, self, g);
+    }
+}
+
+impl TransformTable for RegularJoinConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        vec![
+            ("left", None, self.left.as_str()),
+            ("right", None, self.right.as_str()),
+        ]
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        one(&mut self.left);
+        one(&mut self.right);
+    }
+    fn late_events(&self) -> Option<&str> {
+        self.late_events.as_deref()
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.regular_join(name, self, g);
+    }
+}
+
+impl NodeSpec for IntervalJoinPlan {
+    fn state_signature(&self) -> String {
+        format!(
+            "IntervalJoin on {:?} (rows by value)",
+            self.on.iter().map(FieldPath::as_str).collect::<Vec<_>>()
+        )
+    }
+    fn what(&self) -> &'static str {
+        "interval join"
+    }
+    fn build(&self, ctx: BuildCtx) -> Box<dyn Operator> {
+        Box::new(super::IntervalJoin::new(self, ctx))
     }
 }

@@ -10,6 +10,7 @@
 //! sources' JSON field extractor, the crate's one fast scanner) and reads nested paths from the
 //! raw line. It knows expressions and JSON bytes, never sinks, shards or windows.
 
+pub mod config;
 pub mod plan;
 
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};

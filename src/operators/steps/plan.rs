@@ -3,37 +3,43 @@
 //! with a caret at its column before anything runs) and the fields those read where the upstream
 //! records are known. A step's readers see every path through it as an edge.
 
+use super::config::{FilterTransformConfig, SelectTransformConfig};
+use crate::config::KeyPath;
+use crate::expr;
+use crate::operators::{listed, TransformTable};
 use crate::plan::build::graph::{Graph, Input};
 use crate::plan::build::schema::{Known, Schema};
 use crate::plan::build::Builder;
-use crate::config::{Config, KeyPath, TransformConfig};
-use crate::expr;
 use crate::plan::{StepKind, StepPlan};
 
+/// A step's table, of either kind.
+#[derive(Clone, Copy)]
+pub(crate) enum StepTable<'a> {
+    Filter(&'a FilterTransformConfig),
+    Select(&'a SelectTransformConfig),
+}
+
 impl Builder<'_> {
-    pub(crate) fn step(&mut self, name: &str, config: &Config, g: &mut Graph<'_>) {
-        let Some(t) = config.transforms.get(name) else {
-            return;
-        };
+    pub(crate) fn step(&mut self, name: &str, t: StepTable<'_>, g: &mut Graph<'_>) {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
-        let what = match t {
-            TransformConfig::Filter(_) => "filter",
-            _ => "select",
+        let (what, names) = match t {
+            StepTable::Filter(f) => ("filter", &f.inputs),
+            StepTable::Select(s) => ("select", &s.inputs),
         };
-        if t.inputs().is_empty() {
+        if names.is_empty() {
             self.err(at("inputs"), format!("a {what} needs at least one input"));
         }
-        let inputs = g.inputs(self, at("inputs"), t.inputs());
+        let inputs = g.inputs(self, at("inputs"), names);
         let known: Vec<Known> = inputs.iter().flat_map(|i| i.known.clone()).collect();
         let (kind, out_known) = match t {
-            TransformConfig::Filter(f) => {
+            StepTable::Filter(f) => {
                 self.expression(&f.condition, at("where"), &known);
                 let kind = StepKind::Filter {
                     condition: f.condition.clone(),
                 };
                 (kind, known)
             }
-            TransformConfig::Select(s) => {
+            StepTable::Select(s) => {
                 if s.fields.0.is_empty() {
                     self.err(
                         at("fields"),
@@ -54,7 +60,6 @@ impl Builder<'_> {
                 };
                 (kind, out)
             }
-            _ => return,
         };
         let merged = Input {
             edges: inputs.iter().flat_map(|i| i.edges.clone()).collect(),
@@ -86,5 +91,35 @@ impl Builder<'_> {
                 }
             }
         }
+    }
+}
+
+impl TransformTable for FilterTransformConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        listed(&self.inputs)
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        self.inputs.iter_mut().for_each(one);
+    }
+    fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.step(name, StepTable::Filter(self), g);
+    }
+}
+
+impl TransformTable for SelectTransformConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        listed(&self.inputs)
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        self.inputs.iter_mut().for_each(one);
+    }
+    fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.step(name, StepTable::Select(self), g);
     }
 }

@@ -33,8 +33,7 @@ fn run(chain: &mut StepChain, line: &str) -> Result<Option<String>, String> {
 #[test]
 fn select_then_filter_reshapes_exactly_and_drops_by_the_condition() {
     let mut c = StepChain::new(&stages(), &[1, 0]).unwrap();
-    let line =
-        r#"{"order_id":7,"currency":"EUR","amount":999.99,"table":{"rate":1.083421},"x":1}"#;
+    let line = r#"{"order_id":7,"currency":"EUR","amount":999.99,"table":{"rate":1.083421},"x":1}"#;
     // 999.99 * 1.083421 = 1083.41016579, exactly; fields in the order written, others dropped.
     assert_eq!(
         run(&mut c, line).unwrap().as_deref(),

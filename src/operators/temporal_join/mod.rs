@@ -22,6 +22,7 @@
 //! Output: the input record with the table record added under `"table"`:
 //! `{"order_id":1,"currency":"EUR","amount":19.99,"ts":..,"table":{"currency":"EUR","rate":1.08,..}}`.
 
+pub mod config;
 pub mod plan;
 
 use super::keys::Keys;

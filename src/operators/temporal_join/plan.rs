@@ -3,10 +3,24 @@
 //! ports, which keep whole records, so their events carry the row by value.
 
 use crate::config::{KeyPath, OutOfOrderVersions, TemporalJoinConfig, TemporalJoinKind};
-use crate::plan::build::graph::{check_fields, field_path, refuse_hot_keys, Graph, NodeDraft, PortDraft};
+use crate::expr::FieldPath;
+use crate::operators::{BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::plan::build::graph::{
+    check_fields, field_path, refuse_hot_keys, Graph, NodeDraft, PortDraft,
+};
 use crate::plan::build::schema::{late_schema, merged};
 use crate::plan::build::Builder;
-use crate::plan::{NodeKind, TemporalJoinPlan};
+
+/// An event-time temporal join: each input record joins the table version valid at its time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemporalJoinPlan {
+    pub on_input: FieldPath,
+    pub on_table: FieldPath,
+    /// `left`: input records with no version get `"table":null`.
+    pub left: bool,
+    /// A version older than its key's latest, arriving after it, is dropped (and counted).
+    pub drop_older_versions: bool,
+}
 
 impl Builder<'_> {
     pub(crate) fn temporal_join(&mut self, name: &str, j: &TemporalJoinConfig, g: &mut Graph<'_>) {
@@ -45,8 +59,7 @@ impl Builder<'_> {
                 on_input: on_input.clone(),
                 on_table: on_table.clone(),
                 left: j.kind == TemporalJoinKind::Left,
-                drop_older_versions: j.out_of_order_versions
-                    == OutOfOrderVersions::Drop,
+                drop_older_versions: j.out_of_order_versions == OutOfOrderVersions::Drop,
             }),
             late_events: j.late_events.clone(),
             hold_ms: 0,
@@ -72,5 +85,40 @@ impl Builder<'_> {
             },
         ];
         g.add_node(name, draft, ports);
+    }
+}
+
+impl TransformTable for TemporalJoinConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        vec![
+            ("input", None, self.input.as_str()),
+            ("table", None, self.table.as_str()),
+        ]
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        one(&mut self.input);
+        one(&mut self.table);
+    }
+    fn late_events(&self) -> Option<&str> {
+        self.late_events.as_deref()
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.temporal_join(name, self, g);
+    }
+}
+
+impl NodeSpec for TemporalJoinPlan {
+    fn state_signature(&self) -> String {
+        format!(
+            "TemporalJoin on {:?} table on {:?} (rows by value)",
+            self.on_input.as_str(),
+            self.on_table.as_str()
+        )
+    }
+    fn what(&self) -> &'static str {
+        "temporal join"
+    }
+    fn build(&self, ctx: BuildCtx) -> Box<dyn Operator> {
+        Box::new(super::TemporalJoin::new(self, ctx))
     }
 }

@@ -11,6 +11,7 @@
 //! is late: counted and sent to the late side output if there is one. Output: the row as read,
 //! with `"<rank_field>":<rank>` added when a rank field is named, at the group's time.
 
+pub mod config;
 pub mod plan;
 
 use std::cmp::Ordering;

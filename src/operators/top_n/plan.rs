@@ -2,11 +2,23 @@
 //! (checked against what the input is known to hold), `n`, and the rank field, which the output
 //! gains beside the input's fields.
 
-use crate::plan::build::graph::{check_fields, field_path, refuse_updates, Graph, NodeDraft, PortDraft};
+use crate::config::{KeyPath, TopNConfig};
+use crate::expr::FieldPath;
+use crate::operators::{listed, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::plan::build::graph::{
+    check_fields, field_path, refuse_updates, Graph, NodeDraft, PortDraft,
+};
 use crate::plan::build::schema::{late_schema, merged, Schema};
 use crate::plan::build::Builder;
-use crate::config::{KeyPath, TopNConfig};
-use crate::plan::{NodeKind, TopNPlan};
+
+/// The `n` best rows per key and event time, ranked by `order` (field, descending).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopNPlan {
+    pub key: Vec<FieldPath>,
+    pub order: Vec<(FieldPath, bool)>,
+    pub n: usize,
+    pub rank_field: Option<String>,
+}
 
 impl Builder<'_> {
     pub(crate) fn top_n(&mut self, name: &str, t: &TopNConfig, g: &mut Graph<'_>) {
@@ -199,5 +211,38 @@ inputs = ["named"]
             "{}",
             errors(&lateness)
         );
+    }
+}
+
+impl TransformTable for TopNConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        listed(&self.inputs)
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        self.inputs.iter_mut().for_each(one);
+    }
+    fn late_events(&self) -> Option<&str> {
+        self.late_events.as_deref()
+    }
+    fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.top_n(name, self, g);
+    }
+}
+
+impl NodeSpec for TopNPlan {
+    fn state_signature(&self) -> String {
+        format!(
+            "TopN key {:?} (rows by value)",
+            self.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
+        )
+    }
+    fn what(&self) -> &'static str {
+        "top-n"
+    }
+    fn build(&self, _ctx: BuildCtx) -> Box<dyn Operator> {
+        Box::new(super::TopN::new(self))
     }
 }

@@ -12,14 +12,15 @@
 //!
 //! This module knows events, aggregates and time; it never sees threads, rings, sources or sinks.
 
-pub mod plan;
 pub mod acc_table;
 pub mod aggregate;
 pub mod combine;
+pub mod config;
 pub mod distinct;
 mod format;
 mod numbers;
 pub mod panes;
+pub mod plan;
 mod session;
 
 use crate::operators::Operator;

@@ -2,20 +2,108 @@
 //! port its events arrive on (keyed on the group-by fields, one value slot per distinct input
 //! field of its aggregates).
 
+use crate::config::{self, suggest, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
+use crate::expr::FieldPath;
+use crate::operators::{listed, BuildCtx, Combine, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{check_fields, field_path, Graph, Input, NodeDraft, PortDraft};
 use crate::plan::build::schema::{derived, late_schema, Schema};
 use crate::plan::build::Builder;
-use crate::config::{self, suggest, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
-use crate::expr::FieldPath;
-use crate::plan::{
-    AggFunc, AggPlan, HotKeyPlanMode, HotKeysPlan, NodeKind, SlotUse, WindowKind,
-    WindowPlan,
-};
+use crate::plan::SlotUse;
 
 /// Output fields every window result has besides its group-by fields and aggregates.
 pub const WINDOW_FIELDS: [&str; 2] = ["window_start", "window_end"];
 /// The aggregate functions, as a user writes them.
 pub const AGG_FUNCTIONS: [&str; 6] = ["count", "sum", "min", "max", "avg", "count_distinct"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowKind {
+    Tumbling { size_ms: i64 },
+    Sliding { size_ms: i64, slide_ms: i64 },
+    Session { gap_ms: i64 },
+    Cumulative { step_ms: i64, max_size_ms: i64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+    CountDistinct,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggPlan {
+    /// Output field name.
+    pub name: String,
+    pub func: AggFunc,
+    /// Input field; `None` only for `count()`.
+    pub field: Option<FieldPath>,
+    /// The value slot of the window's events that holds `field`.
+    pub slot: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowPlan {
+    /// Key fields as written (`user.country`); each names its output field.
+    pub group_by: Vec<FieldPath>,
+    pub window: WindowKind,
+    pub allowed_lateness_ms: i64,
+    pub aggregates: Vec<AggPlan>,
+    pub hot_keys: HotKeysPlan,
+}
+
+impl WindowPlan {
+    /// What this window's state layout depends on: its kind and sizes, its key and its aggregate
+    /// functions with their inputs, in order.
+    pub fn state_signature(&self) -> String {
+        let aggs: Vec<String> = self
+            .aggregates
+            .iter()
+            .map(|a| {
+                let f = a.field.as_ref().map_or("", FieldPath::as_str);
+                format!("{:?}({f})", a.func)
+            })
+            .collect();
+        let keys: Vec<&str> = self.group_by.iter().map(FieldPath::as_str).collect();
+        format!(
+            "{:?} group_by {keys:?} aggregates [{}]",
+            self.window,
+            aggs.join(", ")
+        )
+    }
+}
+
+/// Where a window's phase one runs (see `operators::window::combine`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HotKeysPlan {
+    pub mode: HotKeyPlanMode,
+    /// Events a shard may hold back in phase one.
+    pub max_buffered: usize,
+}
+
+impl HotKeysPlan {
+    pub const OFF: HotKeysPlan = HotKeysPlan {
+        mode: HotKeyPlanMode::Off,
+        max_buffered: crate::config::defaults::hot_key_max_buffered(),
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HotKeyPlanMode {
+    Off,
+    /// Every key is combined where it is read, on shards `0..salt` (every shard when `None`; the
+    /// shard count is known only at run time, after `--shards`).
+    Salt {
+        salt: Option<usize>,
+    },
+    /// Keys above `threshold` of a shard's recent events are combined (default: by shard count,
+    /// `config::defaults::hot_key_threshold`, known only at run time).
+    Auto {
+        threshold: Option<f64>,
+    },
+}
 
 impl Builder<'_> {
     pub(crate) fn window(&mut self, name: &str, w: &WindowTransformConfig, g: &mut Graph<'_>) {
@@ -324,5 +412,76 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
         (AggFunc::Count, true) => Ok((f, None)),
         (_, true) => Err(format!("`{func}` needs a field: write `{func}(field)`")),
         (_, false) => Ok((f, Some(arg.to_string()))),
+    }
+}
+
+impl TransformTable for WindowTransformConfig {
+    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+        listed(&self.inputs)
+    }
+    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+        self.inputs.iter_mut().for_each(one);
+    }
+    fn late_events(&self) -> Option<&str> {
+        self.late_events.as_deref()
+    }
+    fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.window(name, self, g);
+    }
+}
+
+impl NodeSpec for WindowPlan {
+    fn state_signature(&self) -> String {
+        WindowPlan::state_signature(self)
+    }
+    fn what(&self) -> &'static str {
+        "window"
+    }
+    fn describe(&self) -> String {
+        let window = match self.window {
+            WindowKind::Tumbling { size_ms } => format!("tumbling {size_ms} ms"),
+            WindowKind::Sliding { size_ms, slide_ms } => {
+                format!("sliding {size_ms} ms every {slide_ms} ms")
+            }
+            WindowKind::Session { gap_ms } => format!("session, gap {gap_ms} ms"),
+            WindowKind::Cumulative {
+                step_ms,
+                max_size_ms,
+            } => {
+                format!("cumulative to {max_size_ms} ms in steps of {step_ms} ms")
+            }
+        };
+        let aggs: Vec<String> = self
+            .aggregates
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} = {:?}({})",
+                    a.name,
+                    a.func,
+                    a.field.as_ref().map_or("", |f| f.as_str())
+                )
+            })
+            .collect();
+        format!(
+            "window, {window}, allowed lateness {} ms; {}",
+            self.allowed_lateness_ms,
+            aggs.join(", ")
+        )
+    }
+    fn takes_retractions(&self) -> bool {
+        true
+    }
+    fn build(&self, _ctx: BuildCtx) -> Box<dyn Operator> {
+        super::build(self)
+    }
+    fn combiner(&self) -> Option<(Box<dyn Combine>, HotKeysPlan)> {
+        if self.hot_keys.mode == HotKeyPlanMode::Off {
+            return None;
+        }
+        Some((super::combiner(self)?, self.hot_keys))
     }
 }

@@ -337,7 +337,12 @@ pub(crate) fn refuse_updates(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input
 }
 
 /// Joins and dedupe keep rows, not accumulators: there is nothing to combine in a phase one.
-pub(crate) fn refuse_hot_keys(b: &mut Builder<'_>, name: &str, what: &str, h: &Option<toml::Value>) {
+pub(crate) fn refuse_hot_keys(
+    b: &mut Builder<'_>,
+    name: &str,
+    what: &str,
+    h: &Option<toml::Value>,
+) {
     if h.is_some() {
         b.err(
             KeyPath::new(["transforms", name, "hot_keys"]),
@@ -348,7 +353,14 @@ pub(crate) fn refuse_hot_keys(b: &mut Builder<'_>, name: &str, what: &str, h: &O
 
 impl Builder<'_> {
     /// One named input of a join (`left`, `table`, ...), refusing updates.
-    pub(crate) fn side(&mut self, g: &Graph<'_>, name: &str, k: &str, input: &str, what: &str) -> Vec<Input> {
+    pub(crate) fn side(
+        &mut self,
+        g: &Graph<'_>,
+        name: &str,
+        k: &str,
+        input: &str,
+        what: &str,
+    ) -> Vec<Input> {
         let key = KeyPath::new(["transforms", name, k]);
         let inputs: Vec<Input> = g.input(self, key.clone(), input).into_iter().collect();
         refuse_updates(self, &key, &inputs, what);

@@ -5,9 +5,9 @@
 //! temporal join its input's fields and `table`; filters and dedupe pass their input's on.
 
 use crate::config::suggest;
+use crate::expr::{FieldPath, Segment};
 use crate::plan::build::graph::Input;
 use crate::plan::StreamRef;
-use crate::expr::{FieldPath, Segment};
 
 /// The fields of a record, as far as they are known.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -395,7 +395,7 @@ fn aggregate_functions_and_arity() {
 
 #[test]
 fn parse_aggregate_table() {
-    use window::parse_aggregate;
+    use crate::operators::window::plan::parse_aggregate;
     let ok: &[(&str, AggFunc, Option<&str>)] = &[
         ("count()", AggFunc::Count, None),
         (" count( ) ", AggFunc::Count, None),
