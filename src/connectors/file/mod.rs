@@ -1,5 +1,5 @@
 //! The `file` connector: NDJSON or CSV lines read from a file or a glob ([`source`], in chunks
-//! through io_uring, [`chunks`] and [`uring`]), and NDJSON result lines appended to a file
+//! through io_uring, [`chunks`] and `uring`), and NDJSON result lines appended to a file
 //! ([`sink`]), which also writes the dead-letter output.
 
 pub mod chunks;

@@ -45,7 +45,7 @@ impl NexmarkTable {
 }
 
 /// The built-in synthetic source; every key but `table` (for `model = "nexmark"`) is optional.
-/// See [`super::ClickPlan`] and [`super::NexmarkPlan`].
+/// See [`super::GeneratorPlan`] and [`super::NexmarkSourcePlan`].
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSourceConfig {

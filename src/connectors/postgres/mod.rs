@@ -1,6 +1,6 @@
 //! The `postgres` sink: result rows upserted into a table, one connection per shard.
 //!
-//! A shard hands its buffered result lines to its connection's thread ([`worker`]) through a
+//! A shard hands its buffered result lines to its connection's thread (`worker`) through a
 //! bounded queue of `max_in_flight` buffers; when the database is slow the queue fills, the
 //! shard blocks on it, stops taking from its rings and reading its source (a Kafka source pauses,
 //! a file stops advancing), so memory stays bounded and lag stays in the source. At a checkpoint

@@ -1,6 +1,9 @@
 //! Validation of `type = "dedupe"`: its inputs (any stream that carries no updates), its key
 //! fields (checked against what the inputs are known to hold), its horizon, and its port, which
 //! keeps whole records, so its events carry the row by value.
+//!
+//! Also the node it validates into, [`DedupePlan`], and the kind's two registry entries
+//! (`TransformTable` for its table, [`NodeSpec`] for its node).
 
 use crate::config::{DedupeConfig, KeyPath};
 use crate::expr::FieldPath;

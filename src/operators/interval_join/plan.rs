@@ -2,6 +2,9 @@
 //! interval join whose bounds are its state TTL): their `left` and `right` inputs (any stream
 //! that carries no updates), the `on` fields (checked against both sides), the bounds, and the
 //! two ports, which keep whole records, so their events carry the row by value.
+//!
+//! Also the node it validates into, [`IntervalJoinPlan`], and the kind's two registry entries
+//! (`TransformTable` for its table, [`NodeSpec`] for its node).
 
 use crate::config::{IntervalJoinConfig, IntervalJoinKind, KeyPath, RegularJoinConfig};
 use crate::expr::FieldPath;

@@ -2,6 +2,9 @@
 //! a late side output, another step), their expressions (compiled here, so a mistake is reported
 //! with a caret at its column before anything runs) and the fields those read where the upstream
 //! records are known. A step's readers see every path through it as an edge.
+//!
+//! Also the steps' registry entries (`TransformTable` for `filter` and `select`); a step is no
+//! node, so it has no [`crate::operators::NodeSpec`].
 
 use super::config::{FilterTransformConfig, SelectTransformConfig};
 use crate::config::KeyPath;

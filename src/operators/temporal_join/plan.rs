@@ -1,6 +1,9 @@
 //! Validation of `type = "temporal_join"`: its `input` and `table` (any stream that carries no
 //! updates), the `on` fields (checked against what each side is known to hold), and its two
 //! ports, which keep whole records, so their events carry the row by value.
+//!
+//! Also the node it validates into, [`TemporalJoinPlan`], and the kind's two registry entries
+//! (`TransformTable` for its table, [`NodeSpec`] for its node).
 
 use crate::config::{KeyPath, OutOfOrderVersions, TemporalJoinConfig, TemporalJoinKind};
 use crate::expr::FieldPath;

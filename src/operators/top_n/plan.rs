@@ -1,6 +1,9 @@
 //! Validation of `top_n`: an append-only input, the partition key fields and the order fields
 //! (checked against what the input is known to hold), `n`, and the rank field, which the output
 //! gains beside the input's fields.
+//!
+//! Also the node it validates into, [`TopNPlan`], and the kind's two registry entries
+//! (`TransformTable` for its table, [`NodeSpec`] for its node).
 
 use crate::config::{KeyPath, TopNConfig};
 use crate::expr::FieldPath;

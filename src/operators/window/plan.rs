@@ -1,6 +1,9 @@
 //! Validation of window transforms: inputs, group-by fields, window shape and aggregates, and the
 //! port its events arrive on (keyed on the group-by fields, one value slot per distinct input
 //! field of its aggregates).
+//!
+//! Also the node it validates into, [`WindowPlan`] (with its aggregates and hot-key settings), and the kind's two registry entries
+//! (`TransformTable` for its table, [`NodeSpec`] for its node).
 
 use crate::config::{self, suggest, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
 use crate::expr::FieldPath;
