@@ -38,6 +38,32 @@ pub(crate) trait TransformTable {
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>);
 }
 
+/// The [`TransformTable`] methods over a table's inputs, as every kind writes them: with no
+/// argument, over its `inputs` list (`input_names`, `each_input`, `inputs`); with field names
+/// (`left, right`), over those, in order (`input_names`, `each_input`).
+macro_rules! table_inputs {
+    () => {
+        fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+            $crate::operators::listed(&self.inputs)
+        }
+        fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+            self.inputs.iter_mut().for_each(one);
+        }
+        fn inputs(&self) -> &[String] {
+            &self.inputs
+        }
+    };
+    ($($side:ident),+) => {
+        fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
+            vec![$((stringify!($side), None, self.$side.as_str())),+]
+        }
+        fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
+            $(one(&mut self.$side);)+
+        }
+    };
+}
+pub(crate) use table_inputs;
+
 /// (`inputs`, Some(i), name) for each name of an `inputs` list.
 pub(crate) fn listed(inputs: &[String]) -> Vec<(&'static str, Option<usize>, &str)> {
     inputs

@@ -23,7 +23,7 @@ pub mod timers;
 pub mod top_n;
 pub mod window;
 
-pub(crate) use kinds::{listed, TransformTable};
+pub(crate) use kinds::{listed, table_inputs, TransformTable};
 pub use kinds::{NodeKind, NodeSpec, TransformConfig};
 
 pub use dedupe::config::DedupeConfig;

@@ -7,7 +7,7 @@
 
 use crate::config::{DedupeConfig, KeyPath};
 use crate::expr::FieldPath;
-use crate::operators::{listed, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{refuse_hot_keys, refuse_updates, Graph, NodeDraft, PortDraft};
 use crate::plan::build::schema::{late_schema, merged};
 use crate::plan::build::Builder;
@@ -72,17 +72,9 @@ impl Builder<'_> {
 }
 
 impl TransformTable for DedupeConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        listed(&self.inputs)
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        self.inputs.iter_mut().for_each(one);
-    }
+    table_inputs!();
     fn late_events(&self) -> Option<&str> {
         self.late_events.as_deref()
-    }
-    fn inputs(&self) -> &[String] {
-        &self.inputs
     }
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
         b.dedupe(name, self, g);

@@ -8,7 +8,7 @@
 
 use crate::config::{IntervalJoinConfig, IntervalJoinKind, KeyPath, RegularJoinConfig};
 use crate::expr::FieldPath;
-use crate::operators::{BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{refuse_hot_keys, Graph, Input, NodeDraft, PortDraft};
 use crate::plan::build::schema::{late_schema, merged, Schema};
 use crate::plan::build::Builder;
@@ -153,16 +153,7 @@ impl Builder<'_> {
 }
 
 impl TransformTable for IntervalJoinConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        vec![
-            ("left", None, self.left.as_str()),
-            ("right", None, self.right.as_str()),
-        ]
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        one(&mut self.left);
-        one(&mut self.right);
-    }
+    table_inputs!(left, right);
     fn late_events(&self) -> Option<&str> {
         self.late_events.as_deref()
     }
@@ -172,16 +163,7 @@ impl TransformTable for IntervalJoinConfig {
 }
 
 impl TransformTable for RegularJoinConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        vec![
-            ("left", None, self.left.as_str()),
-            ("right", None, self.right.as_str()),
-        ]
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        one(&mut self.left);
-        one(&mut self.right);
-    }
+    table_inputs!(left, right);
     fn late_events(&self) -> Option<&str> {
         self.late_events.as_deref()
     }

@@ -9,7 +9,7 @@
 use super::config::{FilterTransformConfig, SelectTransformConfig};
 use crate::config::KeyPath;
 use crate::expr;
-use crate::operators::{listed, TransformTable};
+use crate::operators::{table_inputs, TransformTable};
 use crate::plan::build::graph::{Graph, Input};
 use crate::plan::build::schema::{Known, Schema};
 use crate::plan::build::Builder;
@@ -98,30 +98,14 @@ impl Builder<'_> {
 }
 
 impl TransformTable for FilterTransformConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        listed(&self.inputs)
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        self.inputs.iter_mut().for_each(one);
-    }
-    fn inputs(&self) -> &[String] {
-        &self.inputs
-    }
+    table_inputs!();
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
         b.step(name, StepTable::Filter(self), g);
     }
 }
 
 impl TransformTable for SelectTransformConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        listed(&self.inputs)
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        self.inputs.iter_mut().for_each(one);
-    }
-    fn inputs(&self) -> &[String] {
-        &self.inputs
-    }
+    table_inputs!();
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
         b.step(name, StepTable::Select(self), g);
     }

@@ -7,7 +7,7 @@
 
 use crate::config::{KeyPath, OutOfOrderVersions, TemporalJoinConfig, TemporalJoinKind};
 use crate::expr::FieldPath;
-use crate::operators::{BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{
     check_fields, field_path, refuse_hot_keys, Graph, NodeDraft, PortDraft,
 };
@@ -92,16 +92,7 @@ impl Builder<'_> {
 }
 
 impl TransformTable for TemporalJoinConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        vec![
-            ("input", None, self.input.as_str()),
-            ("table", None, self.table.as_str()),
-        ]
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        one(&mut self.input);
-        one(&mut self.table);
-    }
+    table_inputs!(input, table);
     fn late_events(&self) -> Option<&str> {
         self.late_events.as_deref()
     }

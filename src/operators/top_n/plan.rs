@@ -7,7 +7,7 @@
 
 use crate::config::{KeyPath, TopNConfig};
 use crate::expr::FieldPath;
-use crate::operators::{listed, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{
     check_fields, field_path, refuse_updates, Graph, NodeDraft, PortDraft,
 };
@@ -218,17 +218,9 @@ inputs = ["named"]
 }
 
 impl TransformTable for TopNConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        listed(&self.inputs)
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        self.inputs.iter_mut().for_each(one);
-    }
+    table_inputs!();
     fn late_events(&self) -> Option<&str> {
         self.late_events.as_deref()
-    }
-    fn inputs(&self) -> &[String] {
-        &self.inputs
     }
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
         b.top_n(name, self, g);

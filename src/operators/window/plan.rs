@@ -7,7 +7,9 @@
 
 use crate::config::{self, suggest, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
 use crate::expr::FieldPath;
-use crate::operators::{listed, BuildCtx, Combine, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::operators::{
+    table_inputs, BuildCtx, Combine, NodeKind, NodeSpec, Operator, TransformTable,
+};
 use crate::plan::build::graph::{check_fields, field_path, Graph, Input, NodeDraft, PortDraft};
 use crate::plan::build::schema::{derived, late_schema, Schema};
 use crate::plan::build::Builder;
@@ -419,17 +421,9 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
 }
 
 impl TransformTable for WindowTransformConfig {
-    fn input_names(&self) -> Vec<(&'static str, Option<usize>, &str)> {
-        listed(&self.inputs)
-    }
-    fn each_input(&mut self, one: &mut dyn FnMut(&mut String)) {
-        self.inputs.iter_mut().for_each(one);
-    }
+    table_inputs!();
     fn late_events(&self) -> Option<&str> {
         self.late_events.as_deref()
-    }
-    fn inputs(&self) -> &[String] {
-        &self.inputs
     }
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
         b.window(name, self, g);
