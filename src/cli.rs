@@ -5,7 +5,7 @@
 use crate::loadgen::LoadgenArgs;
 use crate::runtime::{self, RunOptions};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -128,56 +128,13 @@ fn drain_watchdog(stop: Arc<AtomicBool>, limit_ms: i64) -> std::io::Result<()> {
 
 pub fn main_with(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Validate { config } => {
-            let plan = crate::plan::load(&config)?;
-            let count = |what: &str| plan.nodes.iter().filter(|n| n.kind.what() == what).count();
-            let joins = count("interval join") + count("temporal join");
-            println!(
-                "{}: ok ({} sources, {} filters/selects, {} windows, {} joins, {} dedupes, {} sinks, {} shards, {} depths)",
-                config.display(),
-                plan.sources.len(),
-                plan.steps.len(),
-                count("window"),
-                joins,
-                count("dedupe"),
-                plan.sinks.len(),
-                plan.runtime.shards,
-                plan.depths()
-            );
-            Ok(())
-        }
-        Command::Explain { config } => {
-            let job = crate::plan::load_job(&config)?;
-            let plan = job.plan()?;
-            if let Some(sql) = &job.sql {
-                println!(
-                    "# {}: [pipeline] sql compiles to (as TOML)\n{}",
-                    config.display(),
-                    sql.compiled.toml().trim_end()
-                );
-                println!();
-            }
-            print!("{}", crate::plan::explain(&plan));
-            Ok(())
-        }
+        Command::Validate { config } => validate(&config),
+        Command::Explain { config } => explain(&config),
         Command::Export {
             target: _,
             config,
             out,
-        } => {
-            let job = crate::plan::load_job(&config)?;
-            job.plan()?;
-            let done = crate::sql::export::export_flink(&job.config, &config, &out)?;
-            println!(
-                "{}: Flink job written (run it with {}/run.sh)",
-                done.dir.display(),
-                done.dir.display()
-            );
-            for c in &done.changes {
-                println!("  {c}");
-            }
-            Ok(())
-        }
+        } => export(&config, &out),
         Command::Run {
             config,
             stats,
@@ -187,68 +144,20 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             allow_dropped_state,
             log_format,
         } => {
-            let logs = tracing_subscriber::fmt()
-                .with_writer(std::io::stderr)
-                .with_target(false)
-                .with_ansi(false);
-            // A second init (tests running several jobs in one process) keeps the first.
-            let _ = if log_format == "json" {
-                logs.json().try_init()
-            } else {
-                logs.try_init()
+            init_logs(&log_format);
+            let options = RunFlags {
+                no_uring,
+                from_savepoint,
+                shards,
+                allow_dropped_state,
             };
-            let mut plan = crate::plan::load(&config)?;
-            if let Some(n) = shards {
-                anyhow::ensure!(n >= 1, "--shards must be at least 1");
-                plan.runtime.shards = n;
-            }
-            let stop = Arc::new(AtomicBool::new(false));
-            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-                // A second signal while draining exits at once.
-                signal_hook::flag::register_conditional_shutdown(sig, 1, stop.clone())?;
-                signal_hook::flag::register(sig, stop.clone())?;
-            }
-            drain_watchdog(stop.clone(), plan.runtime.drain_timeout_ms)?;
-            let savepoint = Arc::new(AtomicBool::new(false));
-            signal_hook::flag::register(signal_hook::consts::SIGUSR1, savepoint.clone())?;
-            let summary = runtime::run(
-                &plan,
-                RunOptions {
-                    stop,
-                    uring: !no_uring,
-                    sources: None,
-                    savepoint,
-                    from_savepoint,
-                    allow_dropped_state,
-                },
-            )?;
-            eprint!("{}", summary.text());
-            if let Some(path) = stats {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir)?;
-                }
-                std::fs::write(&path, serde_json::to_vec_pretty(&summary)?)?;
-            }
-            Ok(())
+            run_job(&config, options, stats.as_deref())
         }
         Command::Savepoint {
             config,
             out,
             timeout,
-        } => {
-            let plan = crate::plan::load(&config)?;
-            let Some(ck) = &plan.checkpoint else {
-                anyhow::bail!(
-                    "{}: savepoints need a [checkpoint] section (its dir is where the running job \
-                     is found and where a restored job checkpoints)",
-                    config.display()
-                );
-            };
-            let wait = std::time::Duration::from_secs(timeout);
-            let msg = crate::checkpoint::savepoint::take(&ck.dir, &out, wait)?;
-            println!("{msg}");
-            Ok(())
-        }
+        } => savepoint(&config, &out, timeout),
         Command::Top {
             address,
             every,
@@ -271,4 +180,132 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `sluice validate`: the plan's shape in one line.
+fn validate(config: &Path) -> anyhow::Result<()> {
+    let plan = crate::plan::load(config)?;
+    let count = |what: &str| plan.nodes.iter().filter(|n| n.kind.what() == what).count();
+    let joins = count("interval join") + count("temporal join");
+    println!(
+        "{}: ok ({} sources, {} filters/selects, {} windows, {} joins, {} dedupes, {} sinks, {} shards, {} depths)",
+        config.display(),
+        plan.sources.len(),
+        plan.steps.len(),
+        count("window"),
+        joins,
+        count("dedupe"),
+        plan.sinks.len(),
+        plan.runtime.shards,
+        plan.depths()
+    );
+    Ok(())
+}
+
+/// `sluice explain`: a SQL job's compiled tables (as TOML), then the graph.
+fn explain(config: &Path) -> anyhow::Result<()> {
+    let job = crate::plan::load_job(config)?;
+    let plan = job.plan()?;
+    if let Some(sql) = &job.sql {
+        println!(
+            "# {}: [pipeline] sql compiles to (as TOML)\n{}",
+            config.display(),
+            sql.compiled.toml().trim_end()
+        );
+        println!();
+    }
+    print!("{}", crate::plan::explain(&plan));
+    Ok(())
+}
+
+/// `sluice export flink`.
+fn export(config: &Path, out: &Path) -> anyhow::Result<()> {
+    let job = crate::plan::load_job(config)?;
+    job.plan()?;
+    let done = crate::sql::export::export_flink(&job.config, config, out)?;
+    println!(
+        "{}: Flink job written (run it with {}/run.sh)",
+        done.dir.display(),
+        done.dir.display()
+    );
+    for c in &done.changes {
+        println!("  {c}");
+    }
+    Ok(())
+}
+
+/// Log lines to stderr, as text or JSON (`--log-format`).
+fn init_logs(format: &str) {
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(false);
+    // A second init (tests running several jobs in one process) keeps the first.
+    let _ = if format == "json" {
+        logs.json().try_init()
+    } else {
+        logs.try_init()
+    };
+}
+
+/// `sluice run`'s flags that change the run itself.
+struct RunFlags {
+    no_uring: bool,
+    from_savepoint: Option<PathBuf>,
+    shards: Option<usize>,
+    allow_dropped_state: bool,
+}
+
+/// `sluice run`: the job until its inputs end or a signal stops it; the summary to stderr and,
+/// with `--stats`, as JSON to a file.
+fn run_job(config: &Path, flags: RunFlags, stats: Option<&Path>) -> anyhow::Result<()> {
+    let mut plan = crate::plan::load(config)?;
+    if let Some(n) = flags.shards {
+        anyhow::ensure!(n >= 1, "--shards must be at least 1");
+        plan.runtime.shards = n;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while draining exits at once.
+        signal_hook::flag::register_conditional_shutdown(sig, 1, stop.clone())?;
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    drain_watchdog(stop.clone(), plan.runtime.drain_timeout_ms)?;
+    let savepoint = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGUSR1, savepoint.clone())?;
+    let summary = runtime::run(
+        &plan,
+        RunOptions {
+            stop,
+            uring: !flags.no_uring,
+            sources: None,
+            savepoint,
+            from_savepoint: flags.from_savepoint,
+            allow_dropped_state: flags.allow_dropped_state,
+        },
+    )?;
+    eprint!("{}", summary.text());
+    if let Some(path) = stats {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, serde_json::to_vec_pretty(&summary)?)?;
+    }
+    Ok(())
+}
+
+/// `sluice savepoint`: asks the running job for a savepoint and waits for it.
+fn savepoint(config: &Path, out: &Path, timeout: u64) -> anyhow::Result<()> {
+    let plan = crate::plan::load(config)?;
+    let Some(ck) = &plan.checkpoint else {
+        anyhow::bail!(
+            "{}: savepoints need a [checkpoint] section (its dir is where the running job \
+             is found and where a restored job checkpoints)",
+            config.display()
+        );
+    };
+    let wait = std::time::Duration::from_secs(timeout);
+    let msg = crate::checkpoint::savepoint::take(&ck.dir, out, wait)?;
+    println!("{msg}");
+    Ok(())
 }

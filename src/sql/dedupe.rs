@@ -50,6 +50,29 @@ pub(super) fn ranks_at_top(q: &Query) -> bool {
     }
 }
 
+/// The PARTITION BY columns of a deduplication: their names and the expressions that read them.
+fn partition_keys(
+    spec: &sqlparser::ast::WindowSpec,
+    input: &Stream,
+) -> Result<(Vec<String>, Vec<String>), SqlError> {
+    let mut names = Vec::new();
+    let mut keys = Vec::new();
+    for p in &spec.partition_by {
+        let Expr::Identifier(id) = p else {
+            return Err(unsupported(p, "a PARTITION BY other than column names is"));
+        };
+        let Some(c) = input.columns.iter().find(|c| c.name == id.value) else {
+            return Err(SqlError::span(
+                p.span(),
+                format!("no column `{}` to partition by", id.value),
+            ));
+        };
+        keys.push(c.expr.clone());
+        names.push(c.name.clone());
+    }
+    Ok((names, keys))
+}
+
 impl Compiler {
     /// `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn FROM t) WHERE rn = 1 [AND ...]`.
     pub(super) fn deduped(
@@ -110,21 +133,7 @@ impl Compiler {
         if keep_last && !keep_last_ok {
             return Err(SqlError::span(order.expr.span(), "ORDER BY ... DESC keeps the last row per key, an updating result (Flink retracts the row it emitted before), which sluice does not produce except as a versioned view read by a temporal join (CREATE VIEW v AS SELECT ... WHERE rn = 1, then JOIN v FOR SYSTEM_TIME AS OF ...); ORDER BY rt ASC keeps the first"));
         }
-        let mut names = Vec::new();
-        let mut keys = Vec::new();
-        for p in &spec.partition_by {
-            let Expr::Identifier(id) = p else {
-                return Err(unsupported(p, "a PARTITION BY other than column names is"));
-            };
-            let Some(c) = input.columns.iter().find(|c| c.name == id.value) else {
-                return Err(SqlError::span(
-                    p.span(),
-                    format!("no column `{}` to partition by", id.value),
-                ));
-            };
-            keys.push(c.expr.clone());
-            names.push(c.name.clone());
-        }
+        let (names, keys) = partition_keys(spec, &input)?;
         if keys.is_empty() {
             return Err(SqlError::span(
                 call.span(),

@@ -7,6 +7,7 @@
 
 pub mod avro;
 pub mod avro_plan;
+mod chunks;
 pub mod client;
 pub mod commit;
 pub mod config;

@@ -60,46 +60,7 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         .last()
         .copied()
         .unwrap_or(0);
-    // (manifest, its snapshots, folder it was read from, what it is called in messages)
-    let found: Option<(Manifest, Vec<Snapshot>, PathBuf, String)> = match a.from_savepoint {
-        Some(sp) => {
-            let (m, snapshots) = checkpoint::load_folder(sp)
-                .map_err(|why| err(format!("savepoint {}: not usable: {why}", sp.display())))?;
-            let what = format!("savepoint {}", sp.display());
-            Some((m, snapshots, sp.to_path_buf(), what))
-        }
-        None => {
-            let (newest, skipped) = store.restore_point().map_err(|e| err(e.to_string()))?;
-            for s in &skipped {
-                tracing::warn!(
-                    checkpoint = s.id,
-                    dir = %plan.dir.display(),
-                    "checkpoint {} skipped: {}",
-                    s.id,
-                    s.why
-                );
-            }
-            match (&newest, skipped.is_empty()) {
-                (Some((m, _)), false) => tracing::warn!(
-                    checkpoint = m.id,
-                    skipped = skipped.len(),
-                    "falling back to checkpoint {}, the newest intact one",
-                    m.id
-                ),
-                (None, false) => tracing::warn!(
-                    skipped = skipped.len(),
-                    "no intact checkpoint in {}: starting from the beginning",
-                    plan.dir.display()
-                ),
-                _ => {}
-            }
-            newest.map(|(m, snapshots)| {
-                let what = format!("checkpoint {} in {}", m.id, plan.dir.display());
-                let folder = store.folder(m.id);
-                (m, snapshots, folder, what)
-            })
-        }
-    };
+    let found = restore_point(&store, plan, a.from_savepoint)?;
     let mut resume = None;
     let mut newest = None;
     if let Some((mut m, snapshots, folder, what)) = found {
@@ -173,6 +134,58 @@ pub fn open(plan: &CheckpointPlan, a: OpenArgs<'_>) -> Result<Opened, RuntimeErr
         buffers: Mutex::new(Default::default()),
     };
     Ok((Arc::new(ckpt), resume, rx))
+}
+
+/// A restore point: its manifest, its snapshots, the folder it was read from, and what it is
+/// called in messages.
+type Found = (Manifest, Vec<Snapshot>, PathBuf, String);
+
+/// What to resume from: the savepoint asked for, or the newest intact checkpoint of the store
+/// (each damaged newer one skipped with a warning saying why); `None`: start from the beginning.
+fn restore_point(
+    store: &CheckpointStore,
+    plan: &CheckpointPlan,
+    from_savepoint: Option<&Path>,
+) -> Result<Option<Found>, RuntimeError> {
+    Ok(match from_savepoint {
+        Some(sp) => {
+            let (m, snapshots) = checkpoint::load_folder(sp)
+                .map_err(|why| err(format!("savepoint {}: not usable: {why}", sp.display())))?;
+            let what = format!("savepoint {}", sp.display());
+            Some((m, snapshots, sp.to_path_buf(), what))
+        }
+        None => {
+            let (newest, skipped) = store.restore_point().map_err(|e| err(e.to_string()))?;
+            for s in &skipped {
+                tracing::warn!(
+                    checkpoint = s.id,
+                    dir = %plan.dir.display(),
+                    "checkpoint {} skipped: {}",
+                    s.id,
+                    s.why
+                );
+            }
+            match (&newest, skipped.is_empty()) {
+                (Some((m, _)), false) => tracing::warn!(
+                    checkpoint = m.id,
+                    skipped = skipped.len(),
+                    "falling back to checkpoint {}, the newest intact one",
+                    m.id
+                ),
+                (None, false) => tracing::warn!(
+                    skipped = skipped.len(),
+                    "no intact checkpoint in {}: starting from the beginning",
+                    plan.dir.display()
+                ),
+                _ => {}
+            }
+            newest.map(|(m, snapshots)| {
+                let what = format!("checkpoint {} in {}", m.id, plan.dir.display());
+                let folder = store.folder(m.id);
+                (m, snapshots, folder, what)
+            })
+        }
+    })
 }
 
 /// For every operator of this config, the section of `m` to restore it from. Operators with no
