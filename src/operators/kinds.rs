@@ -6,13 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::dedupe::{config::DedupeConfig, plan::DedupePlan};
-use super::interval_join::config::{IntervalJoinConfig, RegularJoinConfig};
-use super::interval_join::plan::IntervalJoinPlan;
-use super::steps::config::{FilterTransformConfig, SelectTransformConfig};
-use super::temporal_join::{config::TemporalJoinConfig, plan::TemporalJoinPlan};
-use super::top_n::{config::TopNConfig, plan::TopNPlan};
-use super::window::{config::WindowTransformConfig, plan::WindowPlan};
+use super::{dedupe, interval_join, steps, temporal_join, top_n, window};
 use super::{BuildCtx, Combine, Operator};
 use crate::plan::build::{graph::Graph, Builder};
 use crate::plan::HotKeysPlan;
@@ -147,22 +141,22 @@ macro_rules! node_kinds {
 }
 
 transform_kinds! {
-    Window => WindowTransformConfig,
-    Filter => FilterTransformConfig,
-    Select => SelectTransformConfig,
-    TemporalJoin => TemporalJoinConfig,
-    IntervalJoin => IntervalJoinConfig,
-    Join => RegularJoinConfig,
-    Dedupe => DedupeConfig,
-    TopN => TopNConfig,
+    Window => window::config::WindowTransformConfig,
+    Filter => steps::config::FilterTransformConfig,
+    Select => steps::config::SelectTransformConfig,
+    TemporalJoin => temporal_join::config::TemporalJoinConfig,
+    IntervalJoin => interval_join::config::IntervalJoinConfig,
+    Join => interval_join::config::RegularJoinConfig,
+    Dedupe => dedupe::config::DedupeConfig,
+    TopN => top_n::config::TopNConfig,
 }
 
 node_kinds! {
-    Window => WindowPlan,
-    TemporalJoin => TemporalJoinPlan,
-    IntervalJoin => IntervalJoinPlan,
-    Dedupe => DedupePlan,
-    TopN => TopNPlan,
+    Window => window::plan::WindowPlan,
+    TemporalJoin => temporal_join::plan::TemporalJoinPlan,
+    IntervalJoin => interval_join::plan::IntervalJoinPlan,
+    Dedupe => dedupe::plan::DedupePlan,
+    TopN => top_n::plan::TopNPlan,
 }
 
 impl TransformConfig {
