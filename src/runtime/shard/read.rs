@@ -75,27 +75,36 @@ impl Shard {
         cur.last_seen = seen;
         self.rate_read[src] += 1;
         self.stats.events_in += 1;
-        let setup = self.setup.clone();
-        let at = DeadAt {
-            source: &setup.sources[src],
-            partition: &setup.parts[part as usize].name,
-            offset: pos,
-            line: reader.raw(),
-        };
-        if !self.chains[src].is_empty() {
-            let a = steps::apply(
+        let applied = (!self.chains[src].is_empty()).then(|| {
+            steps::apply(
                 &mut self.chains[src],
                 reader.line(),
                 reader.kept(),
                 ts,
                 seq,
                 &mut self.record_out,
-            );
-            at.account(&a, &mut self.dead, &mut self.emitter, &mut self.stats);
+            )
+        });
+        if let Some(a) = &applied {
+            self.stats.records_filtered += a.dropped;
         }
-        match unbound {
-            Some(why) => at.write(&why, &mut self.dead, &mut self.emitter, &mut self.stats),
-            None => self.route_bound(reader, src, seen, part, pos, len),
+        let failed = applied.as_ref().map_or(&[][..], |a| &a.failed[..]);
+        if !failed.is_empty() || unbound.is_some() {
+            // Only a record with something to report pays for its position's names (the setup
+            // is shared by every shard: no reference count is touched per record).
+            let setup = self.setup.clone();
+            let at = DeadAt {
+                source: &setup.sources[src],
+                partition: &setup.parts[part as usize].name,
+                offset: pos,
+                line: reader.raw(),
+            };
+            for why in failed.iter().chain(&unbound) {
+                at.write(why, &mut self.dead, &mut self.emitter, &mut self.stats);
+            }
+        }
+        if unbound.is_none() {
+            self.route_bound(reader, src, seen, part, pos, len);
         }
     }
 
@@ -275,21 +284,6 @@ pub(super) struct DeadAt<'a> {
 }
 
 impl DeadAt<'_> {
-    /// Counts what a record's filters and selects did and writes a dead letter for each chain it
-    /// failed on.
-    pub(super) fn account(
-        &self,
-        a: &steps::Applied,
-        dead: &mut Option<SinkWriter>,
-        emitter: &mut ShardEmitter,
-        stats: &mut ShardStats,
-    ) {
-        stats.records_filtered += a.dropped;
-        for why in &a.failed {
-            self.write(why, dead, emitter, stats);
-        }
-    }
-
     /// Counts one dead letter and writes it, with `reason`, to the dead-letter output if any.
     pub(super) fn write(
         &self,
