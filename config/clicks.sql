@@ -12,6 +12,8 @@ CREATE TABLE clicks_per_minute (
   clicks BIGINT, spend BIGINT, top_bid BIGINT, users BIGINT
 ) WITH ('connector' = 'filesystem', 'path' = 'out/clicks_per_minute', 'format' = 'json');
 
+-- COUNT(DISTINCT user_id) is exact, as in Flink; APPROX_COUNT_DISTINCT(user_id) bounds its state
+-- (a HyperLogLog past 256 users, ~1.6% error).
 INSERT INTO clicks_per_minute
 SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid), MAX(bid), COUNT(DISTINCT user_id)
 FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE))

@@ -112,7 +112,7 @@ fn unknown_runtime_and_top_level_keys() {
     );
     assert_eq!(
         error(&edited("[dead_letter]", "[dead_leter]")).0,
-        "my.toml:31:2: unknown key `dead_leter` at the top level; did you mean `dead_letter`?"
+        "my.toml:33:2: unknown key `dead_leter` at the top level; did you mean `dead_letter`?"
     );
 }
 
@@ -135,7 +135,7 @@ fn missing_required_keys_name_the_table() {
         "my.toml:12:1: missing key `group_by` in [transforms.clicks_per_minute]"
     );
     let (msg, _) = error(&edited("path = \"out/late_clicks.ndjson\"", ""));
-    assert_eq!(msg, "my.toml:26:1: missing key `path` in [sinks.late]");
+    assert_eq!(msg, "my.toml:28:1: missing key `path` in [sinks.late]");
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn wrong_value_types_name_the_key() {
     let (msg, _) = error(&edited("[\"ad_id\"]", "[7]"));
     assert_eq!(msg, "my.toml:15:13: `transforms.clicks_per_minute.group_by[0]`: invalid type: integer `7`, expected a string");
     let (msg, _) = error(&edited("\"count()\"", "3"));
-    assert_eq!(msg, "my.toml:19:16: `transforms.clicks_per_minute.aggregates.clicks`: invalid type: integer `3`, expected a string");
+    assert_eq!(msg, "my.toml:21:16: `transforms.clicks_per_minute.aggregates.clicks`: invalid type: integer `3`, expected a string");
 }
 
 #[test]

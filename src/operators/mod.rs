@@ -149,12 +149,14 @@ pub trait Combine: Send {
     /// The first watermark above `floor` at which anything changes for pane `p` (a window of it
     /// fires, stops taking late events, or is cleaned up).
     fn next_change_above(&self, p: i64, floor: i64) -> i64;
-    /// Sends every partial whose windows are all open at `wm` (as `PARTIAL` messages built on
-    /// `head`); returns the events they combine.
+    /// Sends every partial whose windows are all open at `wm` and whose message (header and
+    /// payload) takes at most `max_slots` ring slots (as `PARTIAL` messages built on `head`);
+    /// returns the events they combine.
     fn hand_off(
         &mut self,
         wm: i64,
         head: &Event,
+        max_slots: usize,
         send: &mut dyn FnMut(&Event, &crate::record::event::PayloadBuf),
     ) -> u64;
     /// Whether the events held at (table, row) went in a partial at the last hand-off.

@@ -31,7 +31,9 @@ pub fn known_columns(plan: &Plan, sink: &SinkPlan) -> Vec<(String, KnownColumn)>
         out.push(("window_end".to_string(), KnownColumn::Integer));
         for a in &w.aggregates {
             let k = match a.func {
-                AggFunc::Count | AggFunc::CountDistinct => KnownColumn::Integer,
+                AggFunc::Count | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => {
+                    KnownColumn::Integer
+                }
                 AggFunc::Sum => KnownColumn::Sum,
                 AggFunc::Avg => KnownColumn::Avg,
                 AggFunc::Min | AggFunc::Max => continue,

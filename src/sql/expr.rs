@@ -19,7 +19,7 @@ pub trait Scope {
     fn aggregate(&mut self, f: &Function, e: &Expr) -> Result<Option<(String, SqlType)>, SqlError>;
 }
 
-pub const AGGREGATES: [&str; 5] = ["COUNT", "SUM", "MIN", "MAX", "AVG"];
+pub const AGGREGATES: [&str; 6] = ["COUNT", "SUM", "MIN", "MAX", "AVG", "APPROX_COUNT_DISTINCT"];
 
 /// A string literal of the expression language.
 pub fn quote(s: &str) -> String {

@@ -115,6 +115,31 @@ impl Builder<'_> {
     }
 }
 
+impl TransformTable for TopNConfig {
+    table_inputs!();
+    fn late_events(&self) -> Option<&str> {
+        self.late_events.as_deref()
+    }
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.top_n(name, self, g);
+    }
+}
+
+impl NodeSpec for TopNPlan {
+    fn state_signature(&self) -> String {
+        format!(
+            "TopN key {:?} (rows by value)",
+            self.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
+        )
+    }
+    fn what(&self) -> &'static str {
+        "top-n"
+    }
+    fn build(&self, _ctx: BuildCtx) -> Box<dyn Operator> {
+        Box::new(super::TopN::new(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::parse;
@@ -214,30 +239,5 @@ inputs = ["named"]
             "{}",
             errors(&lateness)
         );
-    }
-}
-
-impl TransformTable for TopNConfig {
-    table_inputs!();
-    fn late_events(&self) -> Option<&str> {
-        self.late_events.as_deref()
-    }
-    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
-        b.top_n(name, self, g);
-    }
-}
-
-impl NodeSpec for TopNPlan {
-    fn state_signature(&self) -> String {
-        format!(
-            "TopN key {:?} (rows by value)",
-            self.key.iter().map(FieldPath::as_str).collect::<Vec<_>>()
-        )
-    }
-    fn what(&self) -> &'static str {
-        "top-n"
-    }
-    fn build(&self, _ctx: BuildCtx) -> Box<dyn Operator> {
-        Box::new(super::TopN::new(self))
     }
 }

@@ -1,20 +1,21 @@
 //! Window aggregate accumulators: one running state per (key, window, aggregate), updated per event.
 //!
-//! Owns the arithmetic and JSON rendering of `count`, `sum`, `min`, `max`, `avg` and
-//! `count_distinct`, and how their states are laid out. A key's states are plain words (`u64`),
+//! Owns the arithmetic and JSON rendering of `count`, `sum`, `min`, `max`, `avg`,
+//! `count_distinct` and `approx_count_distinct`, and how their states are laid out. A key's states are plain words (`u64`),
 //! laid out by an [`AggLayout`] in a row of the state table, so one key's whole state sits next to
 //! its key in one or two cache lines; all zeros is every aggregate's empty state. It never buffers
-//! events and never allocates on update, except `count_distinct`, whose sketch ([`super::distinct`])
-//! lives beside the rows in a [`Sketches`] arena and grows to at most 4 KiB.
+//! events and never allocates on update, except the distinct counts, whose counters
+//! ([`super::distinct`]) live beside the rows in a [`Sketches`] arena: an exact `count_distinct`
+//! grows with the group's distinct values, an `approx_count_distinct` to at most 4 KiB.
 //!
 //! Semantics (SQL-like; every accumulator merges associatively, so panes and session merges give
 //! the same result as feeding the events one by one):
 //! - `count()` counts rows; `count(field)` counts non-null values of `field`.
 //! - A record marked `RETRACT` (an upstream window's previous result, re-fired) is taken back out
-//!   of `count`, `sum` and `avg`; `min`, `max` and `count_distinct` cannot take a value back, and
+//!   of `count`, `sum` and `avg`; `min`, `max` and the distinct counts cannot take a value back, and
 //!   the plan refuses them over such an input.
 //! - Every other aggregate ignores `Null` (absent field or JSON `null`); one that saw only nulls
-//!   renders `null`, except `count_distinct`, which renders `0`.
+//!   renders `null`, except the distinct counts, which render `0`.
 //! - `sum` is exact over integers and decimals: integers alone render an integer if the total fits
 //!   in `i64` (a float beyond); with a decimal among the inputs, the exact decimal total renders
 //!   with the largest scale among them, as SQL prints it (`1.2345 + 2.0000` is `3.2345`,
@@ -29,8 +30,9 @@
 //!   ignored; on ties the first seen wins (`min(2.50, 2.5)` is `2.50`).
 //! - Floats render as the shortest string that round-trips, always a JSON number distinguishable
 //!   from an integer (`3.0`, `1e17`); NaN and ±infinity (which JSON cannot hold) render `null`.
-//! - `count_distinct` takes `Value::Hash` (the binding hashes each value's canonical token, a
-//!   number by its value: `2.5` and `2.50` count once); see [`super::distinct`] for its error bound.
+//! - `count_distinct` and `approx_count_distinct` take `Value::Hash` (the binding hashes each
+//!   value's canonical token, a number by its value: `2.5` and `2.50` count once); see
+//!   [`super::distinct`] for the exact counter's collision bound and the sketch's error.
 //!
 //! Words per aggregate (all zeros is the empty state; [`super::numbers`] has the bits):
 //!
@@ -41,10 +43,11 @@
 //!                    inexact and has-float flags
 //! min, max        2  w0: kind (0 none, 1 integer, 2 float, 3 decimal) with a decimal's scale,
 //!                    sign and mantissa bits 64..96; w1: the value's bits (a decimal's 0..64)
-//! count_distinct  1  0: no sketch yet, else the sketch's index in the arena plus one
+//! count_distinct  1  0: no counter yet, else the counter's index in the arena plus one
+//!   (exact or approximate)
 //! ```
 
-use super::distinct::Distinct;
+use super::distinct::{Distinct, Mode};
 use super::numbers::sum::{self, Total};
 use super::numbers::{extreme, Num};
 use crate::checkpoint::codec::{Dec, Enc};
@@ -81,6 +84,12 @@ impl Sketches {
 
     pub fn len(&self) -> usize {
         self.items.len()
+    }
+
+    /// Bytes the counters hold (for state-size reporting; walks every counter).
+    pub fn bytes(&self) -> usize {
+        self.items.capacity() * std::mem::size_of::<Distinct>()
+            + self.items.iter().map(Distinct::heap_bytes).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -198,6 +207,12 @@ fn write_json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// The distinct counter's mode of a distinct aggregate (`Approx` is never reached for others).
+#[inline]
+fn mode_of(func: AggFunc) -> Mode {
+    func.distinct_mode().unwrap_or(Mode::Approx)
+}
+
 #[derive(Debug, Clone)]
 struct Spec {
     func: AggFunc,
@@ -211,7 +226,7 @@ struct Spec {
 
 fn words_of(func: AggFunc) -> usize {
     match func {
-        AggFunc::Count | AggFunc::CountDistinct => 1,
+        AggFunc::Count | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => 1,
         AggFunc::Sum | AggFunc::Avg => sum::WORDS,
         AggFunc::Min | AggFunc::Max => extreme::WORDS,
     }
@@ -228,7 +243,7 @@ impl AggLayout {
     /// Whether some accumulator is an index into the sketch arena (`count_distinct`): such rows
     /// cannot be copied as plain words.
     pub fn has_sketches(&self) -> bool {
-        self.specs.iter().any(|s| s.func == AggFunc::CountDistinct)
+        self.specs.iter().any(|s| s.func.distinct_mode().is_some())
     }
 
     /// `slots[i]` is the event value slot aggregate `i` reads (`None` for `count()`).
@@ -297,13 +312,17 @@ impl AggLayout {
                 AggFunc::Sum | AggFunc::Avg => sum::update(w, v),
                 // min, max and count_distinct cannot take a value back; the plan refuses them
                 // over an input with retractions, so none arrives here in a job.
-                AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct if back => {}
+                AggFunc::Min
+                | AggFunc::Max
+                | AggFunc::CountDistinct
+                | AggFunc::ApproxCountDistinct
+                    if back => {}
                 AggFunc::Min | AggFunc::Max => {
                     if let Some(x) = to_num(v) {
                         extreme::offer(w, x, spec.func == AggFunc::Max);
                     }
                 }
-                AggFunc::CountDistinct => {
+                AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => {
                     // Records hash their values where they are read (`Value::Hash`); a number
                     // that arrives as one hashes as the binding would hash its token.
                     let h = match v {
@@ -313,7 +332,7 @@ impl AggLayout {
                             None => continue,
                         },
                     };
-                    sketches.get_or_new(&mut w[0]).insert(h);
+                    sketches.get_or_new(&mut w[0]).insert(h, mode_of(spec.func));
                 }
             }
         }
@@ -339,9 +358,11 @@ impl AggLayout {
                         extreme::offer(w, x, spec.func == AggFunc::Max);
                     }
                 }
-                AggFunc::CountDistinct => {
+                AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => {
                     if let Some(d) = from_sketches.get(f[0]) {
-                        into_sketches.get_or_new(&mut w[0]).merge(d);
+                        into_sketches
+                            .get_or_new(&mut w[0])
+                            .merge(d, mode_of(spec.func));
                     }
                 }
             }
@@ -354,7 +375,7 @@ impl AggLayout {
         for spec in &self.specs {
             let w = &accs[spec.at..spec.at + words_of(spec.func)];
             match spec.func {
-                AggFunc::CountDistinct => match sketches.get(w[0]) {
+                AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => match sketches.get(w[0]) {
                     None => e.u8(0),
                     Some(d) => {
                         e.u8(1);
@@ -377,10 +398,17 @@ impl AggLayout {
         for spec in &self.specs {
             let w = &mut accs[spec.at..spec.at + words_of(spec.func)];
             match spec.func {
-                AggFunc::CountDistinct => {
+                AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => {
                     w[0] = 0;
                     if d.u8("count_distinct")? == 1 {
-                        sketches.items.push(Distinct::decode(d)?);
+                        let counter = Distinct::decode(d)?;
+                        if !counter.fits(mode_of(spec.func)) {
+                            return Err(format!(
+                                "a distinct counter of the wrong kind for {:?} (the job changed an aggregate between count_distinct and approx_count_distinct: start it without this snapshot)",
+                                spec.func
+                            ));
+                        }
+                        sketches.items.push(counter);
                         w[0] = sketches.items.len() as u64;
                     }
                 }
@@ -401,7 +429,7 @@ impl AggLayout {
             let w = &accs[spec.at..spec.at + words_of(spec.func)];
             match spec.func {
                 AggFunc::Count => write_u64(w[0], out),
-                AggFunc::CountDistinct => {
+                AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => {
                     write_u64(sketches.get(w[0]).map_or(0, Distinct::estimate), out)
                 }
                 AggFunc::Sum | AggFunc::Avg if sum::n(w) == 0 => out.extend_from_slice(b"null"),

@@ -125,10 +125,16 @@ impl Combiner {
     /// payload) every (key, pane) whose windows are all open at `wm` and that holds more events
     /// than its partial takes ring slots. Returns the events so combined; the others' held events
     /// must go on raw (see [`Combiner::combined`]).
+    ///
+    /// A partial must also fit the ring whole (`max_slots`, header included): a message is pushed
+    /// whole or not at all, so a larger one would wait for credit forever. An exact
+    /// `count_distinct` set grows with its events, so a busy pane's partial can pass that; its
+    /// events then go on raw, which gives the same result.
     pub fn hand_off(
         &mut self,
         wm: i64,
         head: &Event,
+        max_slots: usize,
         mut send: impl FnMut(&Event, &PayloadBuf),
     ) -> u64 {
         let mut combined = 0;
@@ -151,7 +157,8 @@ impl Combiner {
                 self.enc.bytes.clear();
                 self.layout
                     .encode(&row.accs[..words], table.sketches(), &mut self.enc);
-                if n as usize <= 1 + payload_slots(self.enc.bytes.len() as u32 + 4) {
+                let slots = 1 + payload_slots(self.enc.bytes.len() as u32 + 4);
+                if n as usize <= slots {
                     continue; // as many ring slots as its events: no gain
                 }
                 h.hash = row.hash;
@@ -159,6 +166,9 @@ impl Combiner {
                 self.payload.clear();
                 self.payload.set_key(&mut h, row.key());
                 self.payload.finish(&mut h, None, Some(&self.enc.bytes));
+                if 1 + payload_slots(self.payload.bytes.len() as u32) > max_slots {
+                    continue; // would never fit the ring whole
+                }
                 send(&h, &self.payload);
                 sent[r] = true;
                 combined += n;
@@ -199,9 +209,10 @@ impl crate::operators::Combine for Combiner {
         &mut self,
         wm: i64,
         head: &Event,
+        max_slots: usize,
         send: &mut dyn FnMut(&Event, &PayloadBuf),
     ) -> u64 {
-        Combiner::hand_off(self, wm, head, send)
+        Combiner::hand_off(self, wm, head, max_slots, send)
     }
     fn combined(&self, table: u32, row: u32) -> bool {
         Combiner::combined(self, table, row)

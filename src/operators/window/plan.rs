@@ -18,7 +18,15 @@ use crate::plan::SlotUse;
 /// Output fields every window result has besides its group-by fields and aggregates.
 pub const WINDOW_FIELDS: [&str; 2] = ["window_start", "window_end"];
 /// The aggregate functions, as a user writes them.
-pub const AGG_FUNCTIONS: [&str; 6] = ["count", "sum", "min", "max", "avg", "count_distinct"];
+pub const AGG_FUNCTIONS: [&str; 7] = [
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "count_distinct",
+    "approx_count_distinct",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowKind {
@@ -35,7 +43,21 @@ pub enum AggFunc {
     Min,
     Max,
     Avg,
+    /// Exact: SQL's `COUNT(DISTINCT x)`.
     CountDistinct,
+    /// A HyperLogLog sketch past 256 values (`super::distinct`), bounded at 4 KiB per group.
+    ApproxCountDistinct,
+}
+
+impl AggFunc {
+    /// How a distinct count keeps its values; `None` for the other aggregates.
+    pub fn distinct_mode(self) -> Option<super::distinct::Mode> {
+        match self {
+            AggFunc::CountDistinct => Some(super::distinct::Mode::Exact),
+            AggFunc::ApproxCountDistinct => Some(super::distinct::Mode::Approx),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -153,7 +175,9 @@ impl Builder<'_> {
                 if let Some(f) = &a.field {
                     let use_ = match a.func {
                         // count(field) counts the non-null values, of any type.
-                        AggFunc::CountDistinct | AggFunc::Count => SlotUse::Hash,
+                        AggFunc::CountDistinct | AggFunc::ApproxCountDistinct | AggFunc::Count => {
+                            SlotUse::Hash
+                        }
                         _ => SlotUse::Number,
                     };
                     let i = match values.iter().position(|(p, u)| p == f && *u == use_) {
@@ -263,7 +287,10 @@ impl Builder<'_> {
             self.err(at("window"), "a session window cannot read updates (its input re-fires results: allowed_lateness on the window it reads): a retraction could split a session; use a tumbling, sliding or cumulative window, or set allowed_lateness = \"0s\" upstream".into());
         }
         for a in aggregates {
-            if matches!(a.func, AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct) {
+            if matches!(
+                a.func,
+                AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct
+            ) {
                 self.err(
                     at("aggregates").key(&a.name),
                     format!("`{}` cannot take a value back, and this window's input carries updates (a re-firing window upstream sends a retraction of its previous result before each new one); use count, sum or avg here, or set allowed_lateness = \"0s\" on the window it reads", w.aggregates.0.iter().find(|(n, _)| *n == a.name).map_or("", |(_, e)| e.as_str())),
@@ -385,7 +412,7 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
         .ok_or_else(|| format!("`{expr}` is not an aggregate: {form}"))?
         .trim();
     let func = func.trim();
-    let known = "count(), count(field), sum(field), min(field), max(field), avg(field), count_distinct(field)";
+    let known = "count(), count(field), sum(field), min(field), max(field), avg(field), count_distinct(field), approx_count_distinct(field)";
     let f = match func {
         "count" => AggFunc::Count,
         "sum" => AggFunc::Sum,
@@ -393,6 +420,7 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
         "max" => AggFunc::Max,
         "avg" => AggFunc::Avg,
         "count_distinct" => AggFunc::CountDistinct,
+        "approx_count_distinct" => AggFunc::ApproxCountDistinct,
         _ => {
             let hint = suggest::hint(func, AGG_FUNCTIONS);
             return Err(format!(

@@ -34,6 +34,8 @@ pub struct PhaseOne {
     /// Held events in the order read, with where their key and pane were folded.
     held: Vec<(Event, u32, u32)>,
     max_buffered: usize,
+    /// The most ring slots one message may take: a partial must fit the ring whole.
+    max_slots: usize,
     /// Hand off before any event whose `seen_max` reaches this.
     flush_seen: i64,
     /// Messages of a hand-off (headers and their payload bytes), routed once it is complete.
@@ -80,6 +82,7 @@ impl PhaseOne {
             first_port: plan.nodes.iter().map(|n| n.ports.start as u16).collect(),
             held: Vec::with_capacity(max_buffered),
             max_buffered,
+            max_slots: plan.runtime.ring_capacity,
             flush_seen: WM_MAX,
             out: Vec::new(),
             stamp: crate::time::WM_MIN,
@@ -180,7 +183,8 @@ impl Shard {
                 let wm = self.node_wm[node].max(time.before(h.stamp));
                 head.port = h.first_port[node];
                 let mut send = |m: &Event, p: &PayloadBuf| out.push((*m, p.bytes.clone()));
-                self.stats.events_combined += phase.combiner.hand_off(wm, &head, &mut send);
+                self.stats.events_combined +=
+                    phase.combiner.hand_off(wm, &head, h.max_slots, &mut send);
             }
         }
         for (ev, pane, row) in &h.held {

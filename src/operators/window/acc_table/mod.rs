@@ -182,9 +182,11 @@ impl AccTable {
         self.slots.len()
     }
 
-    /// Bytes the table has allocated for its index and rows (sketch registers not counted).
+    /// Bytes the table has allocated for its index, rows and distinct counters.
     pub fn bytes(&self) -> usize {
-        self.slots.capacity() * 8 + self.lines.capacity() * std::mem::size_of::<Line>()
+        self.slots.capacity() * 8
+            + self.lines.capacity() * std::mem::size_of::<Line>()
+            + self.sketches.bytes()
     }
 
     /// The longest key the rows hold without re-laying out.

@@ -101,7 +101,7 @@ fn combined_partials_merge_to_the_same_lines_as_events_one_by_one() {
             })
             .collect();
         let mut msgs = Vec::new();
-        let combined = c.hand_off(WM_MIN, &Event::EMPTY, collect(&mut msgs));
+        let combined = c.hand_off(WM_MIN, &Event::EMPTY, usize::MAX, collect(&mut msgs));
         assert!(combined > 2000, "the hot key's events combine: {combined}");
         let mut merged = build(&p);
         let mut out_merged = Collect::default();
@@ -141,12 +141,45 @@ fn a_pane_whose_window_fired_is_not_combined() {
         .collect();
     let mut msgs = Vec::new();
     // Watermark 99: window [0, 100) has fired; [100, 200) is open.
-    let n = c.hand_off(99, &Event::EMPTY, collect(&mut msgs));
+    let n = c.hand_off(99, &Event::EMPTY, usize::MAX, collect(&mut msgs));
     assert_eq!(n, 10);
     assert!(a.iter().all(|&(p, r)| !c.combined(p, r)), "late: raw");
     assert!(b.iter().all(|&(p, r)| c.combined(p, r)));
     assert_eq!(msgs.len(), 1);
     assert_eq!(msgs[0].0.ts, 100);
+}
+
+#[test]
+fn a_partial_larger_than_the_ring_goes_raw() {
+    // 600 events of one key with 600 distinct users: the exact set alone takes ~38 slots.
+    let p = plan(WindowKind::Tumbling { size_ms: 100 }, 0);
+    let mut c = Combiner::new(&p).unwrap();
+    let big: Vec<(u32, u32)> = (0..600)
+        .map(|i| {
+            let (pane, row, _) = c.add(&ev("hot", 5, i));
+            (pane, row)
+        })
+        .collect();
+    // 40 events of another key with few distinct users (i % 700 < 40): a small partial.
+    let small: Vec<(u32, u32)> = (0..40)
+        .map(|i| {
+            let (pane, row, _) = c.add(&ev("warm", 6, i * 700));
+            (pane, row)
+        })
+        .collect();
+    let mut msgs = Vec::new();
+    let n = c.hand_off(WM_MIN, &Event::EMPTY, 16, collect(&mut msgs));
+    assert_eq!(n, 40, "only the small partial is sent");
+    assert!(big.iter().all(|&(p, r)| !c.combined(p, r)), "too big: raw");
+    assert!(small.iter().all(|&(p, r)| c.combined(p, r)));
+    assert_eq!(msgs.len(), 1);
+    assert!(msgs[0].1.len().div_ceil(crate::record::event::SLOT_BYTES) < 16);
+    // With room for it, the big one goes as a partial too.
+    let mut msgs = Vec::new();
+    assert_eq!(
+        c.hand_off(WM_MIN, &Event::EMPTY, 64, collect(&mut msgs)),
+        640
+    );
 }
 
 #[test]
@@ -158,7 +191,10 @@ fn a_single_event_goes_raw() {
     let (_, _, again) = c.add(&ev("other", 6, 2));
     assert_eq!(again, None, "the pane is known since the last hand-off");
     let mut msgs = Vec::new();
-    assert_eq!(c.hand_off(WM_MIN, &Event::EMPTY, collect(&mut msgs)), 0);
+    assert_eq!(
+        c.hand_off(WM_MIN, &Event::EMPTY, usize::MAX, collect(&mut msgs)),
+        0
+    );
     assert!(msgs.is_empty());
     assert!(!c.combined(pane, row));
     c.clear();

@@ -381,7 +381,7 @@ fn sinks_read_any_stream_but_not_sinks() {
 fn aggregate_functions_and_arity() {
     let with = |aggs: &str| errors(&edited("{ clicks = \"count()\" }", aggs));
     let e = with("{ clicks = \"cnt()\" }");
-    assert_eq!(e, ["p.toml:9:16: transforms.cpm.aggregates.clicks: unknown aggregate function `cnt` in `cnt()`; known functions: count(), count(field), sum(field), min(field), max(field), avg(field), count_distinct(field); did you mean `count`?"]);
+    assert_eq!(e, ["p.toml:9:16: transforms.cpm.aggregates.clicks: unknown aggregate function `cnt` in `cnt()`; known functions: count(), count(field), sum(field), min(field), max(field), avg(field), count_distinct(field), approx_count_distinct(field); did you mean `count`?"]);
     let e =
         with("{ a = \"count(bid, ts)\", b = \"sum()\", c = \"sum(bid, ts)\", d = \"sum bid\" }");
     assert_eq!(e, [
