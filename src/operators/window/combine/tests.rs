@@ -60,6 +60,20 @@ fn collect(msgs: &mut Msgs) -> impl FnMut(&Event, &PayloadBuf) + '_ {
     }
 }
 
+/// Adds an event of `key` at `ts` for each id; returns where each was folded (pane, row).
+fn add_all(
+    c: &mut Combiner,
+    key: &str,
+    ts: i64,
+    ids: impl Iterator<Item = u64>,
+) -> Vec<(u32, u32)> {
+    ids.map(|i| {
+        let (pane, row, _) = c.add(&ev(key, ts, i));
+        (pane, row)
+    })
+    .collect()
+}
+
 #[test]
 fn combined_partials_merge_to_the_same_lines_as_events_one_by_one() {
     for window in [
@@ -127,18 +141,8 @@ fn combined_partials_merge_to_the_same_lines_as_events_one_by_one() {
 fn a_pane_whose_window_fired_is_not_combined() {
     let p = plan(WindowKind::Tumbling { size_ms: 100 }, 50);
     let mut c = Combiner::new(&p).unwrap();
-    let a: Vec<(u32, u32)> = (0..10)
-        .map(|i| {
-            let (pane, row, _) = c.add(&ev("hot", 50, i));
-            (pane, row)
-        })
-        .collect();
-    let b: Vec<(u32, u32)> = (0..10)
-        .map(|i| {
-            let (pane, row, _) = c.add(&ev("hot", 150, i));
-            (pane, row)
-        })
-        .collect();
+    let a = add_all(&mut c, "hot", 50, 0..10);
+    let b = add_all(&mut c, "hot", 150, 0..10);
     let mut msgs = Vec::new();
     // Watermark 99: window [0, 100) has fired; [100, 200) is open.
     let n = c.hand_off(99, &Event::EMPTY, usize::MAX, collect(&mut msgs));
@@ -154,19 +158,10 @@ fn a_partial_larger_than_the_ring_goes_raw() {
     // 600 events of one key with 600 distinct users: the exact set alone takes ~38 slots.
     let p = plan(WindowKind::Tumbling { size_ms: 100 }, 0);
     let mut c = Combiner::new(&p).unwrap();
-    let big: Vec<(u32, u32)> = (0..600)
-        .map(|i| {
-            let (pane, row, _) = c.add(&ev("hot", 5, i));
-            (pane, row)
-        })
-        .collect();
-    // 40 events of another key with few distinct users (i % 700 < 40): a small partial.
-    let small: Vec<(u32, u32)> = (0..40)
-        .map(|i| {
-            let (pane, row, _) = c.add(&ev("warm", 6, i * 700));
-            (pane, row)
-        })
-        .collect();
+    let big = add_all(&mut c, "hot", 5, 0..600);
+    // 40 events of another key, all of one user (ids i * 700 hash as i % 700 = 0): a small
+    // partial.
+    let small = add_all(&mut c, "warm", 6, (0..40).map(|i| i * 700));
     let mut msgs = Vec::new();
     let n = c.hand_off(WM_MIN, &Event::EMPTY, 16, collect(&mut msgs));
     assert_eq!(n, 40, "only the small partial is sent");
