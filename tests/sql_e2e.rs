@@ -472,3 +472,80 @@ FROM TABLE(TUMBLE(TABLE g, DESCRIPTOR(rt), INTERVAL '1' SECOND)) GROUP BY window
     assert_eq!(total, 20_000, "{rows:?}");
     assert!(rows.iter().all(|r| r["users"] == r["n"]), "{rows:?}");
 }
+
+/// A table without a WATERMARK is an ordinary table (Flink's): it feeds a projection and a filter,
+/// its rows need no time column, and a malformed line still goes to the dead letters. Beside it in
+/// the same job, a timed table over the same file feeds a window, where a row without `ts` has no
+/// time and is dead-lettered as before.
+#[test]
+fn a_table_without_a_watermark_feeds_projections_and_filters_beside_a_timed_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("clicks.ndjson");
+    let lines = [
+        line(1_000, "a", "5"),
+        line(500, "b", "7"),
+        "{\"ad_id\":\"a\",\"user_id\":\"u\",\"bid\":9}".to_string(), // no ts
+        "not json".to_string(),
+        line(100, "c", "1"),
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let (big, per) = (d.join("big"), d.join("per"));
+    let sql = format!(
+        "CREATE TABLE plain (ad_id STRING, user_id STRING, bid BIGINT, ts BIGINT)
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+{}CREATE TABLE big (ad_id STRING, bid2 BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE per (ad_id STRING, n BIGINT, spend BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+INSERT INTO big SELECT ad_id, bid * 2 FROM plain WHERE bid > 4;
+INSERT INTO per SELECT ad_id, COUNT(*), SUM(bid)
+  FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end;",
+        path(&input),
+        clicks_table(&input, 0),
+        path(&big),
+        path(&per)
+    );
+    let cfg = sql_job(d, &sql, "");
+    run_job(d, &cfg);
+    // Every parsed row with bid > 4, the one without ts included.
+    assert_eq!(
+        parsed_sorted(&big.join("part-0.json")),
+        sorted(vec![
+            json!({"ad_id": "a", "bid2": 10}),
+            json!({"ad_id": "b", "bid2": 14}),
+            json!({"ad_id": "a", "bid2": 18}),
+        ])
+    );
+    // The window sees the timed rows only (the ts-less one is a dead letter there).
+    assert_eq!(
+        parsed_sorted(&per.join("part-0.json")),
+        sorted(vec![
+            json!({"ad_id": "a", "n": 1, "spend": 5}),
+            json!({"ad_id": "b", "n": 1, "spend": 7}),
+            json!({"ad_id": "c", "n": 1, "spend": 1}),
+        ])
+    );
+    let dead: Vec<Value> = read_lines(&d.join("dead.ndjson"))
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut seen: Vec<(String, i64, String)> = dead
+        .iter()
+        .map(|v| {
+            let raw = v["raw"].as_str().unwrap_or_default();
+            let source = v["source"].as_str().unwrap().to_string();
+            (source, v["offset"].as_i64().unwrap(), raw.to_string())
+        })
+        .collect();
+    seen.sort();
+    let off_no_ts = (lines[0].len() + lines[1].len() + 2) as i64;
+    let off_bad = off_no_ts + lines[2].len() as i64 + 1;
+    assert_eq!(
+        seen,
+        [
+            ("clicks".to_string(), off_no_ts, lines[2].clone()),
+            ("clicks".to_string(), off_bad, "not json".to_string()),
+            ("plain".to_string(), off_bad, "not json".to_string()),
+        ],
+        "{dead:#?}"
+    );
+}

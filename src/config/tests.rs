@@ -121,14 +121,11 @@ fn missing_required_keys_name_the_table() {
     let (msg, key) = error(&edited("path = \"data/clicks.ndjson\"", ""));
     assert_eq!(msg, "my.toml:5:1: missing key `path` in [sources.clicks]");
     assert_eq!(key, "sources.clicks.path");
-    let (msg, _) = error(&edited(
-        "event_time = { field = \"ts\", unit = \"ms\" }",
-        "",
-    ));
-    assert_eq!(
-        msg,
-        "my.toml:5:1: missing key `event_time` in [sources.clicks]"
-    );
+    // A source without event_time parses (a table without a WATERMARK); the plan refuses the
+    // window that reads it (plan::build::tests::untimed).
+    let text = edited("event_time = { field = \"ts\", unit = \"ms\" }", "");
+    let (config, _) = parse(&text, "my.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert!(config.sources["clicks"].event_time().is_none());
     let (msg, _) = error(&edited("group_by = [\"ad_id\"]", ""));
     assert_eq!(
         msg,
@@ -288,7 +285,10 @@ fn nexmark_generator_defaults_match_loadgen_nexmark() {
         crate::connectors::generator::nexmark::model::NexmarkConfig::default()
     );
     assert_eq!((n.table, n.count), (NexmarkTable::Bid, None));
-    let et = &plan.sources[0].event_time;
+    let et = plan.sources[0]
+        .event_time
+        .as_ref()
+        .expect("nexmark has event time");
     assert_eq!(
         (et.field.as_str(), et.unit),
         ("dateTime", crate::plan::TimeUnit::Millis)

@@ -36,8 +36,9 @@ use source::Source;
 
 /// A source's config table, as each source kind's config struct implements it.
 pub trait SourceTable {
-    /// The event time as written, or the kind's default.
-    fn event_time(&self) -> Cow<'_, EventTimeConfig>;
+    /// The event time as written, or the kind's default; `None`: its records have no event
+    /// time (only operators that need none may read them).
+    fn event_time(&self) -> Option<Cow<'_, EventTimeConfig>>;
     fn watermark(&self) -> &WatermarkConfig;
     /// Its records carry a timestamp of their own (`event_time.kafka_timestamp`).
     fn record_timestamps(&self) -> bool {
@@ -58,7 +59,7 @@ pub trait SourceTable {
 }
 
 impl<T: SourceTable> SourceTable for Box<T> {
-    fn event_time(&self) -> Cow<'_, EventTimeConfig> {
+    fn event_time(&self) -> Option<Cow<'_, EventTimeConfig>> {
         (**self).event_time()
     }
     fn watermark(&self) -> &WatermarkConfig {
@@ -108,7 +109,7 @@ macro_rules! source_kinds {
                 self.table().watermark()
             }
 
-            pub fn event_time(&self) -> Cow<'_, EventTimeConfig> {
+            pub fn event_time(&self) -> Option<Cow<'_, EventTimeConfig>> {
                 self.table().event_time()
             }
         }
@@ -187,7 +188,7 @@ sink_kinds! {
 /// `sql` module maps its own options).
 pub fn sql_source(
     t: &Table,
-    time: &EventTime,
+    time: Option<&EventTime>,
     idle_ms: Option<i64>,
 ) -> Result<SourceConfig, SqlError> {
     match required(t, "connector")? {

@@ -87,8 +87,9 @@ pub struct OpenCx<'a> {
     pub max_out_of_orderness_ms: i64,
     /// `watermark.idle_timeout`, in ms: a log partition with no record for this long is idle.
     pub idle_timeout_ms: i64,
-    /// The event time's field and unit, and the guard against clock skew.
-    pub event_time: &'a crate::plan::EventTimePlan,
+    /// The event time's field and unit, and the guard against clock skew; `None`: the records
+    /// have none.
+    pub event_time: Option<&'a crate::plan::EventTimePlan>,
 }
 
 /// How a partition is read.
@@ -314,6 +315,20 @@ pub fn parse_rate(r: &str) -> Result<f64, String> {
 
 /// The wall clock in epoch ms, for the clock-skew guard (`i64::MAX` if the clock is before 1970,
 /// which turns the guard off rather than refusing everything).
+/// The parser of a source's records: their event time read as the plan says, with its guard
+/// against clock skew, or none (each record gets `record::bind::NO_EVENT_TIME`).
+pub fn record_parser(
+    event_time: Option<&crate::plan::EventTimePlan>,
+    bindings: &[crate::record::bind::Binding],
+) -> Result<crate::record::bind::RecordParser, String> {
+    use crate::record::bind::RecordParser;
+    match event_time {
+        Some(et) => Ok(RecordParser::new(&et.field, et.unit, bindings)?
+            .with_guard(et.max_future_ms, et.allow_negative)),
+        None => RecordParser::untimed(bindings),
+    }
+}
+
 pub fn wall_clock_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

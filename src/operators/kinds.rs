@@ -84,6 +84,11 @@ pub trait NodeSpec {
     fn takes_retractions(&self) -> bool {
         false
     }
+    /// It works in event time (windows, joins bounded in time, dedupe and Top-N by time), so
+    /// an input from a source without event time is refused.
+    fn needs_event_time(&self) -> bool {
+        true
+    }
     /// The operator one shard runs for it.
     fn build(&self, ctx: BuildCtx) -> Box<dyn Operator>;
     /// Its phase one (a combiner where events are read), with its `hot_keys` settings, if it

@@ -11,21 +11,22 @@ pub fn explain(plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "sources");
     for s in &plan.sources {
-        let unit = match s.event_time.unit {
-            TimeUnit::Millis => "ms",
-            TimeUnit::Seconds => "s",
-            TimeUnit::Micros => "us",
-            TimeUnit::Rfc3339 => "RFC 3339",
+        let time = match &s.event_time {
+            Some(et) => {
+                let unit = match et.unit {
+                    TimeUnit::Millis => "ms",
+                    TimeUnit::Seconds => "s",
+                    TimeUnit::Micros => "us",
+                    TimeUnit::Rfc3339 => "RFC 3339",
+                };
+                format!(
+                    "event time `{}` ({unit}); watermark = max event time - {} ms, idle after {} ms",
+                    et.field, s.watermark.max_out_of_orderness_ms, s.watermark.idle_timeout_ms
+                )
+            }
+            None => "no event time (no operator that needs one may read it)".to_string(),
         };
-        let _ = writeln!(
-            out,
-            "  {}: {}; event time `{}` ({unit}); watermark = max event time - {} ms, idle after {} ms",
-            s.name,
-            s.source.describe(),
-            s.event_time.field,
-            s.watermark.max_out_of_orderness_ms,
-            s.watermark.idle_timeout_ms
-        );
+        let _ = writeln!(out, "  {}: {}; {time}", s.name, s.source.describe());
     }
     let _ = writeln!(
         out,

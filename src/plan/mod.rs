@@ -162,7 +162,8 @@ pub struct SourcePlan {
     pub name: String,
     /// The validated source of its kind (see `connectors`).
     pub source: std::sync::Arc<dyn crate::connectors::source::Source>,
-    pub event_time: EventTimePlan,
+    /// `None`: its records have no event time (`record::NO_EVENT_TIME`).
+    pub event_time: Option<EventTimePlan>,
     pub watermark: WatermarkPlan,
 }
 

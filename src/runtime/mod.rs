@@ -126,7 +126,7 @@ fn open_sources(plan: &Plan) -> Result<Vec<Arc<dyn OpenSource>>, RuntimeError> {
                 max_line_bytes: plan.runtime.max_line_bytes,
                 max_out_of_orderness_ms: s.watermark.max_out_of_orderness_ms,
                 idle_timeout_ms: s.watermark.idle_timeout_ms,
-                event_time: &s.event_time,
+                event_time: s.event_time.as_ref(),
             };
             Ok(s.source.open(&cx)?)
         })

@@ -307,10 +307,10 @@ impl Compiler {
             return Err(SqlError::span(span, format!("no table or view `{name}`")));
         };
         let time = time::event_time(table)?;
-        let source = crate::connectors::sql_source(table, &time, self.idle_timeout)?;
+        let source = crate::connectors::sql_source(table, time.as_ref(), self.idle_timeout)?;
         let mut columns = Vec::new();
         for c in &table.columns {
-            if c.name == time.column {
+            if let Some(time) = time.as_ref().filter(|time| time.column == c.name) {
                 let expr = if time.unit == "s" {
                     format!("({} * 1000)", time.field)
                 } else {
@@ -355,7 +355,9 @@ impl Compiler {
         }
         let stream = Stream {
             name: table.name.clone(),
-            time: columns.iter().position(|c| c.name == time.column),
+            time: time
+                .as_ref()
+                .and_then(|time| columns.iter().position(|c| c.name == time.column)),
             columns,
             window: false,
         };

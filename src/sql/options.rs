@@ -126,9 +126,24 @@ pub fn unsupported_format(t: &Table, supported: &str) -> SqlError {
 /// the idle timeout (`SET 'table.exec.source.idle-timeout'`) and the alignment drift.
 pub fn time_tables(
     t: &Table,
-    time: &EventTime,
+    time: Option<&EventTime>,
     idle_ms: Option<i64>,
-) -> Result<(EventTimeConfig, WatermarkConfig), SqlError> {
+) -> Result<(Option<EventTimeConfig>, WatermarkConfig), SqlError> {
+    let Some(time) = time else {
+        // No WATERMARK: the records have no event time, and there is no watermark to align.
+        if let Some(name) = ALIGNMENT.iter().find(|o| t.option(o).is_some()) {
+            return Err(option_error(
+                t,
+                name,
+                "watermark alignment needs a WATERMARK on the table".into(),
+            ));
+        }
+        let watermark = WatermarkConfig {
+            idle_timeout: idle_ms.map_or_else(defaults::idle_timeout, duration),
+            ..WatermarkConfig::default()
+        };
+        return Ok((None, watermark));
+    };
     let event_time = EventTimeConfig {
         field: time.field.clone(),
         unit: if time.unit == "s" {
@@ -143,7 +158,7 @@ pub fn time_tables(
         idle_timeout: idle_ms.map_or_else(defaults::idle_timeout, duration),
         max_drift: max_drift(t)?.map(duration),
     };
-    Ok((event_time, watermark))
+    Ok((Some(event_time), watermark))
 }
 
 /// A non-negative number of milliseconds as a config duration.

@@ -12,10 +12,12 @@ use super::options::EventTime;
 use super::types::SqlType;
 
 /// The event time of a source table: `WATERMARK FOR rt AS rt - INTERVAL 'n' UNIT` over a computed
-/// column `rt AS TO_TIMESTAMP_LTZ(field, 3)` (milliseconds) or `(field, 0)` (seconds).
-pub fn event_time(t: &Table) -> Result<EventTime, SqlError> {
+/// column `rt AS TO_TIMESTAMP_LTZ(field, 3)` (milliseconds) or `(field, 0)` (seconds); `None`
+/// for a table without a WATERMARK, whose rows have no time attribute (as in Flink: they feed
+/// projections, filters and sinks, and an operator that needs event time refuses them).
+pub fn event_time(t: &Table) -> Result<Option<EventTime>, SqlError> {
     let Some(wm) = &t.watermark else {
-        return Err(SqlError::span(t.span, format!("table `{}` is read by a query but has no WATERMARK: sluice works in event time; declare e.g. `rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt - INTERVAL '5' SECOND`", t.name)));
+        return Ok(None);
     };
     let Some(col) = t.columns.iter().find(|c| c.name == wm.column) else {
         return Err(SqlError::span(
@@ -28,12 +30,12 @@ pub fn event_time(t: &Table) -> Result<EventTime, SqlError> {
     };
     let (field, unit) = time_source(t, col)?;
     let out_of_orderness_ms = watermark_delay(&wm.expr, &wm.column)?;
-    Ok(EventTime {
+    Ok(Some(EventTime {
         column: wm.column.clone(),
         field,
         unit,
         out_of_orderness_ms,
-    })
+    }))
 }
 
 fn time_source(t: &Table, col: &Column) -> Result<(String, &'static str), SqlError> {

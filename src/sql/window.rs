@@ -215,9 +215,10 @@ fn check_time_attribute(w: &WindowCall, input: &Stream) -> Result<(), SqlError> 
             "`{}` is not the time attribute of `{}` (its WATERMARK column{})",
             w.time_col.value,
             w.table.value,
-            input
-                .time_name()
-                .map_or(String::new(), |t| format!(" is `{t}`"))
+            input.time_name().map_or(
+                "; it has none: a window needs one, so declare a WATERMARK on the table it reads (and keep that column in the views between)".to_string(),
+                |t| format!(" is `{t}`")
+            )
         ),
     ))
 }

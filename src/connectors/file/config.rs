@@ -18,7 +18,11 @@ pub struct FileSourceConfig {
     /// The CSV layout of `format = "csv"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub csv: Option<CsvConfig>,
-    pub event_time: EventTimeConfig,
+    /// Where each record's event time is; left out, the records have none (Flink's table
+    /// without a WATERMARK): they feed filters, selects and sinks, and an operator that needs
+    /// event time refuses them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<EventTimeConfig>,
     #[serde(default)]
     pub watermark: WatermarkConfig,
     /// Backfill: records per second this source is read at, at most (`"50000/s"`).

@@ -41,8 +41,8 @@ impl SourceTable for FileSourceConfig {
         super::sql::FLINK_SOURCE_NOTES.to_vec()
     }
 
-    fn event_time(&self) -> std::borrow::Cow<'_, crate::config::EventTimeConfig> {
-        std::borrow::Cow::Borrowed(&self.event_time)
+    fn event_time(&self) -> Option<std::borrow::Cow<'_, crate::config::EventTimeConfig>> {
+        self.event_time.as_ref().map(std::borrow::Cow::Borrowed)
     }
 
     fn watermark(&self) -> &crate::config::WatermarkConfig {
@@ -135,9 +135,7 @@ impl Source for FileSource {
             files,
             found,
             csv,
-            field: cx.event_time.field.clone(),
-            unit: cx.event_time.unit,
-            guard: (cx.event_time.max_future_ms, cx.event_time.allow_negative),
+            event_time: cx.event_time.cloned(),
         }))
     }
 }
@@ -187,9 +185,7 @@ struct OpenFiles {
     found: Vec<Found>,
     /// The CSV columns, and whether each file's first line is a header to skip.
     csv: Option<(Arc<CsvShape>, bool)>,
-    field: String,
-    unit: crate::record::bind::TimeUnit,
-    guard: (i64, bool),
+    event_time: Option<crate::plan::EventTimePlan>,
 }
 
 impl OpenSource for OpenFiles {
@@ -198,8 +194,8 @@ impl OpenSource for OpenFiles {
     }
 
     fn reader(&self, cx: &ReaderCx<'_>) -> Result<Box<dyn SourceReader>, String> {
-        let parser = RecordParser::new(&self.field, self.unit, cx.bindings)?
-            .with_guard(self.guard.0, self.guard.1);
+        let parser =
+            crate::connectors::source::record_parser(self.event_time.as_ref(), cx.bindings)?;
         let (reader, refused) = ChunkReader::new(cx.uring);
         if let (Some(why), 0) = (refused, cx.shard) {
             tracing::warn!(reason = %why, "io_uring unavailable; file sources fall back to pread");

@@ -13,7 +13,11 @@ use crate::sql::options::{
 use crate::sql::SqlError;
 
 /// A `filesystem` table read by a query.
-pub fn source(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<SourceConfig, SqlError> {
+pub fn source(
+    t: &Table,
+    time: Option<&EventTime>,
+    idle_ms: Option<i64>,
+) -> Result<SourceConfig, SqlError> {
     let known: Vec<&str> = ["connector", "format", "path"]
         .iter()
         .chain(&ALIGNMENT)

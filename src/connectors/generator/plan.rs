@@ -14,8 +14,9 @@ use crate::connectors::source::{parse_rate, Source};
 use crate::connectors::SourceTable;
 
 impl SourceTable for GeneratorSourceConfig {
-    fn event_time(&self) -> std::borrow::Cow<'_, EventTimeConfig> {
-        GeneratorSourceConfig::event_time(self)
+    fn event_time(&self) -> Option<std::borrow::Cow<'_, EventTimeConfig>> {
+        // A generator's events always carry their time (the kind's default field when unset).
+        Some(GeneratorSourceConfig::event_time(self))
     }
 
     fn watermark(&self) -> &WatermarkConfig {

@@ -252,7 +252,7 @@ impl Source for NexmarkTableSource {
             found: vec![partition(name, self.table.count, per_chunk)],
             per_chunk,
             count: self.table.count,
-            event_time: cx.event_time.clone(),
+            event_time: cx.event_time.cloned(),
         }))
     }
 }
@@ -262,7 +262,7 @@ struct OpenNexmark {
     found: Vec<Found>,
     per_chunk: u64,
     count: Option<u64>,
-    event_time: crate::plan::EventTimePlan,
+    event_time: Option<crate::plan::EventTimePlan>,
 }
 
 impl OpenSource for OpenNexmark {
@@ -272,9 +272,8 @@ impl OpenSource for OpenNexmark {
 
     fn reader(&self, cx: &ReaderCx<'_>) -> Result<Box<dyn SourceReader>, String> {
         // Nexmark records are JSON lines, bound like a file's (their event time a field).
-        let et = &self.event_time;
-        let parser = RecordParser::new(&et.field, et.unit, cx.bindings)?
-            .with_guard(et.max_future_ms, et.allow_negative);
+        let parser =
+            crate::connectors::source::record_parser(self.event_time.as_ref(), cx.bindings)?;
         Ok(Box::new(NexmarkReader {
             source: self.source.clone(),
             per_chunk: self.per_chunk,

@@ -35,7 +35,7 @@ fn number(t: &Table, key: &str, what: &str) -> Result<Option<u64>, SqlError> {
 /// per-field options are refused.
 pub fn datagen(
     t: &Table,
-    time: &EventTime,
+    time: Option<&EventTime>,
     idle_ms: Option<i64>,
 ) -> Result<SourceConfig, SqlError> {
     refuse_unknown(t, &["connector", "number-of-rows", "rows-per-second"], None)?;
@@ -50,13 +50,15 @@ pub fn datagen(
             return Err(SqlError::span(c.span, format!("table `{}`: connector 'datagen' is sluice's click generator, whose rows are ad_id STRING, user_id STRING, bid BIGINT, ts BIGINT: column `{}` is not one of them", t.name, c.name)));
         }
     }
-    if time.field != "ts" || time.unit != "ms" {
+    // Without a WATERMARK the generator's rows still carry their time (`ts`), but the table
+    // has no time attribute: only operators that need none may read it.
+    if time.is_some_and(|time| time.field != "ts" || time.unit != "ms") {
         return Err(SqlError::span(t.span, format!("table `{}`: the generator's event time is `ts` in milliseconds: declare rt AS TO_TIMESTAMP_LTZ(ts, 3)", t.name)));
     }
     let count = number(t, "number-of-rows", "a count")?;
     let rate = number(t, "rows-per-second", "a count")?;
     let mut watermark = WatermarkConfig {
-        max_out_of_orderness: duration(time.out_of_orderness_ms),
+        max_out_of_orderness: duration(time.map_or(0, |time| time.out_of_orderness_ms)),
         ..WatermarkConfig::default()
     };
     if let Some(ms) = idle_ms {
@@ -81,7 +83,7 @@ const NEXMARK_OPTIONS: [&str; 5] = [
 /// A `'connector' = 'nexmark'` table read by a query.
 pub fn nexmark(
     t: &Table,
-    time: &EventTime,
+    time: Option<&EventTime>,
     idle_ms: Option<i64>,
 ) -> Result<SourceConfig, SqlError> {
     let known: Vec<&str> = NEXMARK_OPTIONS.iter().chain(&ALIGNMENT).copied().collect();
@@ -114,7 +116,7 @@ pub fn nexmark(
             ));
         }
     }
-    if !fields.contains(&time.field.as_str()) {
+    if time.is_some_and(|time| !fields.contains(&time.field.as_str())) {
         return Err(SqlError::span(
             t.span,
             format!(
@@ -134,7 +136,7 @@ pub fn nexmark(
         table: Some(table),
         count,
         events_per_second: rate,
-        event_time: Some(event_time),
+        event_time,
         watermark,
         ..GeneratorSourceConfig::default()
     };

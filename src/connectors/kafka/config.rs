@@ -119,7 +119,10 @@ pub struct KafkaSourceConfig {
     /// The registry of `format = "avro"`, and the reader schema's subject and version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_registry: Option<SchemaRegistryConfig>,
-    pub event_time: EventTimeConfig,
+    /// Where each record's event time is; left out, the records have none (see the file
+    /// source's `event_time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<EventTimeConfig>,
     #[serde(default)]
     pub watermark: WatermarkConfig,
     /// Passed through to librdkafka as they are (`"fetch.max.bytes" = "1048576"`).

@@ -31,8 +31,8 @@ pub struct KafkaSource {
 }
 
 impl SourceTable for KafkaSourceConfig {
-    fn event_time(&self) -> std::borrow::Cow<'_, EventTimeConfig> {
-        std::borrow::Cow::Borrowed(&self.event_time)
+    fn event_time(&self) -> Option<std::borrow::Cow<'_, EventTimeConfig>> {
+        self.event_time.as_ref().map(std::borrow::Cow::Borrowed)
     }
 
     fn watermark(&self) -> &WatermarkConfig {
@@ -111,7 +111,7 @@ impl Source for KafkaSource {
                 .csv
                 .as_ref()
                 .map(|c| Arc::new(CsvShape::new(&c.columns, c.delimiter))),
-            event_time: cx.event_time.clone(),
+            event_time: cx.event_time.cloned(),
             idle: Duration::from_millis(cx.idle_timeout_ms.max(0) as u64),
         }))
     }
@@ -146,7 +146,7 @@ struct OpenKafka {
     found: Vec<Found>,
     avro: Avro,
     csv: Option<Arc<CsvShape>>,
-    event_time: crate::plan::EventTimePlan,
+    event_time: Option<crate::plan::EventTimePlan>,
     idle: Duration,
 }
 
@@ -176,13 +176,12 @@ impl OpenSource for OpenKafka {
         if !owned.is_empty() {
             reader.add(&self.plan, &owned, &self.avro)?;
         }
-        let et = &self.event_time;
-        let parser = if self.plan.kafka_timestamp {
-            RecordParser::keyed(cx.bindings)?
-        } else {
-            RecordParser::new(&et.field, et.unit, cx.bindings)?
-        }
-        .with_guard(et.max_future_ms, et.allow_negative);
+        let parser = match &self.event_time {
+            Some(et) if self.plan.kafka_timestamp => {
+                RecordParser::keyed(cx.bindings)?.with_guard(et.max_future_ms, et.allow_negative)
+            }
+            et => crate::connectors::source::record_parser(et.as_ref(), cx.bindings)?,
+        };
         Ok(Box::new(KafkaChunks {
             reader,
             parser,

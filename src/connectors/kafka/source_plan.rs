@@ -124,7 +124,7 @@ pub(super) fn kafka_plan(cx: &mut Check<'_>, k: &KafkaSourceConfig) -> KafkaPlan
         start,
         stop_at_end: k.stop_at == KafkaStopAt::Named(KafkaStopName::End),
         stop_at_time,
-        kafka_timestamp: k.event_time.kafka_timestamp,
+        kafka_timestamp: k.event_time.as_ref().is_some_and(|e| e.kafka_timestamp),
         options,
         metadata: k.metadata.then_some(k.key_format),
         upsert,
@@ -146,7 +146,10 @@ fn upsert(cx: &mut Check<'_>, k: &KafkaSourceConfig) -> Option<Option<String>> {
     if !matches!(k.key_format, KafkaKeyFormat::Json | KafkaKeyFormat::Avro) {
         cx.err(key("key_format"), "changelog = \"upsert\" reads the table key from the record key: set key_format = \"json\" (a JSON object of the key fields) or \"avro\" (a record)".into());
     }
-    let et = &k.event_time;
+    let Some(et) = &k.event_time else {
+        cx.err(key("event_time"), "changelog = \"upsert\" keeps the last row per key in event time (a versioned table): give the source an event_time (a top-level epoch-ms field, or kafka_timestamp = true)".into());
+        return Some(None);
+    };
     if et.kafka_timestamp {
         return Some(None);
     }

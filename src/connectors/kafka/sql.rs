@@ -38,7 +38,11 @@ fn registry(t: &Table) -> Result<SchemaRegistryConfig, SqlError> {
 }
 
 /// A `kafka` table read by a query.
-pub fn source(t: &Table, time: &EventTime, idle_ms: Option<i64>) -> Result<SourceConfig, SqlError> {
+pub fn source(
+    t: &Table,
+    time: Option<&EventTime>,
+    idle_ms: Option<i64>,
+) -> Result<SourceConfig, SqlError> {
     let known: Vec<&str> = [
         "connector",
         "format",
@@ -265,7 +269,7 @@ fn check_upsert_formats(t: &Table) -> Result<(), SqlError> {
 /// An `upsert-kafka` table read by a query: a versioned table.
 pub fn upsert_source(
     t: &Table,
-    time: &EventTime,
+    time: Option<&EventTime>,
     idle_ms: Option<i64>,
 ) -> Result<SourceConfig, SqlError> {
     let known = [

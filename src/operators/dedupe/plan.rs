@@ -67,7 +67,7 @@ impl Builder<'_> {
             row: true,
             inputs,
         };
-        g.add_node(name, draft, vec![port]);
+        g.add_node(self, name, draft, vec![port]);
     }
 }
 

@@ -148,7 +148,7 @@ impl Builder<'_> {
             inputs,
         };
         let ports = vec![port("left", left), port("right", right)];
-        g.add_node(name, draft, ports);
+        g.add_node(self, name, draft, ports);
     }
 }
 

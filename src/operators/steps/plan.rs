@@ -70,6 +70,7 @@ impl Builder<'_> {
             updates: inputs.iter().any(|i| i.updates),
             unretractable: inputs.iter().any(|i| i.unretractable),
             depth: inputs.iter().filter_map(|i| i.depth).max(),
+            untimed: inputs.iter().find_map(|i| i.untimed.clone()),
         };
         let plan = StepPlan {
             name: name.to_string(),

@@ -87,7 +87,7 @@ impl Builder<'_> {
                 inputs: table,
             },
         ];
-        g.add_node(name, draft, ports);
+        g.add_node(self, name, draft, ports);
     }
 }
 

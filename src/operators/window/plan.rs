@@ -226,7 +226,7 @@ impl Builder<'_> {
             row,
             inputs,
         };
-        g.add_node(name, draft, vec![port]);
+        g.add_node(self, name, draft, vec![port]);
     }
 
     fn aggregates(

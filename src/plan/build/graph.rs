@@ -78,6 +78,8 @@ pub(crate) struct Input {
     pub unretractable: bool,
     /// Depth of the deepest node it comes from; `None` when it comes only from sources.
     pub depth: Option<usize>,
+    /// A source without event time it reads (directly or through filters and selects), if any.
+    pub untimed: Option<String>,
 }
 
 /// A validated transform, as its readers need it.
@@ -159,6 +161,9 @@ impl<'c> Graph<'c> {
                     updates: false,
                     unretractable: false,
                     depth: None,
+                    untimed: source
+                        .is_some_and(|s| s.event_time().is_none())
+                        .then(|| name.to_string()),
                 })
             }
             Some(Stream::Transform(t)) => match self.done.get(t)? {
@@ -179,6 +184,7 @@ impl<'c> Graph<'c> {
                     updates: *updates,
                     unretractable: *unretractable,
                     depth: Some(*depth),
+                    untimed: None,
                 }),
             },
             Some(Stream::LateOf(t)) => match self.done.get(t)? {
@@ -193,6 +199,7 @@ impl<'c> Graph<'c> {
                     updates: false,
                     unretractable: false,
                     depth: Some(*depth),
+                    untimed: None,
                 }),
                 Done::Step(_) => None,
             },
@@ -238,8 +245,18 @@ impl<'c> Graph<'c> {
         id
     }
 
-    /// Records a validated node with its ports; returns its id.
-    pub fn add_node(&mut self, name: &str, draft: NodeDraft, ports: Vec<PortDraft>) -> NodeId {
+    /// Records a validated node with its ports; returns its id. A node that works in event time
+    /// and reads a source without it is reported to `b`.
+    pub fn add_node(
+        &mut self,
+        b: &mut Builder<'_>,
+        name: &str,
+        draft: NodeDraft,
+        ports: Vec<PortDraft>,
+    ) -> NodeId {
+        if draft.kind.spec().needs_event_time() {
+            refuse_untimed(b, name, draft.kind.what(), &ports);
+        }
         let id = self.nodes.len();
         let depth = ports
             .iter()
@@ -285,6 +302,20 @@ impl<'c> Graph<'c> {
             },
         );
         id
+    }
+}
+
+/// Reports each input of `ports` that reads a source without event time.
+fn refuse_untimed(b: &mut Builder<'_>, name: &str, what: &str, ports: &[PortDraft]) {
+    let untimed = ports
+        .iter()
+        .flat_map(|p| &p.inputs)
+        .filter_map(|i| i.untimed.as_deref());
+    for source in untimed {
+        b.err(
+            KeyPath::new(["transforms", name]),
+            format!("{what} works in event time, but it reads source `{source}`, which has none: give `{source}` an event_time (in SQL, a WATERMARK on its table)"),
+        );
     }
 }
 

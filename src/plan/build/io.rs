@@ -4,8 +4,9 @@
 
 use super::graph::Graph;
 use super::Builder;
-use crate::config::{Config, KeyPath, SourceConfig, TimeUnitConfig};
+use crate::config::{Config, EventTimeConfig, KeyPath, SourceConfig, TimeUnitConfig};
 use crate::connectors::check::Check;
+use crate::connectors::SourceTable;
 use crate::plan::{EventTimePlan, SinkPlan, SourcePlan, TimeUnit, WatermarkPlan};
 
 impl Builder<'_> {
@@ -30,7 +31,40 @@ impl Builder<'_> {
                 "must be longer than 0s (leave it out to never pause the source)".into(),
             );
         }
-        let et = table.event_time();
+        let event_time = table
+            .event_time()
+            .map(|et| self.event_time(name, table, &et));
+        if event_time.is_none() && wm.max_drift.is_some() {
+            self.err(
+                key("watermark").key("max_drift"),
+                "watermark alignment needs an event_time on the source (without one its records have no time to align)".into(),
+            );
+        }
+        let mut cx = Check::new("sources", name, checkpointed);
+        let source = table.validate(&mut cx);
+        for (key, message) in cx.into_problems() {
+            self.err(key, message);
+        }
+        SourcePlan {
+            name: name.to_string(),
+            source,
+            event_time,
+            watermark: WatermarkPlan {
+                max_out_of_orderness_ms: wm.max_out_of_orderness.as_millis(),
+                idle_timeout_ms: wm.idle_timeout.as_millis(),
+                max_drift_ms: wm.max_drift.map(|d| d.as_millis()),
+            },
+        }
+    }
+
+    /// A source's `event_time` table, checked, as the plan keeps it.
+    fn event_time(
+        &mut self,
+        name: &str,
+        table: &dyn SourceTable,
+        et: &EventTimeConfig,
+    ) -> EventTimePlan {
+        let key = |k: &str| KeyPath::new(["sources", name, k]);
         if et.kafka_timestamp && !table.record_timestamps() {
             self.err(
                 key("event_time").key("kafka_timestamp"),
@@ -47,29 +81,15 @@ impl Builder<'_> {
                 "the event-time field name cannot be empty (a Kafka source may use `kafka_timestamp = true` instead)".into(),
             );
         }
-        let mut cx = Check::new("sources", name, checkpointed);
-        let source = table.validate(&mut cx);
-        for (key, message) in cx.into_problems() {
-            self.err(key, message);
-        }
-        SourcePlan {
-            name: name.to_string(),
-            source,
-            event_time: EventTimePlan {
-                max_future_ms: et.max_future.as_millis(),
-                allow_negative: et.allow_negative,
-                field: et.field.clone(),
-                unit: match et.unit {
-                    TimeUnitConfig::Ms => TimeUnit::Millis,
-                    TimeUnitConfig::S => TimeUnit::Seconds,
-                    TimeUnitConfig::Us => TimeUnit::Micros,
-                    TimeUnitConfig::Rfc3339 => TimeUnit::Rfc3339,
-                },
-            },
-            watermark: WatermarkPlan {
-                max_out_of_orderness_ms: wm.max_out_of_orderness.as_millis(),
-                idle_timeout_ms: wm.idle_timeout.as_millis(),
-                max_drift_ms: wm.max_drift.map(|d| d.as_millis()),
+        EventTimePlan {
+            max_future_ms: et.max_future.as_millis(),
+            allow_negative: et.allow_negative,
+            field: et.field.clone(),
+            unit: match et.unit {
+                TimeUnitConfig::Ms => TimeUnit::Millis,
+                TimeUnitConfig::S => TimeUnit::Seconds,
+                TimeUnitConfig::Us => TimeUnit::Micros,
+                TimeUnitConfig::Rfc3339 => TimeUnit::Rfc3339,
             },
         }
     }

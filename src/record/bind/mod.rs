@@ -42,6 +42,10 @@ pub enum TimeUnit {
     Rfc3339,
 }
 
+/// The time of a record from a source without event time: the watermark's own "no time yet"
+/// (`time::WM_MIN`), so such a record is never behind any watermark.
+pub const NO_EVENT_TIME: i64 = i64::MIN;
+
 /// Largest accepted |event time| in ms (about year 33658): keeps window arithmetic far from overflow.
 pub const MAX_ABS_EVENT_TIME_MS: i64 = 1_000_000_000_000_000;
 /// Distinct top-level fields found on the stack in one pass; more are found through a heap buffer.
@@ -88,6 +92,8 @@ pub struct RecordParser {
     /// False for records past a filter or select, or emitted by an operator: their event time is
     /// given to [`RecordParser::parse_at`].
     with_time: bool,
+    /// The source's records have no event time: each gets [`NO_EVENT_TIME`].
+    no_time: bool,
     unit: TimeUnit,
     /// Clock-skew guard: event times below `min_ts` or above `max_ts` are dead letters.
     min_ts: i64,
@@ -193,6 +199,7 @@ impl RecordParser {
             names,
             ts_field: 0,
             with_time: true,
+            no_time: false,
             unit,
             min_ts: -MAX_ABS_EVENT_TIME_MS,
             max_ts: MAX_ABS_EVENT_TIME_MS,
@@ -234,7 +241,7 @@ impl RecordParser {
 
     /// The slot of the event-time field when the time is given instead (a keyed parser).
     fn given_time_slot(&self) -> Option<usize> {
-        (!self.with_time).then_some(self.ts_field)
+        (!self.with_time || self.no_time).then_some(self.ts_field)
     }
 
     /// The top-level fields this parser finds, but its event time when that is given.
@@ -287,6 +294,15 @@ impl RecordParser {
         });
         self.from_kept = Some(map);
         bound
+    }
+
+    /// A parser for a source whose records have no event time (a table without a WATERMARK):
+    /// each record gets [`NO_EVENT_TIME`], which holds its partitions' watermark at the start
+    /// until they end, so nothing downstream of it is ever late.
+    pub fn untimed(bindings: &[Binding]) -> Result<Self, String> {
+        let mut p = RecordParser::new("\u{0}no event time", TimeUnit::Millis, bindings)?;
+        p.no_time = true;
+        Ok(p)
     }
 
     /// A parser for records that carry no event time of their own (a select's output, an
@@ -353,6 +369,7 @@ impl RecordParser {
         }
         let ts = match given {
             Some(ts) if !self.with_time => ts,
+            _ if self.no_time => NO_EVENT_TIME,
             _ => self.event_time(toks[self.ts_field])?,
         };
         self.bind_all(line, ts, toks)?;

@@ -152,6 +152,36 @@ fn malformed_records_say_why() {
 }
 
 #[test]
+fn an_untimed_parser_needs_no_time_field_and_still_refuses_bad_lines() {
+    let binding = Binding {
+        port: 0,
+        key: vec![path("ad_id")],
+        values: vec![(path("bid"), SlotUse::Number)],
+        row: false,
+    };
+    let mut p = RecordParser::untimed(&[binding]).unwrap();
+    // A `ts` field is just a field: neither read as time nor required.
+    for line in [
+        &br#"{"ad_id":"a","bid":5,"ts":1700}"#[..],
+        br#"{"ad_id":"a","bid":5}"#,
+    ] {
+        assert_eq!(p.parse(line).unwrap(), NO_EVENT_TIME);
+        assert_eq!(rec(&p).value(0), Value::Int(5));
+        assert_eq!(rec(&p).key(), b"\"a\"");
+    }
+    assert!(p
+        .parse(br#"{"ad_id":"a","#)
+        .unwrap_err()
+        .0
+        .contains("invalid JSON"));
+    assert!(p
+        .parse(br#"{"bid":"9"}"#)
+        .unwrap_err()
+        .0
+        .contains("`bid` is not a number"));
+}
+
+#[test]
 fn array_indexes_in_key_paths_are_refused_with_a_reason() {
     let e = RecordParser::keyed(&[Binding {
         port: 0,

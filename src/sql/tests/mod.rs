@@ -198,7 +198,9 @@ GROUP BY ad_id, window_start, window_end;"
     assert_eq!(src.path.as_str(), "data/clicks.ndjson");
     let c = compiled(&sql);
     let toml = c.toml();
-    let time = source(&c, "clicks").event_time();
+    let time = source(&c, "clicks")
+        .event_time()
+        .expect("clicks has a WATERMARK");
     assert_eq!(
         (time.field.as_str(), time.unit),
         ("ts", TimeUnitConfig::Ms),
@@ -392,7 +394,11 @@ INSERT INTO o SELECT ad_id FROM k;";
         [("fetch.min.bytes".to_string(), "1".to_string())].into(),
         "{toml}"
     );
-    assert_eq!(k.event_time.unit, TimeUnitConfig::S, "{toml}");
+    assert_eq!(
+        k.event_time.as_ref().map(|t| t.unit),
+        Some(TimeUnitConfig::S),
+        "{toml}"
+    );
     assert_eq!(k.watermark.max_out_of_orderness.as_millis(), 0, "{toml}");
     let o = kafka_sink(&c, "o");
     assert_eq!(o.delivery, Delivery::ExactlyOnce, "{toml}");
@@ -409,7 +415,7 @@ fn refusals_point_at_line_and_column() {
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a.ad_id FROM clicks a JOIN clicks b ON a.ad_id = b.ad_id"), (7, 61), "keeps every row forever in Flink; sluice keeps each row for table.exec.state.ttl"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o /*+ OPTIONS('x'='y') */ SELECT ad_id FROM clicks"), (7, 15), "dynamic table options other than sluice.*"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id, bid FROM clicks"), (7, 15), "gives 2 columns but the sink table has 1"),
-        ("CREATE TABLE t (a STRING) WITH ('connector' = 'filesystem', 'path' = 'p', 'format' = 'json', 'bogus' = '1');\nCREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a FROM t".into(), (1, 1), "no WATERMARK"),
+        ("CREATE TABLE t (a STRING, ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'path' = 'p', 'format' = 'json');\nCREATE TABLE o (a STRING, n BIGINT) WITH ('connector' = 'print');\nINSERT INTO o SELECT a, COUNT(*) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY a, window_start, window_end".into(), (3, 72), "it has none: a window needs one, so declare a WATERMARK"),
         (format!("{}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id FROM clicks", CLICKS.replace("'format' = 'json'", "'format' = 'json', 'bogus' = '1'")), (5, 87), "'bogus': not supported for connector 'filesystem'"),
         (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (9, 44), "`ts` is not the time attribute of `clicks`"),
         (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id"), (8, 17), "must GROUP BY window_start, window_end"),

@@ -45,7 +45,10 @@ fn a_nexmark_table_builds_with_loadgen_nexmarks_defaults() {
             count: Some(20000),
         })
     );
-    assert_eq!(s.event_time.field, "dateTime");
+    assert_eq!(
+        s.event_time.as_ref().map(|t| t.field.as_str()),
+        Some("dateTime")
+    );
     // The watermark is the source's own (Nexmark's queries use 4 s).
     let plan = build_text(&job(
         "table = \"auction\"\nevents_per_second = 500\nstart_ms = 0\n\
@@ -61,7 +64,10 @@ fn a_nexmark_table_builds_with_loadgen_nexmarks_defaults() {
         (n.table, n.first_event_rate, n.start_ms),
         (NexmarkTable::Auction, 500, 0)
     );
-    assert_eq!(s.event_time.field, "expires");
+    assert_eq!(
+        s.event_time.as_ref().map(|t| t.field.as_str()),
+        Some("expires")
+    );
     assert_eq!(s.watermark.max_out_of_orderness_ms, 4000);
 }
 

@@ -14,6 +14,7 @@ use crate::plan::{
 };
 
 mod graph;
+mod untimed;
 
 /// Line numbers in the tests below refer to this text.
 const BASE: &str = r#"[sources.clicks]
@@ -114,12 +115,12 @@ fn the_issue_example_builds_to_exactly_this_plan() {
     );
     assert_eq!(
         s.event_time,
-        EventTimePlan {
+        Some(EventTimePlan {
             field: "ts".into(),
             unit: TimeUnit::Millis,
             max_future_ms: 3_600_000,
             allow_negative: false,
-        }
+        })
     );
     assert_eq!(
         s.watermark,
@@ -250,12 +251,12 @@ fn example_runs_unchanged_on_a_bare_generator() {
     assert!(matches!(g, Some(g) if g.count.is_none() && g.seed == 42));
     assert_eq!(
         s.event_time,
-        EventTimePlan {
+        Some(EventTimePlan {
             field: "ts".into(),
             unit: TimeUnit::Millis,
             max_future_ms: 3_600_000,
             allow_negative: false,
-        }
+        })
     );
     assert_eq!(s.watermark.max_out_of_orderness_ms, 5_000);
 }
