@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::checkpoint::Manifest;
+use crate::record::changelog::ChangelogEncoding;
 use crate::record::columns::{ColumnType, KnownColumn};
 use crate::record::event::RowKind;
 
@@ -64,6 +65,65 @@ impl fmt::Display for Guarantee {
     }
 }
 
+/// `changelog = "..."` on a sink: how it writes an updating result (a group aggregate's rows
+/// with their kinds). Each sink kind takes some of these; the default writes inserts only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangelogOption {
+    /// Rows as they are (JSON lines): inserts only, or a re-fired window's new value.
+    #[default]
+    Append,
+    /// Flink's `print` rows: `+I[..]`, `-U[..]`, `+U[..]`, `-D[..]`.
+    Print,
+    /// Flink's `debezium-json`: `{"before":..,"after":..,"op":"c"|"d"}`.
+    DebeziumJson,
+}
+
+impl ChangelogOption {
+    pub fn is_append(&self) -> bool {
+        *self == ChangelogOption::Append
+    }
+
+    /// As a config writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangelogOption::Append => "append",
+            ChangelogOption::Print => "print",
+            ChangelogOption::DebeziumJson => "debezium-json",
+        }
+    }
+
+    /// The encoding it asks for, if `kind`'s sink takes it (`allowed`); else reports why at
+    /// `changelog` and writes appends.
+    pub fn check(
+        self,
+        cx: &mut crate::connectors::check::Check<'_>,
+        kind: &str,
+        allowed: &[ChangelogOption],
+    ) -> ChangelogEncoding {
+        if !allowed.contains(&self) {
+            let names: Vec<String> = allowed
+                .iter()
+                .map(|o| format!("\"{}\"", o.name()))
+                .collect();
+            cx.err(
+                cx.key("changelog"),
+                format!(
+                    "a {kind} sink cannot write changelog = \"{}\" (it takes {})",
+                    self.name(),
+                    names.join(", ")
+                ),
+            );
+            return ChangelogEncoding::Append;
+        }
+        match self {
+            ChangelogOption::Append => ChangelogEncoding::Append,
+            ChangelogOption::Print => ChangelogEncoding::Print,
+            ChangelogOption::DebeziumJson => ChangelogEncoding::Debezium,
+        }
+    }
+}
+
 /// A validated sink of one kind, as the plan holds it.
 pub trait Sink: fmt::Debug + Send + Sync {
     /// Its kind as the config writes it (`file`, `kafka`), for messages.
@@ -76,10 +136,10 @@ pub trait Sink: fmt::Debug + Send + Sync {
     }
     /// The guarantee it gives in a job with (`checkpointed`) or without checkpoints.
     fn guarantee(&self, checkpointed: bool) -> Guarantee;
-    /// The kinds of record it can write. Every stream is insert-only today; an updating stream
-    /// will reach only sinks that take its kinds.
-    fn accepts(&self) -> &'static [RowKind] {
-        &[RowKind::Insert]
+    /// How it writes a changelog: append-only sinks take inserts (and a re-fired window's new
+    /// value); an updating result reaches only sinks that take every kind.
+    fn changelog(&self) -> ChangelogEncoding {
+        ChangelogEncoding::Append
     }
     /// Under checkpoints, its share of the two-phase commit as a restore needs it: made before
     /// anything is opened, so the output is recovered first (what the restored checkpoint covers
@@ -197,21 +257,24 @@ pub struct SinkWriter {
     buf: Vec<u8>,
     pub lines: u64,
     part: Box<dyn SinkPart>,
+    encoding: ChangelogEncoding,
 }
 
 impl SinkWriter {
-    /// Shard `shard`'s writer of `sink` (named `name`).
+    /// Shard `shard`'s writer of `sink` (named `name`), writing rows as `encoding` says.
     pub fn open(
         name: &str,
         sink: &dyn OpenSink,
         shard: usize,
         first_id: u64,
+        encoding: ChangelogEncoding,
     ) -> Result<SinkWriter, SinkError> {
         Ok(SinkWriter {
             name: name.into(),
             buf: Vec::with_capacity(FLUSH_BYTES + 4096),
             lines: 0,
             part: sink.part(shard, first_id)?,
+            encoding,
         })
     }
 
@@ -230,10 +293,32 @@ impl SinkWriter {
         self.lines(line, 1)
     }
 
-    /// Appends `n` complete lines at once.
+    /// Appends one row of kind `kind` (a complete line), encoded as the sink writes a changelog.
+    #[inline]
+    pub fn row(&mut self, kind: RowKind, line: &[u8]) -> Result<(), SinkError> {
+        if self.encoding == ChangelogEncoding::Append && kind == RowKind::Insert {
+            return self.lines(line, 1);
+        }
+        if !self.encoding.encode(kind, line, &mut self.buf) {
+            return Ok(());
+        }
+        self.lines += 1;
+        if self.buf.len() >= FLUSH_BYTES {
+            return self.flush();
+        }
+        Ok(())
+    }
+
+    /// Appends `n` complete lines (inserts) at once.
     #[inline]
     pub fn lines(&mut self, lines: &[u8], n: u64) -> Result<(), SinkError> {
-        self.buf.extend_from_slice(lines);
+        if self.encoding != ChangelogEncoding::Append {
+            for line in lines.split_inclusive(|&b| b == b'\n') {
+                self.encoding.encode(RowKind::Insert, line, &mut self.buf);
+            }
+        } else {
+            self.buf.extend_from_slice(lines);
+        }
         self.lines += n;
         if self.buf.len() >= FLUSH_BYTES {
             return self.flush();

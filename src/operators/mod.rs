@@ -40,7 +40,7 @@ pub use window::config::{
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
 use crate::plan::NodePlan;
-use crate::record::event::{Event, Rec};
+use crate::record::event::{Event, Rec, RowKind};
 use crate::time::ChunkTime;
 
 /// One output record of an operator.
@@ -56,9 +56,10 @@ pub struct Output<'a> {
     pub cause: Option<&'a Event>,
     /// The hash of the state's key it comes from: records fired by one step are ordered by it.
     pub key: u64,
-    /// It withdraws an earlier output of this operator (the previous value of a window that
-    /// re-fires), sent right before the new value.
-    pub retract: bool,
+    /// The change it is (Flink's `RowKind`): `+I` for a new row; a re-fired window sends `-U`
+    /// (its previous value, only where a reader aggregates it) then `+U`; a group aggregate
+    /// `-U`/`+U` for an update and `-D` when its group empties.
+    pub kind: RowKind,
 }
 
 /// Where an operator's output goes. Called per emitted record, never per input event.

@@ -55,7 +55,9 @@ pub struct Emitted {
     /// The event time of its cause; `None` when a watermark step emitted it.
     pub cause: Option<i64>,
     pub key: u64,
+    /// It takes a row back (`-U` or `-D`).
     pub retract: bool,
+    pub kind: crate::record::event::RowKind,
 }
 
 /// Records every output, in order.
@@ -101,7 +103,8 @@ impl Emitter for Collect {
             ts: out.ts,
             cause: out.cause.map(|e| e.ts),
             key: out.key,
-            retract: out.retract,
+            retract: out.kind.is_retraction(),
+            kind: out.kind,
         });
     }
 

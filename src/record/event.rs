@@ -124,13 +124,54 @@ fn from_wide(k: u8, b: &[u8]) -> Value {
 }
 
 /// The kind of change a record is, as Flink's `RowKind`: an insertion, the old and new value of
-/// an update, or a deletion. Every stream is insert-only today; sinks say which kinds they take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// an update, or a deletion. An event carries it in two flag bits ([`RETRACT`] for `-U` and `-D`,
+/// [`UPDATE`] for `-U` and `+U`), so an insert-only stream carries nothing extra.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RowKind {
     Insert,
     UpdateBefore,
     UpdateAfter,
     Delete,
+}
+
+impl RowKind {
+    /// The event flags that mark this kind.
+    #[inline]
+    pub fn flags(self) -> u8 {
+        match self {
+            RowKind::Insert => 0,
+            RowKind::UpdateBefore => RETRACT | UPDATE,
+            RowKind::UpdateAfter => UPDATE,
+            RowKind::Delete => RETRACT,
+        }
+    }
+
+    /// The kind an event's flags mark.
+    #[inline]
+    pub fn of_flags(flags: u8) -> RowKind {
+        match (flags & RETRACT != 0, flags & UPDATE != 0) {
+            (false, false) => RowKind::Insert,
+            (true, true) => RowKind::UpdateBefore,
+            (false, true) => RowKind::UpdateAfter,
+            (true, false) => RowKind::Delete,
+        }
+    }
+
+    /// `-U` or `-D`: it takes a row back.
+    #[inline]
+    pub fn is_retraction(self) -> bool {
+        matches!(self, RowKind::UpdateBefore | RowKind::Delete)
+    }
+
+    /// Flink's short string: `+I`, `-U`, `+U`, `-D`.
+    pub fn short(self) -> &'static str {
+        match self {
+            RowKind::Insert => "+I",
+            RowKind::UpdateBefore => "-U",
+            RowKind::UpdateAfter => "+U",
+            RowKind::Delete => "-D",
+        }
+    }
 }
 
 /// What a ring message is. Data carries an event; the others are control messages in-band with
@@ -169,9 +210,13 @@ pub const ROW: u8 = 8;
 pub const BLOB: u8 = 16;
 /// `flags`: a key field was missing or null. Joins and dedupe never match such a key (SQL NULL).
 pub const NULL_KEY: u8 = 32;
-/// `flags`: this record retracts an earlier one of its stream (the previous result of a window
-/// that re-fires): consumers that aggregate subtract it.
+/// `flags`: this record takes back an earlier one of its stream (`-U` or `-D`: the previous
+/// result of a window that re-fires, an aggregate's previous row): consumers that aggregate
+/// subtract it.
 pub const RETRACT: u8 = 64;
+/// `flags`: this record is one side of an update (`-U` with [`RETRACT`], else `+U`); see
+/// [`RowKind::flags`].
+pub const UPDATE: u8 = 128;
 
 /// Flag in a `CHUNK_END`'s `len`: this was the partition's last chunk.
 pub const CHUNK_LAST: u32 = 1;

@@ -7,6 +7,7 @@
 //! metrics all build on it, never the other way round.
 
 pub mod bind;
+pub mod changelog;
 pub mod columns;
 pub mod event;
 pub mod json;

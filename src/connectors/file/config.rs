@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{EventTimeConfig, WatermarkConfig};
 use crate::connectors::csv::{CsvConfig, Format};
+use crate::connectors::sink::ChangelogOption;
 
 /// `[sources.NAME] type = "file"`: a file or a glob of NDJSON or CSV lines.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -42,4 +43,8 @@ pub struct FileSourceConfig {
 pub struct FileSinkConfig {
     pub inputs: Vec<String>,
     pub path: PathBuf,
+    /// How an updating result is written: `"append"` (inserts only, the default) or
+    /// `"debezium-json"`.
+    #[serde(default, skip_serializing_if = "ChangelogOption::is_append")]
+    pub changelog: ChangelogOption,
 }

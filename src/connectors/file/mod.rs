@@ -12,6 +12,7 @@ mod uring;
 use std::sync::Arc;
 
 use crate::connectors::check::Check;
+use crate::connectors::sink::ChangelogOption;
 use crate::connectors::SinkTable;
 pub use config::{FileSinkConfig, FileSourceConfig};
 pub use sink::{DeadLetters, FileSink};
@@ -30,8 +31,14 @@ impl SinkTable for FileSinkConfig {
         if self.path.as_os_str().is_empty() {
             cx.err(cx.key("path"), "the path cannot be empty".into());
         }
+        let changelog = self.changelog.check(
+            cx,
+            "file",
+            &[ChangelogOption::Append, ChangelogOption::DebeziumJson],
+        );
         Arc::new(FileSink {
             path: self.path.clone(),
+            changelog,
         })
     }
 }

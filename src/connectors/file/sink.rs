@@ -21,12 +21,13 @@ use crate::connectors::sink::{
     Committer, Guarantee, OpenCx, OpenSink, OutputPath, Sink, SinkError, SinkPart,
 };
 use crate::connectors::staged;
-use crate::record::event::RowKind;
+use crate::record::changelog::ChangelogEncoding;
 
 /// `[sinks.NAME] type = "file"`, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileSink {
     pub path: PathBuf,
+    pub changelog: ChangelogEncoding,
 }
 
 impl Sink for FileSink {
@@ -54,9 +55,8 @@ impl Sink for FileSink {
         }
     }
 
-    fn accepts(&self) -> &'static [RowKind] {
-        // An upsert log: an update is the key's row written again.
-        &[RowKind::Insert, RowKind::UpdateAfter]
+    fn changelog(&self) -> ChangelogEncoding {
+        self.changelog
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

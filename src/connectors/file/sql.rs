@@ -4,6 +4,7 @@
 
 use crate::connectors::csv::{self, Format};
 use crate::connectors::file::{FileSinkConfig, FileSourceConfig};
+use crate::connectors::sink::ChangelogOption;
 use crate::connectors::{SinkConfig, SourceConfig};
 use crate::sql::ddl::Table;
 use crate::sql::options::{
@@ -45,14 +46,22 @@ pub fn source(
     }))
 }
 
-/// A `filesystem` table written by `INSERT INTO`, as JSON lines.
+/// A `filesystem` table written by `INSERT INTO`, as JSON lines (`'format' = 'json'`) or as
+/// Flink's changelog envelope (`'format' = 'debezium-json'`).
 pub fn sink(t: &Table) -> Result<SinkConfig, SqlError> {
-    check_format(t)?;
+    let changelog = match t.option("format") {
+        Some("debezium-json") => ChangelogOption::DebeziumJson,
+        _ => {
+            check_format(t)?;
+            ChangelogOption::Append
+        }
+    };
     refuse_unknown(t, &["connector", "format", "path"], None)?;
     let dir = required(t, "path")?.trim_end_matches('/');
     Ok(SinkConfig::File(FileSinkConfig {
         inputs: Vec::new(),
         path: format!("{dir}/part-0.json").into(),
+        changelog,
     }))
 }
 

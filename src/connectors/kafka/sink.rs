@@ -33,7 +33,6 @@ use crate::connectors::check::Check;
 use crate::connectors::sink::{Committer, Guarantee, OpenCx, OpenSink, Sink, SinkError, SinkPart};
 use crate::connectors::staged::{LineCheck, Stage, StagePart};
 use crate::connectors::SinkTable;
-use crate::record::event::RowKind;
 
 /// `[sinks.NAME] type = "kafka"`, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,15 +127,6 @@ impl Sink for KafkaSinkPlan {
             (true, _) => Guarantee::ExactlyOnce,
             (false, true) => Guarantee::AtLeastOnce,
             (false, false) => Guarantee::BestEffort,
-        }
-    }
-
-    fn accepts(&self) -> &'static [RowKind] {
-        if self.key.is_empty() {
-            &[RowKind::Insert]
-        } else {
-            // Keyed records: a consumer that upserts by key takes an update as a new value.
-            &[RowKind::Insert, RowKind::UpdateAfter]
         }
     }
 

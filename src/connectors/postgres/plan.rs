@@ -11,7 +11,6 @@ use crate::connectors::check::Check;
 use crate::connectors::sink::{known_types, Guarantee, OpenCx, OpenSink, Sink, SinkError};
 use crate::connectors::SinkTable;
 use crate::record::columns::ColumnType;
-use crate::record::event::RowKind;
 
 /// `[sinks.NAME] type = "postgres"`, validated (see the module `postgres` for its guarantee).
 #[derive(Debug, Clone, PartialEq)]
@@ -162,14 +161,6 @@ impl Sink for PostgresSinkPlan {
             (false, true) => Guarantee::Idempotent,
             (true, true) => Guarantee::AtLeastOnce,
             (_, false) => Guarantee::BestEffort,
-        }
-    }
-
-    fn accepts(&self) -> &'static [RowKind] {
-        if self.key.is_empty() {
-            &[RowKind::Insert]
-        } else {
-            &[RowKind::Insert, RowKind::UpdateAfter]
         }
     }
 

@@ -17,6 +17,7 @@ use std::time::Instant;
 use super::statements::{self as sql, TableColumn};
 use super::{Msg, Shared};
 use crate::connectors::sink::SinkWriter;
+use crate::record::changelog::ChangelogEncoding;
 use crate::record::columns::{self, Column};
 
 /// Why a write did not happen.
@@ -75,10 +76,9 @@ pub(super) struct Worker {
 
 impl Worker {
     pub(super) fn new(shared: Arc<Shared>, shard: usize, stop: Arc<AtomicBool>) -> Worker {
-        let dead = shared
-            .dead
-            .as_ref()
-            .and_then(|d| SinkWriter::open("dead_letter", &**d, shard, 0).ok());
+        let dead = shared.dead.as_ref().and_then(|d| {
+            SinkWriter::open("dead_letter", &**d, shard, 0, ChangelogEncoding::Append).ok()
+        });
         Worker {
             shared,
             client: None,

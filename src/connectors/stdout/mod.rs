@@ -11,15 +11,21 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::connectors::check::Check;
-use crate::connectors::sink::{Guarantee, OpenCx, OpenSink, Sink, SinkError, SinkPart};
+use crate::connectors::sink::{
+    ChangelogOption, Guarantee, OpenCx, OpenSink, Sink, SinkError, SinkPart,
+};
 use crate::connectors::SinkTable;
-use crate::record::event::RowKind;
+use crate::record::changelog::ChangelogEncoding;
 
 /// `[sinks.NAME] type = "stdout"`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StdoutSinkConfig {
     pub inputs: Vec<String>,
+    /// How an updating result is written: `"append"` (JSON lines, inserts only, the default),
+    /// `"print"` (Flink's `+I[..]` rows; SQL's `print` connector) or `"debezium-json"`.
+    #[serde(default, skip_serializing_if = "ChangelogOption::is_append")]
+    pub changelog: ChangelogOption,
 }
 
 impl SinkTable for StdoutSinkConfig {
@@ -27,16 +33,26 @@ impl SinkTable for StdoutSinkConfig {
         &self.inputs
     }
 
-    fn validate(&self, _cx: &mut Check<'_>) -> Arc<dyn Sink> {
-        Arc::new(Stdout)
+    fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {
+        use ChangelogOption as C;
+        let changelog = self
+            .changelog
+            .check(cx, "stdout", &[C::Append, C::Print, C::DebeziumJson]);
+        Arc::new(StdoutSink { changelog })
     }
 }
 
-/// The validated sink: nothing to configure.
+/// The validated sink: how it writes a changelog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StdoutSink {
+    pub changelog: ChangelogEncoding,
+}
+
+/// The opened sink and each shard's part: nothing to hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stdout;
 
-impl Sink for Stdout {
+impl Sink for StdoutSink {
     fn kind(&self) -> &'static str {
         "stdout"
     }
@@ -53,8 +69,8 @@ impl Sink for Stdout {
         }
     }
 
-    fn accepts(&self) -> &'static [RowKind] {
-        &[RowKind::Insert, RowKind::UpdateAfter]
+    fn changelog(&self) -> ChangelogEncoding {
+        self.changelog
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

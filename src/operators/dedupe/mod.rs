@@ -22,7 +22,7 @@ use super::{Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::DedupePlan;
-use crate::record::event::{Event, Rec, NULL_KEY};
+use crate::record::event::{Event, Rec, RowKind, NULL_KEY};
 use std::collections::VecDeque;
 
 /// The key index of waiting records whose key is null (never interned).
@@ -137,7 +137,7 @@ impl Dedupe {
             ts: t,
             cause: None,
             key: hash,
-            retract: false,
+            kind: RowKind::Insert,
         });
     }
 

@@ -31,7 +31,7 @@ use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::IntervalJoinPlan;
-use crate::record::event::{Event, Rec, NULL_KEY};
+use crate::record::event::{Event, Rec, RowKind, NULL_KEY};
 
 const LEFT: usize = 0;
 const RIGHT: usize = 1;
@@ -224,7 +224,7 @@ impl IntervalJoin {
             ts,
             cause,
             key,
-            retract: false,
+            kind: RowKind::Insert,
         });
     }
 }

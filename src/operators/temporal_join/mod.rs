@@ -32,7 +32,7 @@ use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::TemporalJoinPlan;
-use crate::record::event::{Event, Rec, NULL_KEY};
+use crate::record::event::{Event, Rec, RowKind, NULL_KEY};
 
 #[derive(Debug, Default)]
 struct KeyState {
@@ -191,7 +191,7 @@ impl TemporalJoin {
             ts: t,
             cause,
             key: hash,
-            retract: false,
+            kind: RowKind::Insert,
         });
     }
 

@@ -26,7 +26,7 @@ use crate::checkpoint::codec::{Dec, Enc};
 use crate::expr::{FieldPath, RawJson, Record, Value};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::TopNPlan;
-use crate::record::event::{Event, Rec};
+use crate::record::event::{Event, Rec, RowKind};
 
 /// An order field's value, owned, in the order ranking compares them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -183,7 +183,7 @@ impl TopN {
                 ts: t,
                 cause: None,
                 key: g.hash,
-                retract: false,
+                kind: RowKind::Insert,
             });
         }
         let open = self.keys.value_mut(k);

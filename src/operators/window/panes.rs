@@ -15,7 +15,7 @@ use crate::metrics::OperatorReport;
 use crate::operators::window::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::operators::{Counters, Emitter, Operator, Output};
 use crate::plan::WindowKind;
-use crate::record::event::{Event, Rec};
+use crate::record::event::{Event, Rec, RowKind};
 use crate::time::{ChunkTime, WM_MAX, WM_MIN};
 
 #[derive(Debug, Clone, Copy)]
@@ -336,7 +336,7 @@ fn fired(line: &[u8], end: i64, key: u64) -> Output<'_> {
         ts: end - 1,
         cause: None,
         key,
-        retract: false,
+        kind: RowKind::Insert,
     }
 }
 
@@ -384,7 +384,7 @@ impl Operator for PaneWindows {
                         ts: e - 1,
                         cause: Some(ev),
                         key: ev.hash,
-                        retract: true,
+                        kind: RowKind::UpdateBefore,
                     });
                 }
             }
@@ -399,7 +399,7 @@ impl Operator for PaneWindows {
                     ts: e - 1,
                     cause: Some(ev),
                     key: ev.hash,
-                    retract: false,
+                    kind: RowKind::UpdateAfter,
                 });
                 self.stats.refired += 1;
             }

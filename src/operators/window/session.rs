@@ -13,7 +13,7 @@ use super::format::LineFormat;
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
 use crate::operators::{Counters, Emitter, Operator, Output};
-use crate::record::event::{Event, Rec};
+use crate::record::event::{Event, Rec, RowKind};
 use crate::time::WM_MAX;
 use hashbrown::HashTable;
 use std::cmp::Reverse;
@@ -133,7 +133,12 @@ impl SessionWindows {
             ts: s.end - 1,
             cause,
             key: k.hash,
-            retract,
+            // A withdrawn session never comes back under its window_start: a delete.
+            kind: if retract {
+                RowKind::Delete
+            } else {
+                RowKind::Insert
+            },
         });
     }
 

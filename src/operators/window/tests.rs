@@ -476,13 +476,22 @@ mod retractions {
     use super::*;
     use crate::operators::testing::Emitted;
 
+    /// A result as a window emits it: fired by the watermark (`+I`), or caused by a late event
+    /// (a re-fire: `-U` of the previous value, `+U` of the new one).
     fn out(line: &str, ts: i64, cause: Option<i64>, retract: bool) -> Emitted {
+        use crate::record::event::RowKind;
+        let kind = match (retract, cause) {
+            (true, _) => RowKind::UpdateBefore,
+            (false, Some(_)) => RowKind::UpdateAfter,
+            (false, None) => RowKind::Insert,
+        };
         Emitted {
             line: line.into(),
             ts,
             cause,
             key: crate::record::event::hash_key(b"\"a\""),
             retract,
+            kind,
         }
     }
 

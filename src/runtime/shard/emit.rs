@@ -15,7 +15,7 @@ use crate::connectors::source::{Partition, Recall};
 use crate::operators::steps::{Outcome, StepChain};
 use crate::operators::{Emitter, Output};
 use crate::record::bind::RecordParser;
-use crate::record::event::{slot_of, Event, Rec, Tag, FIRED, RETRACT, SLOT_BYTES};
+use crate::record::event::{slot_of, Event, Rec, RowKind, Tag, FIRED, SLOT_BYTES};
 use std::sync::Arc;
 
 /// Who reads one stream, compiled for this shard.
@@ -163,8 +163,8 @@ impl ShardEmitter {
         self.batch_slots.clear();
     }
 
-    fn write(&mut self, sink: usize, line: &[u8]) {
-        if let Err(e) = self.sinks[sink].line(line) {
+    fn write(&mut self, sink: usize, kind: RowKind, line: &[u8]) {
+        if let Err(e) = self.sinks[sink].row(kind, line) {
             self.error.get_or_insert(e);
         }
     }
@@ -200,15 +200,12 @@ impl ShardEmitter {
     }
 
     /// Sends the events `parser` made of one record to their owners (or into the step's batch).
-    fn route(&mut self, parser: &mut RecordParser, tag: (i64, u8, u64, u64), retract: bool) {
+    fn route(&mut self, parser: &mut RecordParser, tag: (i64, u8, u64, u64), kind: RowKind) {
         for i in 0..parser.outputs() {
             let mut ev = parser.events[i];
             ev.tag = Tag::DATA;
             ev.seen_max = tag.0;
-            ev.flags |= tag.1;
-            if retract {
-                ev.flags |= RETRACT;
-            }
+            ev.flags |= tag.1 | kind.flags();
             ev.pos = tag.2;
             ev.sub = tag.3;
             ev.part = self.part;
@@ -234,7 +231,7 @@ impl ShardEmitter {
         line: &[u8],
         ts: i64,
         tag: (i64, u8, u64, u64),
-        retract: bool,
+        kind: RowKind,
         late: bool,
     ) {
         let node = self.node;
@@ -243,7 +240,7 @@ impl ShardEmitter {
         } else {
             &mut self.outputs[node]
         });
-        self.deliver_to(&mut outlet, line, ts, tag, retract);
+        self.deliver_to(&mut outlet, line, ts, tag, kind);
         *(if late {
             &mut self.lates[node]
         } else {
@@ -257,37 +254,35 @@ impl ShardEmitter {
         line: &[u8],
         ts: i64,
         tag: (i64, u8, u64, u64),
-        retract: bool,
+        kind: RowKind,
     ) {
         let bare = line.strip_suffix(b"\n").unwrap_or(line);
-        // Sinks keep an upsert log: a retraction is for aggregating readers only.
-        if !retract {
-            for &s in &outlet.sinks {
-                self.write(s, line);
-            }
+        // Each sink writes the kinds it takes (an append-only one skips `-U` and `-D`).
+        for &s in &outlet.sinks {
+            self.write(s, kind, line);
         }
         if let Some(p) = outlet.parser.as_mut() {
             match p.parse_at(bare, ts) {
-                Ok(()) => self.route(p, tag, retract),
+                Ok(()) => self.route(p, tag, kind),
                 Err(m) => self.failed.push((self.node, m.0, bare.to_vec())),
             }
         }
         for (chain, parser, sinks) in &mut outlet.chains {
             match chain.apply(bare, None) {
                 Ok(Outcome::Kept(rec)) => {
-                    if !retract && !sinks.is_empty() {
+                    if !sinks.is_empty() {
                         self.scratch.clear();
                         self.scratch.extend_from_slice(rec);
                         self.scratch.push(b'\n');
                         let l = std::mem::take(&mut self.scratch);
                         for &s in sinks.iter() {
-                            self.write(s, &l);
+                            self.write(s, kind, &l);
                         }
                         self.scratch = l;
                     }
                     if let Some(p) = parser.as_mut() {
                         match p.parse_at(rec, ts) {
-                            Ok(()) => self.route(p, tag, retract),
+                            Ok(()) => self.route(p, tag, kind),
                             Err(m) => self.failed.push((self.node, m.0, rec.to_vec())),
                         }
                     }
@@ -326,14 +321,14 @@ impl ShardEmitter {
 
 impl Emitter for ShardEmitter {
     fn emit(&mut self, out: Output<'_>) {
-        if !out.retract {
+        if !out.kind.is_retraction() {
             self.emitted += 1;
         }
         let tag = self.tag(&out);
         if self.outputs[self.node].is_empty() {
             return;
         }
-        self.deliver(out.line, out.ts, tag, out.retract, false);
+        self.deliver(out.line, out.ts, tag, out.kind, false);
     }
 
     fn late(&mut self, rec: &Rec<'_>) {
@@ -362,7 +357,7 @@ impl Emitter for ShardEmitter {
             lineage(e.sub, self.node, u32::MAX),
         );
         line.push(b'\n');
-        self.deliver(&line, e.ts, tag, false, true);
+        self.deliver(&line, e.ts, tag, RowKind::Insert, true);
         self.late_line = line;
     }
 

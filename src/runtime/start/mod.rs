@@ -19,6 +19,7 @@ use crate::connectors::source::{OpenSource, Partition};
 use crate::metrics::{latency_histogram, RunSummary, ShardStats};
 use crate::operators::BuildCtx;
 use crate::plan::Plan;
+use crate::record::changelog::ChangelogEncoding;
 use crate::record::event::Event;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -273,12 +274,13 @@ fn parts_of(
         sinks: sinks
             .0
             .iter()
-            .map(|(name, s)| SinkWriter::open(name, &**s, id, first_id))
+            .zip(&plan.sinks)
+            .map(|((name, s), p)| SinkWriter::open(name, &**s, id, first_id, p.sink.changelog()))
             .collect::<Result<_, _>>()?,
         dead: sinks
             .1
             .as_ref()
-            .map(|s| SinkWriter::open("dead_letter", &**s, id, first_id))
+            .map(|s| SinkWriter::open("dead_letter", &**s, id, first_id, ChangelogEncoding::Append))
             .transpose()?,
         hot: super::shard::hot::PhaseOne::new(plan, id, run.n),
     })

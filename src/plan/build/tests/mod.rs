@@ -185,7 +185,10 @@ fn the_issue_example_builds_to_exactly_this_plan() {
         .iter()
         .map(|s: &SinkPlan| (s.name.as_str(), s.sink_as::<FileSink>(), &s.inputs[..]))
         .collect();
-    let file = |path: &str| FileSink { path: path.into() };
+    let file = |path: &str| FileSink {
+        path: path.into(),
+        changelog: crate::record::changelog::ChangelogEncoding::Append,
+    };
     let (counts, late) = (
         file("out/clicks_per_minute.ndjson"),
         file("out/late_clicks.ndjson"),
