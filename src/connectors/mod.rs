@@ -141,6 +141,11 @@ pub trait SinkTable {
     fn flink_notes(&self) -> Vec<&'static str> {
         Vec::new()
     }
+    /// How it writes an updating result, as its table says (`changelog = ...`); SQL refuses an
+    /// updating query into a table that appends only.
+    fn changelog(&self) -> sink::ChangelogOption {
+        sink::ChangelogOption::Append
+    }
 }
 
 /// The registry of sink kinds: `type = "<kind>"` names the variant, whose table is the

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{dedupe, interval_join, steps, temporal_join, top_n, window};
+use super::{dedupe, group_agg, interval_join, steps, temporal_join, top_n, window};
 use super::{BuildCtx, Combine, Operator};
 use crate::plan::build::{graph::Graph, Builder};
 use crate::plan::HotKeysPlan;
@@ -154,6 +154,7 @@ transform_kinds! {
     Join => interval_join::config::RegularJoinConfig,
     Dedupe => dedupe::config::DedupeConfig,
     TopN => top_n::config::TopNConfig,
+    GroupAggregate => group_agg::config::GroupAggregateConfig,
 }
 
 node_kinds! {
@@ -162,6 +163,7 @@ node_kinds! {
     IntervalJoin => interval_join::plan::IntervalJoinPlan,
     Dedupe => dedupe::plan::DedupePlan,
     TopN => top_n::plan::TopNPlan,
+    GroupAggregate => group_agg::plan::GroupAggPlan,
 }
 
 impl TransformConfig {

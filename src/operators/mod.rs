@@ -11,6 +11,7 @@
 
 pub mod dedupe;
 pub mod detect;
+pub mod group_agg;
 pub mod interval_join;
 pub mod keys;
 mod kinds;

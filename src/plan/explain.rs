@@ -1,7 +1,7 @@
 //! `sluice explain`: the operator graph a plan runs, as text a person reads — every source with
 //! its event time and watermark, every stateful operator with the keys its inputs are routed on
 //! and the chains of filters and selects they read through, every sink with what it writes and
-//! the delivery guarantee it gives.
+//! the delivery guarantee it gives; each operator's output and each sink with its changelog mode.
 
 use super::{Edge, NodeKind, Plan, StepKind, StreamRef, TimeUnit};
 use std::fmt::Write;
@@ -58,6 +58,7 @@ pub fn explain(plan: &Plan) -> String {
         if let Some(late) = &n.late_events {
             let _ = writeln!(out, "    late events -> {late}");
         }
+        let _ = writeln!(out, "    emits: {}", n.mode());
     }
     let _ = writeln!(out, "sinks");
     for s in &plan.sinks {
@@ -71,7 +72,8 @@ pub fn explain(plan: &Plan) -> String {
         );
         let _ = writeln!(
             out,
-            "    delivery: {}",
+            "    writes: {}; delivery: {}",
+            s.sink.changelog().describe(),
             s.sink.guarantee(plan.checkpoint.is_some())
         );
     }

@@ -92,6 +92,22 @@ pub struct NodePlan {
     /// It emits updates of earlier results (a window with allowed lateness re-fires): each update
     /// reaches consumers as a retraction of the previous result followed by the new one.
     pub updates: bool,
+    /// Its output is an updating result (`+I`, `-U`, `+U`, `-D`) without event time: a group
+    /// aggregate's.
+    pub changelog: bool,
+}
+
+impl NodePlan {
+    /// The changelog mode of its output, as `explain` shows it.
+    pub fn mode(&self) -> &'static str {
+        if self.changelog {
+            "updating (+I, -U, +U, -D)"
+        } else if self.updates {
+            "insert-only, and -U/+U when a late event re-fires a result"
+        } else {
+            "insert-only (+I)"
+        }
+    }
 }
 
 /// One input of a node: which streams feed it and what their records become as its events.

@@ -173,6 +173,7 @@ impl Compiler {
             columns,
             time: input.time,
             window: false,
+            updating: false,
         };
         let deduped = self.filter_all(&conds, deduped, &format!("{base}_where"))?;
         let mut scope = ColumnScope::new(&deduped);

@@ -17,6 +17,7 @@ mod error;
 pub mod export;
 mod expr;
 mod functions;
+mod group;
 mod hints;
 pub mod job;
 mod join;
@@ -65,6 +66,9 @@ pub struct Stream {
     /// Its rows are a window aggregation's results (through filters and selects): those of one
     /// window carry that window's time, which is what a window Top-N ranks them by.
     pub window: bool,
+    /// Its rows are an updating result (a GROUP BY without a window, through filters and
+    /// selects): only a table that takes a changelog may be written from it.
+    pub updating: bool,
 }
 
 impl Stream {
@@ -256,6 +260,8 @@ impl Compiler {
         // (A table whose options are wrong is refused where sinks are compiled, below.)
         let epoch_time =
             crate::connectors::sql_sink(table).is_ok_and(|s| s.table().epoch_time_columns());
+        let appends =
+            crate::connectors::sql_sink(table).is_ok_and(|s| s.table().changelog().is_append());
         let mut columns: Vec<Col> = table
             .columns
             .iter()
@@ -288,6 +294,9 @@ impl Compiler {
         self.inserts += 1;
         let base = format!("insert_{}_{sink}", self.inserts);
         let stream = self.query(source, &base, Some(&columns))?;
+        if stream.updating && appends {
+            return Err(SqlError::span(at, format!("`{sink}` takes appends only, but this query's result is updating (+I, -U, +U, -D rows: a GROUP BY without a window), which Flink too refuses to write there (\"doesn't support consuming update changes\"): declare `{sink}` with 'format' = 'debezium-json', or write into a 'print' table")));
+        }
         self.sinks.entry(sink).or_default().push(stream.name);
         Ok(())
     }
@@ -338,6 +347,7 @@ impl Compiler {
                         .collect(),
                     time: None,
                     window: false,
+                    updating: false,
                 };
                 let (expr, ty) = expr::translate(e, &mut query::ColumnScope::new(&physical))?;
                 columns.push(Col {
@@ -360,6 +370,7 @@ impl Compiler {
                 .and_then(|time| columns.iter().position(|c| c.name == time.column)),
             columns,
             window: false,
+            updating: false,
         };
         self.sources
             .insert(name.to_string(), (source, stream.clone()));

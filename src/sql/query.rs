@@ -88,8 +88,8 @@ impl Compiler {
         input: Stream,
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
-        if groups(sel) {
-            return Err(SqlError::span(sel.select_token.0.span, "GROUP BY needs a window table function (FROM TABLE(TUMBLE(...))): a GROUP BY over a whole stream is an updating result, which sluice does not produce yet"));
+        if groups(sel) || super::group::has_aggregates(sel, &input) {
+            return self.grouped(sel, input, base);
         }
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
         let mut scope = ColumnScope { input: &input };
@@ -198,6 +198,7 @@ impl Compiler {
                 columns,
                 time,
                 window: input.window,
+                updating: input.updating,
             });
         }
         let fields: Vec<(String, String)> = named
@@ -229,6 +230,7 @@ impl Compiler {
             columns,
             time,
             window: input.window,
+            updating: input.updating,
         })
     }
 }

@@ -105,6 +105,7 @@ impl Compiler {
             columns,
             time: None,
             window: true,
+            updating: false,
         };
         let ranked = self.filter_all(&conds, ranked, &format!("{base}_where"))?;
         let mut scope = ColumnScope::new(&ranked);

@@ -125,12 +125,13 @@ impl Compiler {
         let window = w.window()?;
         let from_source = self.sources.values().any(|(_, s)| s.name == input.name);
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
-        let keys = group_keys(sel, &input)?;
+        let keys = group_keys(sel, &input, true)?;
         check_partition(&w.kind, w.partition, &keys, &w.call)?;
         let mut scope = WindowScope {
             input: &input,
             keys: &keys,
             aggregates: Vec::new(),
+            windowed: true,
         };
         let items = items(sel, &input, &mut scope)?;
         let having = match &sel.having {
@@ -255,6 +256,7 @@ fn window_output(name: String, keys: &[Col]) -> Stream {
         columns,
         time,
         window: true,
+        updating: false,
     }
 }
 
@@ -301,8 +303,14 @@ fn check_partition(
     Ok(())
 }
 
-/// The GROUP BY of a windowed query: `window_start`, `window_end` and key columns.
-fn group_keys(sel: &Select, input: &Stream) -> Result<Vec<Col>, SqlError> {
+/// The GROUP BY of a query: key columns, and for a window aggregation (`windowed`) its
+/// `window_start` and `window_end` (elsewhere those are columns like any other: a GROUP BY over a
+/// window's results).
+pub(super) fn group_keys(
+    sel: &Select,
+    input: &Stream,
+    windowed: bool,
+) -> Result<Vec<Col>, SqlError> {
     let GroupByExpr::Expressions(exprs, modifiers) = &sel.group_by else {
         return Err(SqlError::span(
             sel.select_token.0.span,
@@ -329,10 +337,10 @@ fn group_keys(sel: &Select, input: &Stream) -> Result<Vec<Col>, SqlError> {
             }
         };
         match name.value.as_str() {
-            "window_start" => start = true,
-            "window_end" => end = true,
+            "window_start" if windowed => start = true,
+            "window_end" if windowed => end = true,
             // Determined by the window (window_end - 1), as Flink lets it be grouped by.
-            "window_time" => {}
+            "window_time" if windowed => {}
             key => {
                 let Some(col) = input.columns.iter().find(|c| c.name == key) else {
                     return Err(SqlError::span(
@@ -340,7 +348,7 @@ fn group_keys(sel: &Select, input: &Stream) -> Result<Vec<Col>, SqlError> {
                         format!("no column `{key}` to group by"),
                     ));
                 };
-                if !is_plain_name(&col.expr) || col.ty.is_time() {
+                if !is_plain_name(&col.expr) || (windowed && col.ty.is_time()) {
                     return Err(SqlError::span(
                         name.span,
                         format!(
@@ -352,7 +360,7 @@ fn group_keys(sel: &Select, input: &Stream) -> Result<Vec<Col>, SqlError> {
             }
         }
     }
-    if !(start && end) {
+    if windowed && !(start && end) {
         return Err(SqlError::span(
             sel.select_token.0.span,
             "a window aggregation must GROUP BY window_start, window_end (and any key columns)",
@@ -361,23 +369,24 @@ fn group_keys(sel: &Select, input: &Stream) -> Result<Vec<Col>, SqlError> {
     Ok(keys)
 }
 
-/// Names after a window's GROUP BY: the keys, the window's bounds, and aggregates, each of which
-/// becomes one of the window's output fields (`_a0`, `_a1`, ...).
-struct WindowScope<'s> {
-    input: &'s Stream,
-    keys: &'s [Col],
+/// Names after a GROUP BY: the keys, a window's bounds (`windowed`), and aggregates, each of
+/// which becomes one of the window's (or group aggregate's) output fields (`_a0`, `_a1`, ...).
+pub(super) struct WindowScope<'s> {
+    pub(super) input: &'s Stream,
+    pub(super) keys: &'s [Col],
     /// (output field, sluice aggregate, its type).
-    aggregates: Vec<(String, String, SqlType)>,
+    pub(super) aggregates: Vec<(String, String, SqlType)>,
+    pub(super) windowed: bool,
 }
 
 impl Scope for WindowScope<'_> {
     fn column(&mut self, parts: &[Ident], e: &Expr) -> Result<(String, SqlType), SqlError> {
         let name = parts.last().map_or("", |p| p.value.as_str());
         match name {
-            "window_start" | "window_end" if parts.len() <= 2 => {
+            "window_start" | "window_end" if self.windowed && parts.len() <= 2 => {
                 return Ok((name.to_string(), SqlType::Timestamp))
             }
-            "window_time" if parts.len() <= 2 => {
+            "window_time" if self.windowed && parts.len() <= 2 => {
                 return Ok(("(window_end - 1)".to_string(), SqlType::TimestampLtz))
             }
             _ => {}

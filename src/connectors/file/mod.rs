@@ -23,6 +23,10 @@ impl SinkTable for FileSinkConfig {
         &self.inputs
     }
 
+    fn changelog(&self) -> ChangelogOption {
+        self.changelog
+    }
+
     fn flink_notes(&self) -> Vec<&'static str> {
         sql::FLINK_SINK_NOTES.to_vec()
     }

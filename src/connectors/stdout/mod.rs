@@ -33,6 +33,10 @@ impl SinkTable for StdoutSinkConfig {
         &self.inputs
     }
 
+    fn changelog(&self) -> ChangelogOption {
+        self.changelog
+    }
+
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {
         use ChangelogOption as C;
         let changelog = self

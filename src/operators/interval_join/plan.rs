@@ -137,6 +137,7 @@ impl Builder<'_> {
             hold_ms,
             updates: false,
             unretractable: false,
+            changelog: false,
             output,
             late,
         };

@@ -71,6 +71,7 @@ impl Builder<'_> {
             unretractable: inputs.iter().any(|i| i.unretractable),
             depth: inputs.iter().filter_map(|i| i.depth).max(),
             untimed: inputs.iter().find_map(|i| i.untimed.clone()),
+            changelog: inputs.iter().find_map(|i| i.changelog.clone()),
         };
         let plan = StepPlan {
             name: name.to_string(),

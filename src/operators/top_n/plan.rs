@@ -101,6 +101,7 @@ impl Builder<'_> {
             hold_ms: 0,
             updates: false,
             unretractable: false,
+            changelog: false,
             output,
             late,
         };

@@ -7,6 +7,7 @@
 
 use crate::config::{self, suggest, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
 use crate::expr::FieldPath;
+use crate::operators::window::config::Aggregates;
 use crate::operators::{
     table_inputs, BuildCtx, Combine, NodeKind, NodeSpec, Operator, TransformTable,
 };
@@ -132,6 +133,36 @@ pub enum HotKeyPlanMode {
     },
 }
 
+/// Gives each aggregate with a field its value slot: slot `i` of the events holds the `i`-th
+/// distinct (field, use) of the aggregates. Returns them with the port's value list.
+pub(crate) fn assign_slots(aggregates: Vec<AggPlan>) -> (Vec<AggPlan>, Vec<(FieldPath, SlotUse)>) {
+    let mut values: Vec<(FieldPath, SlotUse)> = Vec::new();
+    let aggregates = aggregates
+        .into_iter()
+        .map(|mut a| {
+            if let Some(f) = &a.field {
+                let use_ = match a.func {
+                    // count(field) counts the non-null values, of any type.
+                    AggFunc::CountDistinct | AggFunc::ApproxCountDistinct | AggFunc::Count => {
+                        SlotUse::Hash
+                    }
+                    _ => SlotUse::Number,
+                };
+                let i = match values.iter().position(|(p, u)| p == f && *u == use_) {
+                    Some(i) => i,
+                    None => {
+                        values.push((f.clone(), use_));
+                        values.len() - 1
+                    }
+                };
+                a.slot = Some(i);
+            }
+            a
+        })
+        .collect();
+    (aggregates, values)
+}
+
 impl Builder<'_> {
     pub(crate) fn window(&mut self, name: &str, w: &WindowTransformConfig, g: &mut Graph<'_>) {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
@@ -152,7 +183,7 @@ impl Builder<'_> {
                 group_by.push(p);
             }
         }
-        let aggregates = self.aggregates(name, w, &inputs);
+        let aggregates = self.aggregates(name, &w.aggregates, &WINDOW_FIELDS, &w.group_by, &inputs);
         let updating = inputs.iter().any(|i| i.updates);
         if updating {
             self.refuse_over_updates(name, w, &window, &aggregates);
@@ -167,31 +198,7 @@ impl Builder<'_> {
                 "hot_keys applies to windows that read sources (directly or through filters and selects): phase one runs where records are read, and this window reads another operator's output".into(),
             );
         }
-        // Slot i of the window's events holds the i-th distinct (field, use) of its aggregates.
-        let mut values: Vec<(FieldPath, SlotUse)> = Vec::new();
-        let aggregates: Vec<AggPlan> = aggregates
-            .into_iter()
-            .map(|mut a| {
-                if let Some(f) = &a.field {
-                    let use_ = match a.func {
-                        // count(field) counts the non-null values, of any type.
-                        AggFunc::CountDistinct | AggFunc::ApproxCountDistinct | AggFunc::Count => {
-                            SlotUse::Hash
-                        }
-                        _ => SlotUse::Number,
-                    };
-                    let i = match values.iter().position(|(p, u)| p == f && *u == use_) {
-                        Some(i) => i,
-                        None => {
-                            values.push((f.clone(), use_));
-                            values.len() - 1
-                        }
-                    };
-                    a.slot = Some(i);
-                }
-                a
-            })
-            .collect();
+        let (aggregates, values) = assign_slots(aggregates);
         let output = Schema::closed(
             w.group_by
                 .iter()
@@ -213,6 +220,7 @@ impl Builder<'_> {
         let draft = NodeDraft {
             updates: plan.allowed_lateness_ms > 0,
             unretractable: session && plan.allowed_lateness_ms > 0,
+            changelog: false,
             kind: NodeKind::Window(plan),
             late_events: w.late_events.clone(),
             hold_ms: 0,
@@ -229,24 +237,33 @@ impl Builder<'_> {
         g.add_node(self, name, draft, vec![port]);
     }
 
-    fn aggregates(
+    /// The aggregates of transform `name`, checked against what `inputs` hold; an aggregate may
+    /// not take the name of a `fixed` output field or of a `group_by` field.
+    pub(crate) fn aggregates(
         &mut self,
         name: &str,
-        w: &WindowTransformConfig,
+        aggs: &Aggregates,
+        fixed: &[&str],
+        group_by: &[String],
         inputs: &[Input],
     ) -> Vec<AggPlan> {
         let at = |k: &str| KeyPath::new(["transforms", name, k]);
         let mut aggregates = Vec::new();
-        if w.aggregates.0.is_empty() {
+        if aggs.0.is_empty() {
             self.err(
                 at("aggregates"),
-                "a window needs at least one aggregate, e.g. { clicks = \"count()\" }".into(),
+                "at least one aggregate is needed, e.g. { clicks = \"count()\" }".into(),
             );
         }
-        for (agg_name, expr) in &w.aggregates.0 {
+        for (agg_name, expr) in &aggs.0 {
             let key = at("aggregates").key(agg_name);
-            if WINDOW_FIELDS.contains(&agg_name.as_str()) || w.group_by.contains(agg_name) {
-                self.err(key.clone(), format!("aggregate name `{agg_name}` collides with an output field of the same name ({} and the group_by fields)", WINDOW_FIELDS.join(", ")));
+            if fixed.contains(&agg_name.as_str()) || group_by.contains(agg_name) {
+                let others: Vec<&str> = fixed
+                    .iter()
+                    .copied()
+                    .chain(["the group_by fields"])
+                    .collect();
+                self.err(key.clone(), format!("aggregate name `{agg_name}` collides with an output field of the same name ({})", others.join(", ")));
             }
             match parse_aggregate(expr) {
                 Ok((func, field)) => {

@@ -78,8 +78,12 @@ pub(crate) struct Input {
     pub unretractable: bool,
     /// Depth of the deepest node it comes from; `None` when it comes only from sources.
     pub depth: Option<usize>,
-    /// A source without event time it reads (directly or through filters and selects), if any.
+    /// Why its records have no event time, if they have none: what it reads, as a message ends
+    /// (a source without event time, directly or through filters and selects; an updating result).
     pub untimed: Option<String>,
+    /// It carries the updating result (`+I`/`-U`/`+U`/`-D`) of the operator named here: an
+    /// append-only sink refuses it.
+    pub changelog: Option<String>,
 }
 
 /// A validated transform, as its readers need it.
@@ -93,6 +97,8 @@ enum Done {
         updates: bool,
         unretractable: bool,
         depth: usize,
+        /// Its output is an updating result without event time (a group aggregate's).
+        changelog: bool,
     },
 }
 
@@ -113,6 +119,9 @@ pub(crate) struct NodeDraft {
     pub updates: bool,
     /// Its updates cannot be retracted (a session window's).
     pub unretractable: bool,
+    /// Its output is an updating result (`+I`/`-U`/`+U`/`-D`) without event time, as a group
+    /// aggregate's: append-only sinks and event-time operators refuse it.
+    pub changelog: bool,
     /// What its output records hold, and its late side output's.
     pub output: crate::plan::build::schema::Schema,
     pub late: Vec<Known>,
@@ -161,9 +170,10 @@ impl<'c> Graph<'c> {
                     updates: false,
                     unretractable: false,
                     depth: None,
-                    untimed: source
-                        .is_some_and(|s| s.event_time().is_none())
-                        .then(|| name.to_string()),
+                    untimed: source.is_some_and(|s| s.event_time().is_none()).then(|| {
+                        format!("source `{name}`, which has none: give `{name}` an event_time (in SQL, a WATERMARK on its table)")
+                    }),
+                    changelog: None,
                 })
             }
             Some(Stream::Transform(t)) => match self.done.get(t)? {
@@ -174,6 +184,7 @@ impl<'c> Graph<'c> {
                     updates,
                     unretractable,
                     depth,
+                    changelog,
                     ..
                 } => Some(Input {
                     edges: vec![Edge {
@@ -184,7 +195,8 @@ impl<'c> Graph<'c> {
                     updates: *updates,
                     unretractable: *unretractable,
                     depth: Some(*depth),
-                    untimed: None,
+                    untimed: changelog.then(|| format!("the updating result of `{t}`, which has no event time (a GROUP BY without a window gives rows without a time attribute, as in Flink)")),
+                    changelog: changelog.then(|| t.to_string()),
                 }),
             },
             Some(Stream::LateOf(t)) => match self.done.get(t)? {
@@ -200,6 +212,7 @@ impl<'c> Graph<'c> {
                     unretractable: false,
                     depth: Some(*depth),
                     untimed: None,
+                    changelog: None,
                 }),
                 Done::Step(_) => None,
             },
@@ -286,6 +299,7 @@ impl<'c> Graph<'c> {
             depth,
             hold_ms: draft.hold_ms,
             updates: draft.updates,
+            changelog: draft.changelog,
         });
         self.done.insert(
             name.to_string(),
@@ -299,22 +313,23 @@ impl<'c> Graph<'c> {
                 updates: draft.updates,
                 unretractable: draft.unretractable,
                 depth,
+                changelog: draft.changelog,
             },
         );
         id
     }
 }
 
-/// Reports each input of `ports` that reads a source without event time.
+/// Reports each input of `ports` whose records have no event time.
 fn refuse_untimed(b: &mut Builder<'_>, name: &str, what: &str, ports: &[PortDraft]) {
     let untimed = ports
         .iter()
         .flat_map(|p| &p.inputs)
         .filter_map(|i| i.untimed.as_deref());
-    for source in untimed {
+    for why in untimed {
         b.err(
             KeyPath::new(["transforms", name]),
-            format!("{what} works in event time, but it reads source `{source}`, which has none: give `{source}` an event_time (in SQL, a WATERMARK on its table)"),
+            format!("{what} works in event time, but it reads {why}"),
         );
     }
 }

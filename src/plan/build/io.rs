@@ -113,7 +113,9 @@ impl Builder<'_> {
                 self.err(at("inputs"), "a sink needs at least one input".into());
             }
             let mut inputs = Vec::new();
+            let mut updating = None;
             for input in g.inputs(self, at("inputs"), sink.inputs()) {
+                updating = updating.or(input.changelog);
                 for e in input.edges {
                     if !inputs.contains(&e) {
                         inputs.push(e);
@@ -122,8 +124,14 @@ impl Builder<'_> {
             }
             let mut cx = Check::new("sinks", name, config.checkpoint.is_some());
             let built = sink.table().validate(&mut cx);
-            for (key, message) in cx.into_problems() {
+            let problems = cx.into_problems();
+            // A sink refused already is not also told what it cannot take.
+            let valid = problems.is_empty();
+            for (key, message) in problems {
                 self.err(key, message);
+            }
+            if let Some(from) = updating.filter(|_| valid && !built.changelog().takes_updates()) {
+                self.err(at("inputs"), format!("`{from}` is an updating result (+I, -U, +U, -D rows, as a GROUP BY without a window gives), but this {} sink writes appends only (as Flink's, it cannot consume update changes): set changelog = \"debezium-json\" on it (in SQL, 'format' = 'debezium-json'), or write to a print sink", built.kind()));
             }
             for out in built.outputs() {
                 if out.path.as_os_str().is_empty() {

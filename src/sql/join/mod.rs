@@ -352,6 +352,7 @@ impl Compiler {
                 columns,
                 time: side.stream.time,
                 window: false,
+                updating: false,
             },
         }
     }
@@ -386,6 +387,7 @@ impl Compiler {
             columns,
             time,
             window: false,
+            updating: false,
         };
         let items = items(sel, &joined, &mut scope)?;
         Ok((joined, items))
@@ -411,6 +413,7 @@ fn prefixed(side: Side, prefix: &str, keeps_time: bool) -> Side {
             columns,
             time: side.stream.time.filter(|_| keeps_time),
             window: false,
+            updating: false,
         },
     }
 }

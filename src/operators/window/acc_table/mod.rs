@@ -373,6 +373,14 @@ impl AccTable {
         &self.words()[at..at + self.aw]
     }
 
+    /// Empties the accumulators of row `r` (a group whose rows were all taken back); the row
+    /// keeps its key. A distinct count's sketch stays in the arena, unreferenced.
+    pub fn clear_accs(&mut self, r: usize) {
+        let at = r * self.stride + 1 + self.kw;
+        let aw = self.aw;
+        self.words_mut()[at..at + aw].fill(0);
+    }
+
     /// Adds one event to its key's accumulators.
     #[inline(always)]
     pub fn add(&mut self, ev: &Event, layout: &AggLayout) {

@@ -13,6 +13,7 @@ use crate::plan::{
     TimeUnit, WatermarkPlan, WindowKind, WindowPlan,
 };
 
+mod changelog;
 mod graph;
 mod untimed;
 
@@ -394,7 +395,7 @@ fn aggregate_functions_and_arity() {
         "p.toml:9:51: transforms.cpm.aggregates.c: `sum` takes exactly one field in `sum(bid, ts)`",
         "p.toml:9:71: transforms.cpm.aggregates.d: `sum bid` is not an aggregate: expected `function(field)` such as `sum(bid)`, or `count()`",
     ]);
-    assert_eq!(with("{}"), ["p.toml:9:1: transforms.cpm.aggregates: a window needs at least one aggregate, e.g. { clicks = \"count()\" }"]);
+    assert_eq!(with("{}"), ["p.toml:9:1: transforms.cpm.aggregates: at least one aggregate is needed, e.g. { clicks = \"count()\" }"]);
 }
 
 #[test]

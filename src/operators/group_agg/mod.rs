@@ -1,0 +1,183 @@
+//! The group aggregate: Flink's GROUP BY without a window. One row per group, updated by every
+//! record of the group the moment it arrives, emitted as a changelog.
+//!
+//! As Flink's `GroupAggFunction` (without mini-batch): the first record of a group emits `+I`;
+//! a later one emits `-U` of the previous row and `+U` of the new one, or nothing when the row
+//! did not change; a retraction (`-U`/`-D` from an updating input) that leaves the group with no
+//! rows emits `-D` of its last row and empties its state; a retraction for a group that has no
+//! rows is ignored, as Flink ignores it. Each output row carries its cause's time and ordering tag,
+//! so the changelog is the same on any number of shards.
+//!
+//! State is the window's accumulator table (`window::acc_table`): one row per group, the key and
+//! the accumulators in one or two cache lines, plus a hidden `count()` of the group's rows that
+//! says when it is empty. Rows are never removed (an emptied group's accumulators are zeroed), so
+//! state grows with the distinct groups ever seen, as Flink's does without a state TTL.
+
+pub mod config;
+pub mod plan;
+
+use crate::checkpoint::codec::{Dec, Enc};
+use crate::metrics::OperatorReport;
+use crate::operators::window::acc_table::AccTable;
+use crate::operators::window::aggregate::AggLayout;
+use crate::operators::window::plan::{AggFunc, AggPlan};
+use crate::operators::{Counters, Emitter, Operator, Output};
+use crate::record::event::{Rec, RowKind, RETRACT};
+use plan::GroupAggPlan;
+
+pub struct GroupAggregate {
+    /// The aggregates, then the hidden row count.
+    layout: AggLayout,
+    /// The aggregates alone, as rows show them (a prefix of `layout`'s words).
+    shown: AggLayout,
+    table: AccTable,
+    /// `"name":` for each group-by field, pre-escaped.
+    key_prefixes: Vec<Vec<u8>>,
+    old: Vec<u8>,
+    new: Vec<u8>,
+    /// `fired`: rows emitted (`+I` and `+U`); `refired`: updates among them.
+    counters: Counters,
+}
+
+impl GroupAggregate {
+    pub fn new(plan: &GroupAggPlan) -> GroupAggregate {
+        let mut with_count = plan.aggregates.clone();
+        with_count.push(AggPlan {
+            name: String::new(),
+            func: AggFunc::Count,
+            field: None,
+            slot: None,
+        });
+        let layout = AggLayout::new(&with_count);
+        let key_prefixes = plan
+            .group_by
+            .iter()
+            .map(|f| {
+                let mut p = serde_json::to_vec(f.as_str()).unwrap_or_else(|_| b"\"?\"".to_vec());
+                p.push(b':');
+                p
+            })
+            .collect();
+        GroupAggregate {
+            table: AccTable::new(&layout),
+            layout,
+            shown: AggLayout::new(&plan.aggregates),
+            key_prefixes,
+            old: Vec::new(),
+            new: Vec::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Rows of group row `r` (the hidden count, a wrapping word: never below zero here).
+    fn rows(&self, r: usize) -> u64 {
+        self.table.accs(r)[self.shown.words()]
+    }
+
+    /// Writes group row `r` (key `key`) as one JSON line into `out`.
+    fn render(&self, r: usize, key: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.push(b'{');
+        let mut tokens = key.split(|&b| b == 0);
+        for (i, prefix) in self.key_prefixes.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(prefix);
+            match tokens.next() {
+                Some(tok) if !tok.is_empty() => out.extend_from_slice(tok),
+                _ => out.extend_from_slice(b"null"),
+            }
+        }
+        let at = out.len();
+        let accs = &self.table.accs(r)[..self.shown.words()];
+        self.shown.write_fields(accs, self.table.sketches(), out);
+        if self.key_prefixes.is_empty() && out.get(at) == Some(&b',') {
+            // No key before the first aggregate: drop its separator.
+            out.remove(at);
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
+    fn emit(&self, line: &[u8], kind: RowKind, rec: &Rec<'_>, out: &mut dyn Emitter) {
+        out.emit(Output {
+            line,
+            ts: rec.ev.ts,
+            cause: Some(rec.ev),
+            key: rec.ev.hash,
+            kind,
+        });
+    }
+}
+
+impl Operator for GroupAggregate {
+    fn on_event(&mut self, rec: &Rec<'_>, _wm: i64, out: &mut dyn Emitter) {
+        let retracts = rec.ev.flags & RETRACT != 0;
+        let key = rec.key();
+        let r = match self.table.find_key(rec.ev.hash, key) {
+            Some(r) => r,
+            // A retraction of a group without rows (its insert is elsewhere or was never seen):
+            // ignored, as Flink ignores it.
+            None if retracts => return,
+            None => self.table.upsert_key(rec.ev.hash, key),
+        };
+        let before = self.rows(r);
+        if before == 0 && retracts {
+            return;
+        }
+        let mut old = std::mem::take(&mut self.old);
+        if before > 0 {
+            self.render(r, key, &mut old);
+        }
+        self.table.add_rec(rec, &self.layout);
+        if self.rows(r) == 0 {
+            self.table.clear_accs(r);
+            self.emit(&old, RowKind::Delete, rec, out);
+            self.old = old;
+            return;
+        }
+        let mut new = std::mem::take(&mut self.new);
+        self.render(r, key, &mut new);
+        if before == 0 {
+            self.counters.fired += 1;
+            self.emit(&new, RowKind::Insert, rec, out);
+        } else if new != old {
+            self.counters.fired += 1;
+            self.counters.refired += 1;
+            self.emit(&old, RowKind::UpdateBefore, rec, out);
+            self.emit(&new, RowKind::UpdateAfter, rec, out);
+        }
+        self.old = old;
+        self.new = new;
+    }
+
+    /// Nothing waits for the watermark: every row is emitted when its cause arrives.
+    fn next_action(&self) -> i64 {
+        crate::time::WM_MAX
+    }
+
+    fn snapshot(&self, e: &mut Enc) {
+        self.counters.encode(e);
+        self.table.encode(&self.layout, e);
+    }
+
+    fn restore(
+        &mut self,
+        state: &[u8],
+        keep: &dyn Fn(u64) -> bool,
+        _wm: i64,
+    ) -> Result<(), String> {
+        let mut d = Dec::new(state);
+        self.counters.add_decoded(&mut d)?;
+        self.table.decode(&self.layout, &mut d, keep)
+    }
+
+    fn report(&self, r: &mut OperatorReport) {
+        self.counters.report(r);
+        r.keys += self.table.len() as u64;
+        r.state_bytes += self.table.bytes() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests;

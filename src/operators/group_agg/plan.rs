@@ -1,0 +1,160 @@
+//! Validation of group aggregates: inputs, group-by fields and aggregates, the port its records
+//! arrive on (keyed on the group-by fields), and the node it validates into, [`GroupAggPlan`],
+//! with the kind's two registry entries.
+//!
+//! Its output is an updating result without event time: append-only sinks and event-time
+//! operators refuse it (see `plan::build::graph`). Over an updating input (another group
+//! aggregate's result, a re-firing window) it takes retracted rows back out, which `count`, `sum`
+//! and `avg` can do; `min`, `max` and the distinct counts would need every value kept, and are
+//! refused there for now.
+
+use super::config::GroupAggregateConfig;
+use crate::config::KeyPath;
+use crate::expr::FieldPath;
+use crate::operators::window::plan::{assign_slots, AggFunc, AggPlan};
+use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::plan::build::graph::{check_fields, field_path, Graph, NodeDraft, PortDraft};
+use crate::plan::build::schema::Schema;
+use crate::plan::build::Builder;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupAggPlan {
+    /// Key fields as written; each names its output field.
+    pub group_by: Vec<FieldPath>,
+    pub aggregates: Vec<AggPlan>,
+}
+
+impl Builder<'_> {
+    pub(crate) fn group_aggregate(
+        &mut self,
+        name: &str,
+        t: &GroupAggregateConfig,
+        g: &mut Graph<'_>,
+    ) {
+        let at = |k: &str| KeyPath::new(["transforms", name, k]);
+        if t.inputs.is_empty() {
+            self.err(
+                at("inputs"),
+                "a group aggregate needs at least one input".into(),
+            );
+        }
+        let inputs = g.inputs(self, at("inputs"), &t.inputs);
+        let mut group_by = Vec::new();
+        for (i, field) in t.group_by.iter().enumerate() {
+            let key = at("group_by").index(i);
+            if t.group_by[..i].contains(field) {
+                self.err(key, format!("`{field}` is listed twice"));
+            } else if let Some(p) = field_path(self, &key, field) {
+                check_fields(self, &key, &inputs, &p);
+                group_by.push(p);
+            }
+        }
+        let aggregates = self.aggregates(name, &t.aggregates, &[], &t.group_by, &inputs);
+        if inputs.iter().any(|i| i.updates || i.changelog.is_some()) {
+            self.refuse_unretractable(name, t, &aggregates);
+        }
+        if inputs.iter().any(|i| i.unretractable) {
+            self.err(at("inputs"), "this group aggregate reads a session window that re-fires (allowed_lateness > 0): a late event that merges sessions replaces their results under a new window_start, which cannot be taken back; set allowed_lateness = \"0s\" on the session window".into());
+        }
+        let (aggregates, values) = assign_slots(aggregates);
+        let output = Schema::closed(
+            t.group_by
+                .iter()
+                .map(String::as_str)
+                .chain(t.aggregates.0.iter().map(|(n, _)| n.as_str())),
+        );
+        let draft = NodeDraft {
+            updates: false,
+            unretractable: false,
+            changelog: true,
+            kind: NodeKind::GroupAggregate(GroupAggPlan {
+                group_by: group_by.clone(),
+                aggregates,
+            }),
+            late_events: None,
+            hold_ms: 0,
+            output,
+            late: Vec::new(),
+        };
+        let port = PortDraft {
+            name: "inputs",
+            key: group_by,
+            values,
+            row: false,
+            inputs,
+        };
+        g.add_node(self, name, draft, vec![port]);
+    }
+
+    /// Over an updating input only aggregates that can take a value back.
+    fn refuse_unretractable(&mut self, name: &str, t: &GroupAggregateConfig, aggs: &[AggPlan]) {
+        for a in aggs {
+            if matches!(
+                a.func,
+                AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct
+            ) {
+                let expr = t
+                    .aggregates
+                    .0
+                    .iter()
+                    .find(|(n, _)| *n == a.name)
+                    .map_or("", |(_, e)| e.as_str());
+                self.err(
+                    KeyPath::new(["transforms", name, "aggregates", &a.name]),
+                    format!("`{expr}` over an updating input would have to keep every value to take one back, which sluice does not do yet: use count, sum or avg here, or aggregate an append-only input"),
+                );
+            }
+        }
+    }
+}
+
+impl TransformTable for GroupAggregateConfig {
+    table_inputs!();
+    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
+        b.group_aggregate(name, self, g);
+    }
+}
+
+impl NodeSpec for GroupAggPlan {
+    fn state_signature(&self) -> String {
+        let aggs: Vec<String> = self
+            .aggregates
+            .iter()
+            .map(|a| {
+                let f = a.field.as_ref().map_or("", FieldPath::as_str);
+                format!("{:?}({f})", a.func)
+            })
+            .collect();
+        let keys: Vec<&str> = self.group_by.iter().map(FieldPath::as_str).collect();
+        format!(
+            "GroupAggregate group_by {keys:?} aggregates [{}]",
+            aggs.join(", ")
+        )
+    }
+    fn what(&self) -> &'static str {
+        "group aggregate"
+    }
+    fn describe(&self) -> String {
+        let aggs: Vec<String> = self
+            .aggregates
+            .iter()
+            .map(|a| {
+                let f = a.field.as_ref().map_or("", |f| f.as_str());
+                format!("{} = {:?}({f})", a.name, a.func)
+            })
+            .collect();
+        format!(
+            "group aggregate, updating result (+I/-U/+U/-D); {}",
+            aggs.join(", ")
+        )
+    }
+    fn needs_event_time(&self) -> bool {
+        false
+    }
+    fn takes_retractions(&self) -> bool {
+        true
+    }
+    fn build(&self, _ctx: BuildCtx) -> Box<dyn Operator> {
+        Box::new(super::GroupAggregate::new(self))
+    }
+}

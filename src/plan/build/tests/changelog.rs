@@ -1,0 +1,88 @@
+//! Updating results in the plan: a group aggregate's output reaches only sinks that take a
+//! changelog, no event-time operator, and another group aggregate only through aggregates that
+//! can take a value back; `explain` shows each operator's output mode and each sink's encoding.
+
+use super::{build_text, errors};
+
+/// A file source without event time, a group aggregate `per_ad` over it, and `rest` after.
+fn job(rest: &str) -> String {
+    format!(
+        r#"[sources.clicks]
+type = "file"
+path = "clicks.ndjson"
+
+[transforms.per_ad]
+type = "group_aggregate"
+inputs = ["clicks"]
+group_by = ["ad_id"]
+aggregates = {{ n = "count()", spend = "sum(bid)", top = "max(bid)" }}
+
+{rest}"#
+    )
+}
+
+const FILE_SINK: &str =
+    "[sinks.out]\ntype = \"file\"\npath = \"out.ndjson\"\ninputs = [\"per_ad\"]\n";
+
+#[test]
+fn an_updating_result_reaches_only_sinks_that_take_a_changelog() {
+    assert_eq!(errors(&job(FILE_SINK)), ["p.toml:14:1: sinks.out.inputs: `per_ad` is an updating result (+I, -U, +U, -D rows, as a GROUP BY without a window gives), but this file sink writes appends only (as Flink's, it cannot consume update changes): set changelog = \"debezium-json\" on it (in SQL, 'format' = 'debezium-json'), or write to a print sink"]);
+    let debezium = format!("{FILE_SINK}changelog = \"debezium-json\"\n");
+    let plan = build_text(&job(&debezium)).unwrap_or_else(|e| panic!("{e}"));
+    let explained = crate::plan::explain::explain(&plan);
+    assert!(
+        explained.contains("    emits: updating (+I, -U, +U, -D)\n"),
+        "{explained}"
+    );
+    assert!(
+        explained.contains(
+            "    writes: changelog as debezium-json; delivery: best effort (no checkpoints)\n"
+        ),
+        "{explained}"
+    );
+    let print = "[sinks.out]\ntype = \"stdout\"\ninputs = [\"per_ad\"]\nchangelog = \"print\"\n";
+    build_text(&job(print)).unwrap_or_else(|e| panic!("{e}"));
+    // A file does not print.
+    let printed_file = format!("{FILE_SINK}changelog = \"print\"\n");
+    assert_eq!(errors(&job(&printed_file)), ["p.toml:15:1: sinks.out.changelog: a file sink cannot write changelog = \"print\" (it takes \"append\", \"debezium-json\")"]);
+}
+
+#[test]
+fn an_event_time_operator_refuses_an_updating_result() {
+    let window = r#"[transforms.cpm]
+type = "window"
+inputs = ["per_ad"]
+group_by = ["ad_id"]
+window = { type = "tumbling", size = "1m" }
+aggregates = { n = "count()" }
+
+[sinks.out]
+type = "stdout"
+inputs = ["cpm"]
+"#;
+    assert_eq!(errors(&job(window)), ["p.toml:11:13: transforms.cpm: window works in event time, but it reads the updating result of `per_ad`, which has no event time (a GROUP BY without a window gives rows without a time attribute, as in Flink)"]);
+}
+
+#[test]
+fn a_group_aggregate_over_an_updating_result_takes_values_back() {
+    let over = |aggs: &str| {
+        format!(
+            r#"[transforms.total]
+type = "group_aggregate"
+inputs = ["per_ad"]
+group_by = []
+aggregates = {aggs}
+
+[sinks.out]
+type = "stdout"
+inputs = ["total"]
+changelog = "print"
+"#
+        )
+    };
+    build_text(&job(&over(
+        "{ ads = \"count()\", spend = \"sum(spend)\", avg = \"avg(n)\" }",
+    )))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(errors(&job(&over("{ best = \"max(top)\" }"))), ["p.toml:15:16: transforms.total.aggregates.best: `max(top)` over an updating input would have to keep every value to take one back, which sluice does not do yet: use count, sum or avg here, or aggregate an append-only input"]);
+}
