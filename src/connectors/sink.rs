@@ -77,6 +77,8 @@ pub enum ChangelogOption {
     Print,
     /// Flink's `debezium-json`: `{"before":..,"after":..,"op":"c"|"d"}`.
     DebeziumJson,
+    /// Applied by key (upserts and deletes): what a keyed table sink does by itself.
+    Upsert,
 }
 
 impl ChangelogOption {
@@ -90,6 +92,7 @@ impl ChangelogOption {
             ChangelogOption::Append => "append",
             ChangelogOption::Print => "print",
             ChangelogOption::DebeziumJson => "debezium-json",
+            ChangelogOption::Upsert => "upsert",
         }
     }
 
@@ -120,6 +123,7 @@ impl ChangelogOption {
             ChangelogOption::Append => ChangelogEncoding::Append,
             ChangelogOption::Print => ChangelogEncoding::Print,
             ChangelogOption::DebeziumJson => ChangelogEncoding::Debezium,
+            ChangelogOption::Upsert => ChangelogEncoding::ByKey,
         }
     }
 }

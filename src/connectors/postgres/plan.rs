@@ -8,8 +8,11 @@ use super::config::{PostgresSinkConfig, WindowTs};
 use super::{check_key, OpenPostgres, Shared};
 use crate::config::KeyPath;
 use crate::connectors::check::Check;
-use crate::connectors::sink::{known_types, Guarantee, OpenCx, OpenSink, Sink, SinkError};
+use crate::connectors::sink::{
+    known_types, ChangelogOption, Guarantee, OpenCx, OpenSink, Sink, SinkError,
+};
 use crate::connectors::SinkTable;
+use crate::record::changelog::ChangelogEncoding;
 use crate::record::columns::ColumnType;
 
 /// `[sinks.NAME] type = "postgres"`, validated (see the module `postgres` for its guarantee).
@@ -47,6 +50,15 @@ impl SinkTable for PostgresSinkConfig {
 
     fn flink_notes(&self) -> Vec<&'static str> {
         super::sql::FLINK_NOTES.to_vec()
+    }
+
+    /// With a key, every change is applied by it: an updating result is welcome.
+    fn changelog(&self) -> ChangelogOption {
+        if self.key.is_empty() {
+            ChangelogOption::Append
+        } else {
+            ChangelogOption::Upsert
+        }
     }
 
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {
@@ -161,6 +173,16 @@ impl Sink for PostgresSinkPlan {
             (false, true) => Guarantee::Idempotent,
             (true, true) => Guarantee::AtLeastOnce,
             (_, false) => Guarantee::BestEffort,
+        }
+    }
+
+    /// With a key, rows are upserted and deleted by it (`-U` and `-D` delete, `+I` and `+U`
+    /// upsert; the last change of a key in a batch wins); without one, inserted.
+    fn changelog(&self) -> ChangelogEncoding {
+        if self.key.is_empty() {
+            ChangelogEncoding::Append
+        } else {
+            ChangelogEncoding::ByKey
         }
     }
 

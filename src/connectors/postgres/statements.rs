@@ -137,6 +137,24 @@ pub fn upsert(table: &str, columns: &[TableColumn], key: &[String]) -> String {
     sql
 }
 
+/// The delete of one batch of keys: `$i` is the text array of `key[i]`, each converted as the
+/// upsert converts it, so a key written by an upsert is found by a delete.
+pub fn delete(table: &str, key: &[TableColumn]) -> String {
+    let names: Vec<String> = key.iter().map(|c| quote(&c.name)).collect();
+    let arrays: Vec<String> = (1..=key.len()).map(|i| format!("${i}::text[]")).collect();
+    let matches: Vec<String> = key
+        .iter()
+        .map(|c| format!("t.{} = {}", quote(&c.name), convert(&c.name, &c.base_type)))
+        .collect();
+    format!(
+        "DELETE FROM {} AS t USING unnest({}) AS u({}) WHERE {}",
+        table_ident(table),
+        arrays.join(", "),
+        names.join(", "),
+        matches.join(" AND ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +186,19 @@ mod tests {
         );
         assert!(upsert("t", &cols[..1], &key[..1]).ends_with("DO NOTHING"));
         assert!(!upsert("t", &cols, &[]).contains("ON CONFLICT"));
+    }
+
+    #[test]
+    fn delete_matches_every_key_column_converted_as_written() {
+        let key = [col("ad_id", "text"), col("day", "date")];
+        let d = delete("ads.t", &key);
+        assert_eq!(
+            d,
+            format!(
+                r#"DELETE FROM "ads"."t" AS t USING unnest($1::text[], $2::text[]) AS u("ad_id", "day") WHERE t."ad_id" = u."ad_id" AND t."day" = {}"#,
+                convert("day", "date")
+            )
+        );
     }
 
     #[test]

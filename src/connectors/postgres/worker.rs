@@ -19,6 +19,7 @@ use super::{Msg, Shared};
 use crate::connectors::sink::SinkWriter;
 use crate::record::changelog::ChangelogEncoding;
 use crate::record::columns::{self, Column};
+use crate::record::event::RowKind;
 
 /// Why a write did not happen.
 enum Failure {
@@ -53,10 +54,12 @@ fn classify(e: postgres::Error) -> Failure {
 /// A result line and its fields, borrowed from the batch.
 type Row<'a> = (&'a [u8], Vec<(String, columns::Value<'a>)>);
 
-/// The table as this connection writes it: its columns and the prepared upsert.
+/// The table as this connection writes it: its columns, the prepared upsert and, for a keyed
+/// sink, the prepared delete by key.
 struct Table {
     columns: Vec<TableColumn>,
     upsert: postgres::Statement,
+    delete: Option<(Vec<TableColumn>, postgres::Statement)>,
 }
 
 pub(super) struct Worker {
@@ -145,15 +148,25 @@ impl Worker {
             return Ok(());
         }
         let lines = std::mem::take(&mut self.pending);
+        let keyed = !self.shared.plan.key.is_empty();
         let mut rows = Vec::with_capacity(self.rows);
+        let mut deletes = Vec::new();
         for line in lines.split_inclusive(|&b| b == b'\n') {
+            // A keyed sink takes a changelog: each line starts with its kind's code.
+            let (kind, line) = match line.split_first() {
+                Some((&k, rest)) if keyed => (RowKind::of_code(k).unwrap_or(RowKind::Insert), rest),
+                _ => (RowKind::Insert, line),
+            };
             match columns::fields(line) {
-                Ok(f) => rows.push((line, f)),
+                Ok(f) => {
+                    rows.push((line, f));
+                    deletes.push(kind.is_retraction());
+                }
                 Err(e) => self.reject(line, &format!("not a JSON object: {e}")),
             }
         }
         self.refused.clear();
-        let res = self.write_rows(rows);
+        let res = self.write_rows(rows, &deletes);
         self.pending = lines;
         self.pending.clear();
         self.rows = 0;
@@ -164,14 +177,15 @@ impl Worker {
         res
     }
 
-    /// Writes parsed rows, retrying the connection, until they are in the table or failed.
-    fn write_rows(&mut self, rows: Vec<Row<'_>>) -> Result<(), String> {
+    /// Writes parsed rows (`deletes[i]`: row `i` takes its key's row out), retrying the
+    /// connection, until they are in the table or failed.
+    fn write_rows(&mut self, rows: Vec<Row<'_>>, deletes: &[bool]) -> Result<(), String> {
         let name = self.shared.name.clone();
         let shared = self.shared.clone();
         let plan = &shared.plan;
         let (mut backoff, mut since) = (plan.retry_initial, None::<Instant>);
         loop {
-            match self.attempt(&rows) {
+            match self.attempt(&rows, deletes) {
                 Ok(()) => return Ok(()),
                 Err(Failure::Fatal(m)) | Err(Failure::Data(m)) => return Err(m),
                 Err(Failure::Retry(m)) => {
@@ -195,9 +209,9 @@ impl Worker {
         }
     }
 
-    /// One try at the whole batch: connect and learn the table if needed, then upsert, splitting
-    /// on data errors.
-    fn attempt(&mut self, rows: &[Row<'_>]) -> Result<(), Failure> {
+    /// One try at the whole batch: connect and learn the table if needed, then upsert (and
+    /// delete) the last change of each key, splitting on data errors.
+    fn attempt(&mut self, rows: &[Row<'_>], deletes: &[bool]) -> Result<(), Failure> {
         if rows.is_empty() {
             return Ok(());
         }
@@ -210,8 +224,12 @@ impl Worker {
             self.table = Some(self.open_table(&parsed)?);
         }
         self.all_fields_have_columns(rows)?;
-        let rows = self.last_per_key(rows)?;
-        self.upsert_split(&rows)
+        let last = self.last_per_key(rows);
+        let (gone, kept): (Vec<usize>, Vec<usize>) = last.into_iter().partition(|&i| deletes[i]);
+        let kept: Vec<&Row<'_>> = kept.into_iter().map(|i| &rows[i]).collect();
+        let gone: Vec<&Row<'_>> = gone.into_iter().map(|i| &rows[i]).collect();
+        self.upsert_split(&kept, false)?;
+        self.upsert_split(&gone, true)
     }
 
     /// Creates the table if asked (columns from these rows), reads its columns and prepares the
@@ -280,7 +298,22 @@ impl Worker {
         let upsert = client
             .prepare(&sql::upsert(&plan.table, &columns, &plan.key))
             .map_err(classify)?;
-        Ok(Table { columns, upsert })
+        let delete = if plan.key.is_empty() {
+            None
+        } else {
+            let key: Vec<TableColumn> = (plan.key.iter())
+                .filter_map(|k| columns.iter().find(|c| &c.name == k).cloned())
+                .collect();
+            let stmt = client
+                .prepare(&sql::delete(&plan.table, &key))
+                .map_err(classify)?;
+            Some((key, stmt))
+        };
+        Ok(Table {
+            columns,
+            upsert,
+            delete,
+        })
     }
 
     /// A field the table was opened without (first seen after the first batch) would be dropped
@@ -303,11 +336,11 @@ impl Worker {
         Ok(())
     }
 
-    /// Of rows with the same key, the last; keyless sinks keep every row.
-    fn last_per_key<'r>(&self, rows: &'r [Row<'r>]) -> Result<Vec<&'r Row<'r>>, Failure> {
+    /// The indexes of the last row of each key, in order; keyless sinks keep every row.
+    fn last_per_key(&self, rows: &[Row<'_>]) -> Vec<usize> {
         let key = &self.shared.plan.key;
         if key.is_empty() {
-            return Ok(rows.iter().collect());
+            return (0..rows.len()).collect();
         }
         let mut last: hashbrown::HashMap<Vec<Option<std::borrow::Cow<'_, str>>>, usize> =
             Default::default();
@@ -320,31 +353,39 @@ impl Worker {
         }
         let mut keep: Vec<usize> = last.into_values().collect();
         keep.sort_unstable();
-        Ok(keep.into_iter().map(|i| &rows[i]).collect())
+        keep
     }
 
-    fn upsert_split(&mut self, rows: &[&Row<'_>]) -> Result<(), Failure> {
-        match self.upsert(rows) {
+    /// Upserts `rows` (or, with `delete`, deletes their keys' rows), halving the batch around a
+    /// row the server refuses.
+    fn upsert_split(&mut self, rows: &[&Row<'_>], delete: bool) -> Result<(), Failure> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        match self.upsert(rows, delete) {
             Err(Failure::Data(m)) if rows.len() == 1 => {
                 self.reject(rows[0].0, &m);
                 Ok(())
             }
             Err(Failure::Data(_)) => {
                 let (a, b) = rows.split_at(rows.len() / 2);
-                self.upsert_split(a)?;
-                self.upsert_split(b)
+                self.upsert_split(a, delete)?;
+                self.upsert_split(b, delete)
             }
             r => r,
         }
     }
 
-    fn upsert(&mut self, rows: &[&Row<'_>]) -> Result<(), Failure> {
+    fn upsert(&mut self, rows: &[&Row<'_>], delete: bool) -> Result<(), Failure> {
         let started = Instant::now();
         let (Some(client), Some(table)) = (self.client.as_mut(), self.table.as_ref()) else {
             return Err(Failure::Retry("not connected".into()));
         };
-        let arrays: Vec<Vec<Option<std::borrow::Cow<'_, str>>>> = table
-            .columns
+        let (columns, statement) = match (&table.delete, delete) {
+            (Some((key, stmt)), true) => (key, stmt),
+            _ => (&table.columns, &table.upsert),
+        };
+        let arrays: Vec<Vec<Option<std::borrow::Cow<'_, str>>>> = columns
             .iter()
             .map(|c| {
                 rows.iter()
@@ -364,7 +405,7 @@ impl Worker {
             .iter()
             .map(|a| a as &(dyn postgres::types::ToSql + Sync))
             .collect();
-        client.execute(&table.upsert, &params).map_err(classify)?;
+        client.execute(statement, &params).map_err(classify)?;
         let c = &self.shared.counters;
         c.rows_written
             .fetch_add(rows.len() as u64, Ordering::Relaxed);
