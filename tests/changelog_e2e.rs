@@ -309,3 +309,70 @@ fn a_group_by_with_a_having_that_turns_false_upserts_and_deletes_in_postgres() {
         assert_eq!(table_of(table), want, "{table}");
     }
 }
+
+/// `config/ad_totals.sql` as shipped (its paths and URL pointed at this test's files and server):
+/// the running total per ad in PostgreSQL equals the ad-spend model's per-minute rows summed per
+/// ad (the generated flow has no late records, so every priced click is in some minute).
+#[test]
+fn the_shipped_ad_totals_job_serves_each_ads_running_total_from_postgres() {
+    use common::flow_job::flow_data;
+    use common::flow_model::{decimal, spend_model_dir};
+    use common::pg::Pg;
+    let pg = Pg::shared();
+    pg.sql("DROP TABLE IF EXISTS ad_totals_e2e");
+    pg.sql(
+        "CREATE TABLE ad_totals_e2e (ad_id TEXT PRIMARY KEY, clicks BIGINT, spend NUMERIC(38, 4))",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    flow_data(d, 30_000, 1000, 11);
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config/ad_totals.sql"))
+            .unwrap();
+    let url = pg.url();
+    let port = url
+        .split(':')
+        .nth(2)
+        .and_then(|p| p.split('/').next())
+        .unwrap();
+    let sql = shipped
+        .replace("'data/", &format!("'{}/", d.to_string_lossy()))
+        .replace("127.0.0.1:55432", &format!("127.0.0.1:{port}"))
+        .replace(
+            "'table-name' = 'ad_totals'",
+            "'table-name' = 'ad_totals_e2e'",
+        );
+    assert_ne!(sql, shipped);
+    std::fs::write(d.join("job.sql"), sql).unwrap();
+    let cfg = d.join("job.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n",
+            toml_str(&d.join("job.sql").to_string_lossy())
+        ),
+    )
+    .unwrap();
+    let exit = sluice(
+        d,
+        &["run", "--config", &cfg.to_string_lossy()],
+        Duration::from_secs(120),
+    );
+    assert!(exit.success, "{}", exit.stderr);
+    let mut want: BTreeMap<String, (u64, rust_decimal::Decimal)> = BTreeMap::new();
+    for ((ad, _), (n, spend)) in spend_model_dir(d) {
+        let t = want.entry(ad).or_default();
+        t.0 += n;
+        t.1 += spend;
+    }
+    assert!(want.len() > 10, "{want:?}");
+    let got: BTreeMap<String, (u64, rust_decimal::Decimal)> = pg
+        .sql("SELECT ad_id, clicks, spend::text FROM ad_totals_e2e")
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0].to_string(), (f[1].parse().unwrap(), decimal(f[2])))
+        })
+        .collect();
+    assert_eq!(got, want);
+}
