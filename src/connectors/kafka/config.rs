@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use super::config_forms::{KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName};
 use crate::config::{EventTimeConfig, WatermarkConfig};
 use crate::connectors::csv::{CsvConfig, Format};
+use crate::connectors::sink::ChangelogOption;
 
 /// `schema_registry = { url = "http://127.0.0.1:8081", ... }` of an Avro source or sink.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -54,6 +55,10 @@ pub struct KafkaSinkConfig {
     pub format: KafkaSinkFormat,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_registry: Option<SchemaRegistryConfig>,
+    /// How an updating result is written: `"append"` (the default: inserts only, or, with `key`,
+    /// upserts: a `-U`/`-D` is a tombstone under its key) or `"debezium-json"`.
+    #[serde(default, skip_serializing_if = "ChangelogOption::is_append")]
+    pub changelog: ChangelogOption,
     /// Record headers from fields: header name -> field (a path, `user.id`) of the result.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,

@@ -6,6 +6,8 @@
 use super::avro::AvroEncoder;
 use super::sink::KafkaSinkPlan;
 use crate::connectors::sink::SinkPart;
+use crate::record::changelog::ChangelogEncoding;
+use crate::record::event::RowKind;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
@@ -156,25 +158,37 @@ pub(super) fn send_lines(
     let parsed = !plan.key.is_empty() || !plan.headers.is_empty();
     let Bufs { key, value } = bufs;
     for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let payload: &[u8] = match avro {
+        let (tombstone, line) = changelog_row(plan.changelog, line);
+        let payload: Option<&[u8]> = match avro {
+            _ if tombstone => None,
             Some(enc) => match enc.encode(line, value) {
-                Ok(()) => value,
+                Ok(()) => Some(value),
                 Err(why) => {
                     rejected.push((why, line.to_vec()));
                     continue;
                 }
             },
-            None => line,
+            None => Some(line),
         };
-        let v = if parsed {
+        let mut v = if parsed {
             serde_json::from_slice(line).unwrap_or(serde_json::Value::Null)
         } else {
             serde_json::Value::Null
         };
+        if plan.changelog == ChangelogEncoding::Debezium {
+            // Key and headers come from the row the change carries.
+            v = match v["after"].take() {
+                serde_json::Value::Null => v["before"].take(),
+                after => after,
+            };
+        }
         record_key(&v, &plan.key, key);
         let headers = record_headers(&v, &plan.headers);
         loop {
-            let mut rec = BaseRecord::<[u8], [u8]>::to(&plan.topic).payload(payload);
+            let mut rec = BaseRecord::<[u8], [u8]>::to(&plan.topic);
+            if let Some(p) = payload {
+                rec = rec.payload(p);
+            }
             if !plan.key.is_empty() {
                 rec = rec.key(&key[..]);
             }
@@ -193,6 +207,19 @@ pub(super) fn send_lines(
     }
     producer.poll(Duration::ZERO);
     Ok(n)
+}
+
+/// A line of the sink's buffer as a record: by key, the kind's byte before the row says whether it
+/// is a tombstone (`-U`, `-D`: the key's row is gone, as Flink's upsert-kafka writes them); a line
+/// without one (staged before kinds were written) is an insert.
+fn changelog_row(encoding: ChangelogEncoding, line: &[u8]) -> (bool, &[u8]) {
+    match line.split_first() {
+        Some((&k, row)) if encoding == ChangelogEncoding::ByKey => match RowKind::of_code(k) {
+            Some(kind) => (kind.is_retraction(), row),
+            None => (false, line),
+        },
+        _ => (false, line),
+    }
 }
 
 /// A record's key and value, reused from record to record.

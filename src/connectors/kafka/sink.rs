@@ -30,9 +30,12 @@ use super::config::{Delivery, KafkaSinkConfig};
 use super::options::kafka_options;
 use super::produce::{open_avro, preflight, KafkaOut, NoProducer};
 use crate::connectors::check::Check;
-use crate::connectors::sink::{Committer, Guarantee, OpenCx, OpenSink, Sink, SinkError, SinkPart};
+use crate::connectors::sink::{
+    ChangelogOption, Committer, Guarantee, OpenCx, OpenSink, Sink, SinkError, SinkPart,
+};
 use crate::connectors::staged::{LineCheck, Stage, StagePart};
 use crate::connectors::SinkTable;
+use crate::record::changelog::ChangelogEncoding;
 
 /// `[sinks.NAME] type = "kafka"`, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +50,9 @@ pub struct KafkaSinkPlan {
     pub options: std::collections::BTreeMap<String, String>,
     /// `format = "avro"`: the registry, subject and schema the records are written with.
     pub avro: Option<AvroSinkPlan>,
+    /// How it writes a changelog: with `key`, by key (upsert-kafka: a `-U` or `-D` is a
+    /// tombstone); `changelog = "debezium-json"`, Flink's envelope; else appends.
+    pub changelog: ChangelogEncoding,
 }
 
 impl SinkTable for KafkaSinkConfig {
@@ -56,6 +62,13 @@ impl SinkTable for KafkaSinkConfig {
 
     fn flink_notes(&self) -> Vec<&'static str> {
         super::sql::flink_sink_notes(self)
+    }
+
+    fn changelog(&self) -> ChangelogOption {
+        match self.changelog {
+            ChangelogOption::Append if !self.key.is_empty() => ChangelogOption::Upsert,
+            other => other,
+        }
     }
 
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Sink> {
@@ -83,6 +96,15 @@ impl SinkTable for KafkaSinkConfig {
         }
         let options = kafka_options(cx, &k.options, &k.options_env, &k.options_file);
         let avro = cx.avro_sink(k);
+        let allowed: &[ChangelogOption] = if avro.is_some() {
+            &[ChangelogOption::Append]
+        } else {
+            &[ChangelogOption::Append, ChangelogOption::DebeziumJson]
+        };
+        let changelog = match k.changelog.check(cx, "kafka", allowed) {
+            ChangelogEncoding::Append if !k.key.is_empty() => ChangelogEncoding::ByKey,
+            other => other,
+        };
         Arc::new(KafkaSinkPlan {
             brokers: k.brokers.clone(),
             topic: k.topic.clone(),
@@ -99,6 +121,7 @@ impl SinkTable for KafkaSinkConfig {
                 .unwrap_or_else(|| format!("sluice-{}", cx.name)),
             options,
             avro,
+            changelog,
         })
     }
 }
@@ -120,6 +143,10 @@ impl Sink for KafkaSinkPlan {
             "at-least-once"
         };
         format!("kafka {} at {} ({mode})", self.topic, self.brokers)
+    }
+
+    fn changelog(&self) -> ChangelogEncoding {
+        self.changelog
     }
 
     fn guarantee(&self, checkpointed: bool) -> Guarantee {
@@ -231,6 +258,15 @@ impl OpenSink for Staged {
 
 impl LineCheck for AvroEncoder {
     fn check(&self, line: &[u8], scratch: &mut Vec<u8>) -> Result<(), String> {
-        self.encode(line, scratch)
+        // A keyed sink's line starts with its kind (a JSON row never does): a tombstone has
+        // nothing to encode.
+        match line.split_first() {
+            Some((&k, row)) => match crate::record::event::RowKind::of_code(k) {
+                Some(kind) if kind.is_retraction() => Ok(()),
+                Some(_) => self.encode(row, scratch),
+                None => self.encode(line, scratch),
+            },
+            None => self.encode(line, scratch),
+        }
     }
 }

@@ -9,6 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::connectors::sink::ChangelogOption;
+
 use super::config::{
     Delivery, KafkaChangelog, KafkaKeyFormat, KafkaSinkConfig, KafkaSinkFormat, KafkaSourceConfig,
     KafkaStartConfig, KafkaStartName, KafkaStopAt, KafkaStopName, SchemaRegistryConfig,
@@ -191,13 +193,23 @@ pub fn sink(t: &Table) -> Result<SinkConfig, SqlError> {
     .copied()
     .collect();
     refuse_unknown(t, &known, Some("properties."))?;
+    let mut changelog = ChangelogOption::Append;
     let (format, schema_registry) = match t.option("format") {
         Some("json") => {
             check_json_options(t)?;
             (KafkaSinkFormat::Json, None)
         }
+        Some("debezium-json") => {
+            changelog = ChangelogOption::DebeziumJson;
+            (KafkaSinkFormat::Json, None)
+        }
         Some("avro-confluent") => (KafkaSinkFormat::Avro, Some(registry(t)?)),
-        _ => return Err(unsupported_format(t, "'json', 'avro-confluent'")),
+        _ => {
+            return Err(unsupported_format(
+                t,
+                "'json', 'debezium-json', 'avro-confluent'",
+            ))
+        }
     };
     let brokers = required(t, "properties.bootstrap.servers")?.to_string();
     let topic = required(t, "topic")?.to_string();
@@ -207,6 +219,7 @@ pub fn sink(t: &Table) -> Result<SinkConfig, SqlError> {
         topic,
         format,
         schema_registry,
+        changelog,
         delivery,
         transactional_id_prefix,
         options: properties(t, &["properties.bootstrap.servers"]),
