@@ -4,10 +4,15 @@
 //! named `_a0`, `_a1`, ..., and a filter for `HAVING`. Its rows have no time attribute, as in
 //! Flink, so no window or time-bounded join can read them.
 
-use sqlparser::ast::{Expr, Function, Ident, Select};
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    visit_expressions_mut, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
+    GroupByExpr, Ident, Select, Spanned,
+};
 
 use super::expr::{translate, Scope};
-use super::query::{items, resolve, Item};
+use super::query::{items, resolve, ColumnScope, Item};
 use super::window::{group_keys, WindowScope};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 use crate::config::{OrderedTable, TransformConfig};
@@ -22,6 +27,8 @@ impl Compiler {
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
+        let (rewritten, input) = self.computed(sel, input, base)?;
+        let sel = rewritten.as_ref().unwrap_or(sel);
         let keys = group_keys(sel, &input, false)?;
         let mut scope = WindowScope {
             input: &input,
@@ -65,6 +72,134 @@ impl Compiler {
         }
         Ok((out, items))
     }
+}
+
+impl Compiler {
+    /// GROUP BY expressions and aggregates with `FILTER (WHERE c)` read values a select computes
+    /// before the aggregate: `_g0`, `_g1`, ... for the expressions (each use of one in the select
+    /// list or HAVING becomes that column) and `_f0`, ... for each filtered aggregate's argument,
+    /// NULL where `c` is not true (so `COUNT(*) FILTER (WHERE c)` counts the non-NULL `_f0`, as
+    /// every aggregate skips NULL). `None` when there is nothing to compute.
+    fn computed(
+        &mut self,
+        sel: &Select,
+        input: Stream,
+        base: &str,
+    ) -> Result<(Option<Select>, Stream), SqlError> {
+        let mut sel = sel.clone();
+        let mut fields: Vec<(String, String, SqlType)> = Vec::new();
+        if let GroupByExpr::Expressions(exprs, _) = &mut sel.group_by {
+            for e in exprs.iter_mut() {
+                if matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                    continue;
+                }
+                let (text, ty) = translate(e, &mut ColumnScope::new(&input))?;
+                let name = format!("_g{}", fields.len());
+                let column = Expr::Identifier(Ident::new(&name));
+                let target = e.clone();
+                let _ = visit_expressions_mut(&mut sel.projection, |x| {
+                    if *x == target {
+                        *x = column.clone();
+                    }
+                    ControlFlow::<()>::Continue(())
+                });
+                let _ = visit_expressions_mut(&mut sel.having, |x| {
+                    if *x == target {
+                        *x = column.clone();
+                    }
+                    ControlFlow::<()>::Continue(())
+                });
+                *e = column;
+                fields.push((name, text, ty));
+            }
+        }
+        let mut filtered = |x: &mut Expr| -> ControlFlow<SqlError> {
+            match filter_field(x, &input, fields.len()) {
+                Ok(Some(f)) => fields.push(f),
+                Ok(None) => {}
+                Err(e) => return ControlFlow::Break(e),
+            }
+            ControlFlow::Continue(())
+        };
+        if let ControlFlow::Break(e) = visit_expressions_mut(&mut sel.projection, &mut filtered) {
+            return Err(e);
+        }
+        if let ControlFlow::Break(e) = visit_expressions_mut(&mut sel.having, &mut filtered) {
+            return Err(e);
+        }
+        if fields.is_empty() {
+            return Ok((None, input));
+        }
+        // Every input column passes through by name, then the computed ones.
+        let name = format!("{base}_computed");
+        let mut columns: Vec<Col> = input
+            .columns
+            .iter()
+            .map(|c| Col {
+                expr: c.name.clone(),
+                ..c.clone()
+            })
+            .collect();
+        let mut select: Vec<(String, String)> = input
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.expr.clone()))
+            .collect();
+        for (n, text, ty) in fields {
+            select.push((n.clone(), text));
+            columns.push(Col {
+                name: n.clone(),
+                ty,
+                expr: n,
+            });
+        }
+        self.push_transform(&name, super::parts::select(&input.name, select));
+        let out = Stream {
+            name,
+            columns,
+            ..input
+        };
+        Ok((Some(sel), out))
+    }
+}
+
+/// An aggregate call with `FILTER (WHERE c)`: its argument becomes the computed column `_fN`
+/// (`c ? arg : NULL`, `1` for `COUNT(*)`) and the call reads that column; returns the column.
+fn filter_field(
+    x: &mut Expr,
+    input: &Stream,
+    n: usize,
+) -> Result<Option<(String, String, SqlType)>, SqlError> {
+    let Expr::Function(f) = x else {
+        return Ok(None);
+    };
+    let Some(cond) = f.filter.take() else {
+        return Ok(None);
+    };
+    let FunctionArguments::List(list) = &mut f.args else {
+        return Err(SqlError::span(
+            cond.span(),
+            "FILTER needs an aggregate with an argument list",
+        ));
+    };
+    let mut scope = ColumnScope::new(input);
+    let (c, _) = translate(&cond, &mut scope)?;
+    let (arg, ty) = match list.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] => ("1".to_string(), SqlType::Integer),
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] => translate(a, &mut scope)?,
+        _ => {
+            return Err(SqlError::span(
+                cond.span(),
+                "FILTER applies to an aggregate of one argument",
+            ))
+        }
+    };
+    let name = format!("_f{n}");
+    list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(
+        Expr::Identifier(Ident::new(&name)),
+    ))];
+    let text = format!("(coalesce({c}, false) ? ({arg}) : (null))");
+    Ok(Some((name, text, ty)))
 }
 
 /// Whether the select list of `sel` calls an aggregate function (`SELECT COUNT(*) FROM t`: one

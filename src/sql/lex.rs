@@ -32,6 +32,10 @@ impl Dialect for FlinkDialect {
     fn supports_table_versioning(&self) -> bool {
         true
     }
+    /// `COUNT(*) FILTER (WHERE ...)`, as Flink's SQL has it.
+    fn supports_filter_during_aggregation(&self) -> bool {
+        true
+    }
 }
 
 /// One statement: its tokens (never empty) and the hints written in it.

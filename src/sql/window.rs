@@ -404,6 +404,13 @@ impl Scope for WindowScope<'_> {
 
     fn aggregate(&mut self, f: &Function, e: &Expr) -> Result<Option<(String, SqlType)>, SqlError> {
         let name = f.name.to_string().to_ascii_uppercase();
+        if f.filter.is_some() {
+            // A group aggregate computes it first (`group::computed`); a window does not yet.
+            return Err(unsupported(
+                e,
+                &format!("{name}(...) FILTER (WHERE ...) in a window aggregation is"),
+            ));
+        }
         let distinct = matches!(&f.args, sqlparser::ast::FunctionArguments::List(l)
             if l.duplicate_treatment == Some(sqlparser::ast::DuplicateTreatment::Distinct));
         let star = matches!(&f.args, sqlparser::ast::FunctionArguments::List(l)

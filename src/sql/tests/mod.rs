@@ -416,7 +416,7 @@ fn refusals_point_at_line_and_column() {
         ("SELECT 1".into(), (1, 1), "`SELECT` statements are not supported"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT nope FROM clicks"), (7, 22), "no column `nope`"),
         (format!("{CLICKS}CREATE TABLE o (a BIGINT) WITH ('connector' = 'filesystem', 'path' = 'o', 'format' = 'json');\nINSERT INTO o SELECT COUNT(*) FROM clicks"), (7, 1), "`o` takes appends only, but this query's result is updating"),
-        (format!("{CLICKS}CREATE TABLE o (a STRING, n BIGINT) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id, COUNT(*) FROM clicks GROUP BY UPPER(ad_id)"), (7, 59), "grouping by an expression is not supported yet"),
+        (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*) FILTER (WHERE bid > 1), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (8, 57), "COUNT(...) FILTER (WHERE ...) in a window aggregation is not supported"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT a.ad_id FROM clicks a JOIN clicks b ON a.ad_id = b.ad_id"), (7, 61), "keeps every row forever in Flink; sluice keeps each row for table.exec.state.ttl"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o /*+ OPTIONS('x'='y') */ SELECT ad_id FROM clicks"), (7, 15), "dynamic table options other than sluice.*"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id, bid FROM clicks"), (7, 15), "gives 2 columns but the sink table has 1"),
