@@ -191,3 +191,70 @@ fn q3_local_item_suggestion() {
 fn q20_expanded_bids() {
     check("q20", &run("q20"), model::q20(&input().data, 10_000), 1_000);
 }
+
+/// q15 as nexmark-flink writes it (GROUP BY a day string, COUNT(*) and COUNT(DISTINCT) with
+/// FILTER): its debezium-json changelog, materialised, equals the statistics per UTC day.
+#[test]
+fn q15_bidding_statistics_per_day() {
+    let lines = run("q15");
+    let mut table: BTreeMap<String, String> = BTreeMap::new();
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let day = |r: &serde_json::Value| r["day"].as_str().unwrap().to_string();
+        if v["op"] == "c" {
+            table.insert(day(&v["after"]), v["after"].to_string());
+        } else {
+            let before = &v["before"];
+            assert_eq!(table.remove(&day(before)), Some(before.to_string()), "{l}");
+        }
+    }
+    let mut per_day: BTreeMap<String, Vec<&model::Bid>> = BTreeMap::new();
+    for b in &input().data.bids {
+        // `yyyy-MM-dd` of the UTC date: the timestamp text's first ten characters.
+        let day = common::sql::flink_ts(b.date_time)[..10].to_string();
+        per_day.entry(day).or_default().push(b);
+    }
+    let ranks: [fn(i64) -> bool; 3] = [
+        |p| p < 10_000,
+        |p| (10_000..1_000_000).contains(&p),
+        |p| p >= 1_000_000,
+    ];
+    let want: BTreeMap<String, String> = per_day
+        .iter()
+        .map(|(day, bids)| {
+            let count = |f: &dyn Fn(&model::Bid) -> bool| bids.iter().filter(|b| f(b)).count();
+            let distinct = |f: &dyn Fn(&model::Bid) -> bool, k: fn(&model::Bid) -> i64| {
+                bids.iter()
+                    .filter(|b| f(b))
+                    .map(|b| k(b))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            };
+            let mut row = serde_json::json!({"day": day, "total_bids": bids.len()});
+            for (i, r) in ranks.iter().enumerate() {
+                row[format!("rank{}_bids", i + 1)] = count(&|b| r(b.price)).into();
+            }
+            for (what, key) in [
+                (
+                    "bidders",
+                    (|b: &model::Bid| b.bidder) as fn(&model::Bid) -> i64,
+                ),
+                ("auctions", |b| b.auction),
+            ] {
+                row[format!("total_{what}")] = distinct(&|_| true, key).into();
+                for (i, r) in ranks.iter().enumerate() {
+                    row[format!("rank{}_{what}", i + 1)] = distinct(&|b| r(b.price), key).into();
+                }
+            }
+            (day.clone(), row.to_string())
+        })
+        .collect();
+    assert!(!want.is_empty());
+    // Compare as JSON values (field order aside).
+    let parse = |m: &BTreeMap<String, String>| -> BTreeMap<String, serde_json::Value> {
+        m.iter()
+            .map(|(k, v)| (k.clone(), serde_json::from_str(v).unwrap()))
+            .collect()
+    };
+    assert_eq!(parse(&table), parse(&want));
+}
