@@ -11,7 +11,7 @@
 use super::config::GroupAggregateConfig;
 use crate::config::KeyPath;
 use crate::expr::FieldPath;
-use crate::operators::window::plan::{assign_slots, AggFunc, AggPlan};
+use crate::operators::window::agg_plan::{assign_slots, AggFunc, AggPlan};
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{check_fields, field_path, Graph, NodeDraft, PortDraft};
 use crate::plan::build::schema::Schema;

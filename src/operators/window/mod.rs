@@ -13,6 +13,7 @@
 //! This module knows events, aggregates and time; it never sees threads, rings, sources or sinks.
 
 pub mod acc_table;
+pub mod agg_plan;
 pub mod aggregate;
 pub mod combine;
 pub mod config;
