@@ -94,6 +94,19 @@ impl RowKind {
     }
 }
 
+/// A line of a by-key output as [`ChangelogEncoding::ByKey`] wrote it: its kind and the row after
+/// the kind's byte. A line without one (a JSON row starts with `{`, never with a kind's code:
+/// lines staged before kinds were written) is an insert of the whole line.
+pub fn split_kind(line: &[u8]) -> (RowKind, &[u8]) {
+    match line.split_first() {
+        Some((&k, row)) => match RowKind::of_code(k) {
+            Some(kind) => (kind, row),
+            None => (RowKind::Insert, line),
+        },
+        None => (RowKind::Insert, line),
+    }
+}
+
 /// `+I[v1, v2]` for the JSON object `line`: its values in order, strings without quotes, numbers
 /// exactly as written (a decimal keeps its scale), nested objects as `(..)` and arrays as `[..]`,
 /// as Flink's `print` casts a row to a string. A line that is not a JSON object (none reaches

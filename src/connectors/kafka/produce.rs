@@ -6,8 +6,7 @@
 use super::avro::AvroEncoder;
 use super::sink::KafkaSinkPlan;
 use crate::connectors::sink::SinkPart;
-use crate::record::changelog::ChangelogEncoding;
-use crate::record::event::RowKind;
+use crate::record::changelog::{split_kind, ChangelogEncoding};
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
@@ -158,7 +157,15 @@ pub(super) fn send_lines(
     let parsed = !plan.key.is_empty() || !plan.headers.is_empty();
     let Bufs { key, value } = bufs;
     for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let (tombstone, line) = changelog_row(plan.changelog, line);
+        // By key, a -U or -D is a tombstone: the key's row is gone, as Flink's upsert-kafka
+        // writes it.
+        let (tombstone, line) = match plan.changelog {
+            ChangelogEncoding::ByKey => {
+                let (kind, row) = split_kind(line);
+                (kind.is_retraction(), row)
+            }
+            _ => (false, line),
+        };
         let payload: Option<&[u8]> = match avro {
             _ if tombstone => None,
             Some(enc) => match enc.encode(line, value) {
@@ -207,19 +214,6 @@ pub(super) fn send_lines(
     }
     producer.poll(Duration::ZERO);
     Ok(n)
-}
-
-/// A line of the sink's buffer as a record: by key, the kind's byte before the row says whether it
-/// is a tombstone (`-U`, `-D`: the key's row is gone, as Flink's upsert-kafka writes them); a line
-/// without one (staged before kinds were written) is an insert.
-fn changelog_row(encoding: ChangelogEncoding, line: &[u8]) -> (bool, &[u8]) {
-    match line.split_first() {
-        Some((&k, row)) if encoding == ChangelogEncoding::ByKey => match RowKind::of_code(k) {
-            Some(kind) => (kind.is_retraction(), row),
-            None => (false, line),
-        },
-        _ => (false, line),
-    }
 }
 
 /// A record's key and value, reused from record to record.

@@ -258,15 +258,10 @@ impl OpenSink for Staged {
 
 impl LineCheck for AvroEncoder {
     fn check(&self, line: &[u8], scratch: &mut Vec<u8>) -> Result<(), String> {
-        // A keyed sink's line starts with its kind (a JSON row never does): a tombstone has
-        // nothing to encode.
-        match line.split_first() {
-            Some((&k, row)) => match crate::record::event::RowKind::of_code(k) {
-                Some(kind) if kind.is_retraction() => Ok(()),
-                Some(_) => self.encode(row, scratch),
-                None => self.encode(line, scratch),
-            },
-            None => self.encode(line, scratch),
+        // A keyed sink's line starts with its kind: a tombstone has nothing to encode.
+        match crate::record::changelog::split_kind(line) {
+            (kind, _) if kind.is_retraction() => Ok(()),
+            (_, row) => self.encode(row, scratch),
         }
     }
 }

@@ -17,7 +17,7 @@ use std::time::Instant;
 use super::statements::{self as sql, TableColumn};
 use super::{Msg, Shared};
 use crate::connectors::sink::SinkWriter;
-use crate::record::changelog::ChangelogEncoding;
+use crate::record::changelog::{split_kind, ChangelogEncoding};
 use crate::record::columns::{self, Column};
 use crate::record::event::RowKind;
 
@@ -153,9 +153,10 @@ impl Worker {
         let mut deletes = Vec::new();
         for line in lines.split_inclusive(|&b| b == b'\n') {
             // A keyed sink takes a changelog: each line starts with its kind's code.
-            let (kind, line) = match line.split_first() {
-                Some((&k, rest)) if keyed => (RowKind::of_code(k).unwrap_or(RowKind::Insert), rest),
-                _ => (RowKind::Insert, line),
+            let (kind, line) = if keyed {
+                split_kind(line)
+            } else {
+                (RowKind::Insert, line)
             };
             match columns::fields(line) {
                 Ok(f) => {

@@ -103,6 +103,19 @@ fn debezium_writes_an_update_as_a_delete_then_a_create() {
 }
 
 #[test]
+fn split_kind_reads_the_kind_back_and_takes_a_bare_row_as_an_insert() {
+    assert_eq!(
+        split_kind(b"u{\"a\":1}\n"),
+        (RowKind::UpdateBefore, &b"{\"a\":1}\n"[..])
+    );
+    assert_eq!(
+        split_kind(b"{\"a\":1}\n"),
+        (RowKind::Insert, &b"{\"a\":1}\n"[..])
+    );
+    assert_eq!(split_kind(b""), (RowKind::Insert, &b""[..]));
+}
+
+#[test]
 fn by_key_prefixes_the_kind() {
     assert_eq!(
         enc(
