@@ -20,6 +20,7 @@ use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
 use crate::operators::window::acc_table::AccTable;
 use crate::operators::window::aggregate::AggLayout;
+use crate::operators::window::format::LineFormat;
 use crate::operators::window::plan::{AggFunc, AggPlan};
 use crate::operators::{Counters, Emitter, Operator, Output};
 use crate::record::event::{Rec, RowKind, RETRACT};
@@ -31,8 +32,7 @@ pub struct GroupAggregate {
     /// The aggregates alone, as rows show them (a prefix of `layout`'s words).
     shown: AggLayout,
     table: AccTable,
-    /// `"name":` for each group-by field, pre-escaped.
-    key_prefixes: Vec<Vec<u8>>,
+    format: LineFormat,
     old: Vec<u8>,
     new: Vec<u8>,
     /// `fired`: rows emitted (`+I` and `+U`); `refired`: updates among them.
@@ -49,20 +49,16 @@ impl GroupAggregate {
             slot: None,
         });
         let layout = AggLayout::new(&with_count);
-        let key_prefixes = plan
+        let keys: Vec<String> = plan
             .group_by
             .iter()
-            .map(|f| {
-                let mut p = serde_json::to_vec(f.as_str()).unwrap_or_else(|_| b"\"?\"".to_vec());
-                p.push(b':');
-                p
-            })
+            .map(|f| f.as_str().to_string())
             .collect();
         GroupAggregate {
             table: AccTable::new(&layout),
             layout,
             shown: AggLayout::new(&plan.aggregates),
-            key_prefixes,
+            format: LineFormat::new(&keys),
             old: Vec::new(),
             new: Vec::new(),
             counters: Counters::default(),
@@ -77,26 +73,8 @@ impl GroupAggregate {
     /// Writes group row `r` (key `key`) as one JSON line into `out`.
     fn render(&self, r: usize, key: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        out.push(b'{');
-        let mut tokens = key.split(|&b| b == 0);
-        for (i, prefix) in self.key_prefixes.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(prefix);
-            match tokens.next() {
-                Some(tok) if !tok.is_empty() => out.extend_from_slice(tok),
-                _ => out.extend_from_slice(b"null"),
-            }
-        }
-        let at = out.len();
         let accs = &self.table.accs(r)[..self.shown.words()];
-        self.shown.write_fields(accs, self.table.sketches(), out);
-        if self.key_prefixes.is_empty() && out.get(at) == Some(&b',') {
-            // No key before the first aggregate: drop its separator.
-            out.remove(at);
-        }
-        out.extend_from_slice(b"}\n");
+        (self.format).write_row(key, None, &self.shown, accs, self.table.sketches(), out);
     }
 
     fn emit(&self, line: &[u8], kind: RowKind, rec: &Rec<'_>, out: &mut dyn Emitter) {

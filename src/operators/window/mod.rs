@@ -18,7 +18,7 @@ pub mod aggregate;
 pub mod combine;
 pub mod config;
 pub mod distinct;
-mod format;
+pub(crate) mod format;
 mod numbers;
 pub mod panes;
 pub mod plan;
