@@ -11,9 +11,11 @@
 use super::config::GroupAggregateConfig;
 use crate::config::KeyPath;
 use crate::expr::FieldPath;
-use crate::operators::window::agg_plan::{assign_slots, AggFunc, AggPlan};
+use crate::operators::window::agg_plan::{
+    assign_slots, describe, signature, unretractable, AggPlan,
+};
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
-use crate::plan::build::graph::{check_fields, field_path, Graph, NodeDraft, PortDraft};
+use crate::plan::build::graph::{Graph, NodeDraft, PortDraft};
 use crate::plan::build::schema::Schema;
 use crate::plan::build::Builder;
 
@@ -39,16 +41,7 @@ impl Builder<'_> {
             );
         }
         let inputs = g.inputs(self, at("inputs"), &t.inputs);
-        let mut group_by = Vec::new();
-        for (i, field) in t.group_by.iter().enumerate() {
-            let key = at("group_by").index(i);
-            if t.group_by[..i].contains(field) {
-                self.err(key, format!("`{field}` is listed twice"));
-            } else if let Some(p) = field_path(self, &key, field) {
-                check_fields(self, &key, &inputs, &p);
-                group_by.push(p);
-            }
-        }
+        let group_by = self.group_by_fields(name, &t.group_by, &[], &inputs);
         let aggregates = self.aggregates(name, &t.aggregates, &[], &t.group_by, &inputs);
         if inputs.iter().any(|i| i.updates || i.changelog.is_some()) {
             self.refuse_unretractable(name, t, &aggregates);
@@ -88,22 +81,11 @@ impl Builder<'_> {
 
     /// Over an updating input only aggregates that can take a value back.
     fn refuse_unretractable(&mut self, name: &str, t: &GroupAggregateConfig, aggs: &[AggPlan]) {
-        for a in aggs {
-            if matches!(
-                a.func,
-                AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct
-            ) {
-                let expr = t
-                    .aggregates
-                    .0
-                    .iter()
-                    .find(|(n, _)| *n == a.name)
-                    .map_or("", |(_, e)| e.as_str());
-                self.err(
-                    KeyPath::new(["transforms", name, "aggregates", &a.name]),
-                    format!("`{expr}` over an updating input would have to keep every value to take one back, which sluice does not do yet: use count, sum or avg here, or aggregate an append-only input"),
-                );
-            }
+        for (a, expr) in unretractable(aggs, &t.aggregates) {
+            self.err(
+                KeyPath::new(["transforms", name, "aggregates", &a.name]),
+                format!("`{expr}` over an updating input would have to keep every value to take one back, which sluice does not do yet: use count, sum or avg here, or aggregate an append-only input"),
+            );
         }
     }
 }
@@ -117,35 +99,19 @@ impl TransformTable for GroupAggregateConfig {
 
 impl NodeSpec for GroupAggPlan {
     fn state_signature(&self) -> String {
-        let aggs: Vec<String> = self
-            .aggregates
-            .iter()
-            .map(|a| {
-                let f = a.field.as_ref().map_or("", FieldPath::as_str);
-                format!("{:?}({f})", a.func)
-            })
-            .collect();
         let keys: Vec<&str> = self.group_by.iter().map(FieldPath::as_str).collect();
         format!(
             "GroupAggregate group_by {keys:?} aggregates [{}]",
-            aggs.join(", ")
+            signature(&self.aggregates)
         )
     }
     fn what(&self) -> &'static str {
         "group aggregate"
     }
     fn describe(&self) -> String {
-        let aggs: Vec<String> = self
-            .aggregates
-            .iter()
-            .map(|a| {
-                let f = a.field.as_ref().map_or("", |f| f.as_str());
-                format!("{} = {:?}({f})", a.name, a.func)
-            })
-            .collect();
         format!(
             "group aggregate, updating result (+I/-U/+U/-D); {}",
-            aggs.join(", ")
+            describe(&self.aggregates)
         )
     }
     fn needs_event_time(&self) -> bool {

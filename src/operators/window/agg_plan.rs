@@ -34,6 +34,12 @@ pub enum AggFunc {
 }
 
 impl AggFunc {
+    /// It can take a value back out (a retraction): `count`, `sum` and `avg`; `min`, `max` and
+    /// the distinct counts would need every value kept.
+    pub fn takes_back(self) -> bool {
+        matches!(self, AggFunc::Count | AggFunc::Sum | AggFunc::Avg)
+    }
+
     /// How a distinct count keeps its values; `None` for the other aggregates.
     pub fn distinct_mode(self) -> Option<super::distinct::Mode> {
         match self {
@@ -86,6 +92,30 @@ pub(crate) fn assign_slots(aggregates: Vec<AggPlan>) -> (Vec<AggPlan>, Vec<(Fiel
 }
 
 impl Builder<'_> {
+    /// The `group_by` fields of transform `name`, each once, checked against what `inputs` hold;
+    /// none may be one of the `fixed` output fields (a window's bounds).
+    pub(crate) fn group_by_fields(
+        &mut self,
+        name: &str,
+        group_by: &[String],
+        fixed: &[&str],
+        inputs: &[Input],
+    ) -> Vec<FieldPath> {
+        let mut fields = Vec::new();
+        for (i, field) in group_by.iter().enumerate() {
+            let key = KeyPath::new(["transforms", name, "group_by"]).index(i);
+            if group_by[..i].contains(field) {
+                self.err(key, format!("`{field}` is listed twice"));
+            } else if fixed.contains(&field.as_str()) {
+                self.err(key, format!("`{field}` is a field every window result has; it cannot be a group-by field"));
+            } else if let Some(p) = field_path(self, &key, field) {
+                check_fields(self, &key, inputs, &p);
+                fields.push(p);
+            }
+        }
+        fields
+    }
+
     /// The aggregates of transform `name`, checked against what `inputs` hold; an aggregate may
     /// not take the name of a `fixed` output field or of a `group_by` field.
     pub(crate) fn aggregates(
@@ -187,4 +217,42 @@ pub fn parse_aggregate(expr: &str) -> Result<(AggFunc, Option<String>), String> 
         (_, true) => Err(format!("`{func}` needs a field: write `{func}(field)`")),
         (_, false) => Ok((f, Some(arg.to_string()))),
     }
+}
+
+/// `Count(), Sum(bid)`: what an operator's state layout depends on, in order.
+pub fn signature(aggs: &[AggPlan]) -> String {
+    let each: Vec<String> = aggs
+        .iter()
+        .map(|a| {
+            format!(
+                "{:?}({})",
+                a.func,
+                a.field.as_ref().map_or("", FieldPath::as_str)
+            )
+        })
+        .collect();
+    each.join(", ")
+}
+
+/// `n = Count(), s = Sum(bid)`: as `explain` shows them.
+pub fn describe(aggs: &[AggPlan]) -> String {
+    let each: Vec<String> = aggs
+        .iter()
+        .map(|a| {
+            let f = a.field.as_ref().map_or("", FieldPath::as_str);
+            format!("{} = {:?}({f})", a.name, a.func)
+        })
+        .collect();
+    each.join(", ")
+}
+
+/// The aggregates that cannot take a value back, each with its expression as written.
+pub fn unretractable<'a>(
+    aggs: &'a [AggPlan],
+    written: &'a Aggregates,
+) -> impl Iterator<Item = (&'a AggPlan, &'a str)> + 'a {
+    aggs.iter().filter(|a| !a.func.takes_back()).map(move |a| {
+        let expr = written.0.iter().find(|(n, _)| *n == a.name);
+        (a, expr.map_or("", |(_, e)| e.as_str()))
+    })
 }

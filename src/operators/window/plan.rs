@@ -11,11 +11,11 @@ use crate::expr::FieldPath;
 use crate::operators::{
     table_inputs, BuildCtx, Combine, NodeKind, NodeSpec, Operator, TransformTable,
 };
-use crate::plan::build::graph::{check_fields, field_path, Graph, NodeDraft, PortDraft};
+use crate::plan::build::graph::{Graph, NodeDraft, PortDraft};
 use crate::plan::build::schema::{derived, late_schema, Schema};
 use crate::plan::build::Builder;
 
-use super::agg_plan::assign_slots;
+use super::agg_plan::{assign_slots, describe, signature, unretractable};
 pub use super::agg_plan::{parse_aggregate, AggFunc, AggPlan, AGG_FUNCTIONS};
 
 /// Output fields every window result has besides its group-by fields and aggregates.
@@ -42,19 +42,11 @@ impl WindowPlan {
     /// What this window's state layout depends on: its kind and sizes, its key and its aggregate
     /// functions with their inputs, in order.
     pub fn state_signature(&self) -> String {
-        let aggs: Vec<String> = self
-            .aggregates
-            .iter()
-            .map(|a| {
-                let f = a.field.as_ref().map_or("", FieldPath::as_str);
-                format!("{:?}({f})", a.func)
-            })
-            .collect();
         let keys: Vec<&str> = self.group_by.iter().map(FieldPath::as_str).collect();
         format!(
             "{:?} group_by {keys:?} aggregates [{}]",
             self.window,
-            aggs.join(", ")
+            signature(&self.aggregates)
         )
     }
 }
@@ -97,18 +89,7 @@ impl Builder<'_> {
         }
         let inputs = g.inputs(self, at("inputs"), &w.inputs);
         let window = self.window_kind(name, &w.window);
-        let mut group_by = Vec::new();
-        for (i, field) in w.group_by.iter().enumerate() {
-            let key = at("group_by").index(i);
-            if w.group_by[..i].contains(field) {
-                self.err(key, format!("`{field}` is listed twice"));
-            } else if WINDOW_FIELDS.contains(&field.as_str()) {
-                self.err(key, format!("`{field}` is a field every window result has; it cannot be a group-by field"));
-            } else if let Some(p) = field_path(self, &key, field) {
-                check_fields(self, &key, &inputs, &p);
-                group_by.push(p);
-            }
-        }
+        let group_by = self.group_by_fields(name, &w.group_by, &WINDOW_FIELDS, &inputs);
         let aggregates = self.aggregates(name, &w.aggregates, &WINDOW_FIELDS, &w.group_by, &inputs);
         let updating = inputs.iter().any(|i| i.updates);
         if updating {
@@ -176,16 +157,11 @@ impl Builder<'_> {
         if matches!(window, WindowKind::Session { .. }) {
             self.err(at("window"), "a session window cannot read updates (its input re-fires results: allowed_lateness on the window it reads): a retraction could split a session; use a tumbling, sliding or cumulative window, or set allowed_lateness = \"0s\" upstream".into());
         }
-        for a in aggregates {
-            if matches!(
-                a.func,
-                AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct
-            ) {
-                self.err(
-                    at("aggregates").key(&a.name),
-                    format!("`{}` cannot take a value back, and this window's input carries updates (a re-firing window upstream sends a retraction of its previous result before each new one); use count, sum or avg here, or set allowed_lateness = \"0s\" on the window it reads", w.aggregates.0.iter().find(|(n, _)| *n == a.name).map_or("", |(_, e)| e.as_str())),
-                );
-            }
+        for (a, expr) in unretractable(aggregates, &w.aggregates) {
+            self.err(
+                at("aggregates").key(&a.name),
+                format!("`{expr}` cannot take a value back, and this window's input carries updates (a re-firing window upstream sends a retraction of its previous result before each new one); use count, sum or avg here, or set allowed_lateness = \"0s\" on the window it reads"),
+            );
         }
     }
 
@@ -320,22 +296,10 @@ impl NodeSpec for WindowPlan {
                 format!("cumulative to {max_size_ms} ms in steps of {step_ms} ms")
             }
         };
-        let aggs: Vec<String> = self
-            .aggregates
-            .iter()
-            .map(|a| {
-                format!(
-                    "{} = {:?}({})",
-                    a.name,
-                    a.func,
-                    a.field.as_ref().map_or("", |f| f.as_str())
-                )
-            })
-            .collect();
         format!(
             "window, {window}, allowed lateness {} ms; {}",
             self.allowed_lateness_ms,
-            aggs.join(", ")
+            describe(&self.aggregates)
         )
     }
     fn takes_retractions(&self) -> bool {
