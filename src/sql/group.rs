@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{
     visit_expressions_mut, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
-    GroupByExpr, Ident, Select, Spanned,
+    GroupByExpr, Ident, Select, SelectItem, Spanned,
 };
 
 use super::expr::{translate, Scope};
@@ -60,7 +60,7 @@ impl Compiler {
         self.push_transform(&name, TransformConfig::GroupAggregate(table));
         let mut out = Stream {
             name,
-            columns: keys.iter().map(|k| Col { ..k.clone() }).collect(),
+            columns: keys.clone(),
             time: None,
             window: false,
             updating: true,
@@ -97,13 +97,7 @@ impl Compiler {
                 let name = format!("_g{}", fields.len());
                 let column = Expr::Identifier(Ident::new(&name));
                 let target = e.clone();
-                let _ = visit_expressions_mut(&mut sel.projection, |x| {
-                    if *x == target {
-                        *x = column.clone();
-                    }
-                    ControlFlow::<()>::Continue(())
-                });
-                let _ = visit_expressions_mut(&mut sel.having, |x| {
+                let _ = outputs(&mut sel.projection, &mut sel.having, &mut |x| {
                     if *x == target {
                         *x = column.clone();
                     }
@@ -121,10 +115,8 @@ impl Compiler {
             }
             ControlFlow::Continue(())
         };
-        if let ControlFlow::Break(e) = visit_expressions_mut(&mut sel.projection, &mut filtered) {
-            return Err(e);
-        }
-        if let ControlFlow::Break(e) = visit_expressions_mut(&mut sel.having, &mut filtered) {
+        if let ControlFlow::Break(e) = outputs(&mut sel.projection, &mut sel.having, &mut filtered)
+        {
             return Err(e);
         }
         if fields.is_empty() {
@@ -161,6 +153,16 @@ impl Compiler {
         };
         Ok((Some(sel), out))
     }
+}
+
+/// Visits every expression of a select list and its HAVING, in that order.
+fn outputs<E>(
+    projection: &mut Vec<SelectItem>,
+    having: &mut Option<Expr>,
+    f: &mut dyn FnMut(&mut Expr) -> ControlFlow<E>,
+) -> ControlFlow<E> {
+    visit_expressions_mut(projection, &mut *f)?;
+    visit_expressions_mut(having, f)
 }
 
 /// An aggregate call with `FILTER (WHERE c)`: its argument becomes the computed column `_fN`
