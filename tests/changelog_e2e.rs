@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::sql::{run_job, sql_job};
 use common::{read_lines, sluice, toml_str};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -343,22 +344,7 @@ fn the_shipped_ad_totals_job_serves_each_ads_running_total_from_postgres() {
             "'table-name' = 'ad_totals_e2e'",
         );
     assert_ne!(sql, shipped);
-    std::fs::write(d.join("job.sql"), sql).unwrap();
-    let cfg = d.join("job.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n",
-            toml_str(&d.join("job.sql").to_string_lossy())
-        ),
-    )
-    .unwrap();
-    let exit = sluice(
-        d,
-        &["run", "--config", &cfg.to_string_lossy()],
-        Duration::from_secs(120),
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    run_job(d, &sql_job(d, &sql, ""));
     let mut want: BTreeMap<String, (u64, rust_decimal::Decimal)> = BTreeMap::new();
     for ((ad, _), (n, spend)) in spend_model_dir(d) {
         let t = want.entry(ad).or_default();
@@ -419,23 +405,9 @@ INSERT INTO changes SELECT * FROM counts;
         d.join("clicks.ndjson").to_string_lossy(),
         b = broker()
     );
-    std::fs::write(d.join("job.sql"), sql).unwrap();
-    let cfg = d.join("job.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[runtime]\nshards = 2\n\n[checkpoint]\ndir = {}\ninterval = \"50ms\"\n\n[pipeline]\nsql = {}\n",
-            toml_str(&d.join("state").to_string_lossy()),
-            toml_str(&d.join("job.sql").to_string_lossy())
-        ),
-    )
-    .unwrap();
-    let exit = sluice(
-        d,
-        &["run", "--config", &cfg.to_string_lossy()],
-        Duration::from_secs(120),
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    let state = toml_str(&d.join("state").to_string_lossy());
+    let checkpoint = format!("[checkpoint]\ndir = {state}\ninterval = \"50ms\"\n\n");
+    run_job(d, &sql_job(d, &sql, &checkpoint));
     // Upserts: the last record of each key (the topic's partitions keep each key's order).
     let mut latest: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut tombstones = 0;
@@ -507,19 +479,7 @@ FROM clicks GROUP BY DATE_FORMAT(TO_TIMESTAMP_LTZ(ts, 3), 'yyyy-MM-dd');
 ",
         d.join("clicks.ndjson").to_string_lossy()
     );
-    std::fs::write(d.join("job.sql"), sql).unwrap();
-    let cfg = d.join("job.toml");
-    let job = format!(
-        "[runtime]\nshards = 2\n\n[pipeline]\nsql = {}\n",
-        toml_str(&d.join("job.sql").to_string_lossy())
-    );
-    std::fs::write(&cfg, job).unwrap();
-    let exit = sluice(
-        d,
-        &["run", "--config", &cfg.to_string_lossy()],
-        Duration::from_secs(60),
-    );
-    assert!(exit.success, "{}", exit.stderr);
+    let exit = run_job(d, &sql_job(d, &sql, ""));
     let day2_rows: Vec<&str> = exit
         .stdout
         .lines()
