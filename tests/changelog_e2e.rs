@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::changelog::{materialise_debezium, materialise_print};
 use common::sql::{run_job, sql_job};
 use common::{read_lines, sluice, toml_str};
 use serde_json::Value;
@@ -74,51 +75,6 @@ INSERT INTO totals SELECT COUNT(*), SUM(n) FROM counts;
         p("per_ad"),
         p("quiet")
     )
-}
-
-/// The final table of a debezium-json changelog file, as a multiset of rows (JSON text).
-fn materialise_debezium(path: &Path) -> BTreeMap<String, usize> {
-    let mut table = BTreeMap::new();
-    for line in read_lines(path) {
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        match v["op"].as_str() {
-            Some("c") => {
-                assert!(v["before"].is_null(), "{line}");
-                *table.entry(v["after"].to_string()).or_insert(0) += 1;
-            }
-            Some("d") => {
-                assert!(v["after"].is_null(), "{line}");
-                take_back(&mut table, v["before"].to_string(), &line);
-            }
-            _ => panic!("not a debezium change: {line}"),
-        }
-    }
-    table
-}
-
-fn take_back(table: &mut BTreeMap<String, usize>, row: String, line: &str) {
-    match table.get_mut(&row) {
-        Some(n) if *n > 1 => *n -= 1,
-        Some(_) => {
-            table.remove(&row);
-        }
-        None => panic!("takes back a row that is not there: {line}"),
-    }
-}
-
-/// The final table of Flink `print` rows (`+I[..]` ..) on stdout.
-fn materialise_print(stdout: &str) -> BTreeMap<String, usize> {
-    let mut table = BTreeMap::new();
-    for line in stdout.lines().filter(|l| !l.is_empty()) {
-        let (kind, row) = line.split_at(2);
-        assert!(row.starts_with('[') && row.ends_with(']'), "{line}");
-        match kind {
-            "+I" | "+U" => *table.entry(row.to_string()).or_insert(0) += 1,
-            "-U" | "-D" => take_back(&mut table, row.to_string(), line),
-            _ => panic!("not a print row: {line}"),
-        }
-    }
-    table
 }
 
 /// The model's rows for `per_ad`, `quiet` and `totals`, in the sinks' encodings.

@@ -65,12 +65,17 @@ impl<V: Copy + Default> Keys<V> {
         }
     }
 
-    /// The index of a key, added if new (with `V::default()`); true when new.
-    pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
+    /// The index of a key, if it is held.
+    pub fn find(&self, hash: u64, key: &[u8]) -> Option<u32> {
         let (list, pages) = (&self.list, &self.bytes);
         let same =
             |i| Keys::bytes_of(list, pages, i).is_some_and(|(full, b)| full == hash && b == key);
-        if let Some(i) = self.table.find(hash, same) {
+        self.table.find(hash, same)
+    }
+
+    /// The index of a key, added if new (with `V::default()`); true when new.
+    pub fn intern(&mut self, hash: u64, key: &[u8]) -> (u32, bool) {
+        if let Some(i) = self.find(hash, key) {
             return (i, false);
         }
         let bytes = if key.len() <= INLINE {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{dedupe, group_agg, interval_join, steps, temporal_join, top_n, window};
+use super::{dedupe, group_agg, interval_join, regular_join, steps, temporal_join, top_n, window};
 use super::{BuildCtx, Combine, Operator};
 use crate::plan::build::{graph::Graph, Builder};
 use crate::plan::HotKeysPlan;
@@ -89,6 +89,11 @@ pub trait NodeSpec {
     fn needs_event_time(&self) -> bool {
         true
     }
+    /// Its output rows carry event time (a window's, a time-bounded join's); a group aggregate's
+    /// and a regular join's do not, as in Flink, so event-time operators refuse them.
+    fn keeps_event_time(&self) -> bool {
+        true
+    }
     /// The operator one shard runs for it.
     fn build(&self, ctx: BuildCtx) -> Box<dyn Operator>;
     /// Its phase one (a combiner where events are read), with its `hot_keys` settings, if it
@@ -151,7 +156,7 @@ transform_kinds! {
     Select => steps::config::SelectTransformConfig,
     TemporalJoin => temporal_join::config::TemporalJoinConfig,
     IntervalJoin => interval_join::config::IntervalJoinConfig,
-    Join => interval_join::config::RegularJoinConfig,
+    Join => regular_join::config::RegularJoinConfig,
     Dedupe => dedupe::config::DedupeConfig,
     TopN => top_n::config::TopNConfig,
     GroupAggregate => group_agg::config::GroupAggregateConfig,
@@ -161,6 +166,7 @@ node_kinds! {
     Window => window::plan::WindowPlan,
     TemporalJoin => temporal_join::plan::TemporalJoinPlan,
     IntervalJoin => interval_join::plan::IntervalJoinPlan,
+    RegularJoin => regular_join::plan::RegularJoinPlan,
     Dedupe => dedupe::plan::DedupePlan,
     TopN => top_n::plan::TopNPlan,
     GroupAggregate => group_agg::plan::GroupAggPlan,

@@ -15,6 +15,7 @@ pub mod group_agg;
 pub mod interval_join;
 pub mod keys;
 mod kinds;
+pub mod regular_join;
 pub mod rows;
 pub mod steps;
 pub mod temporal_join;
@@ -28,7 +29,8 @@ pub(crate) use kinds::{listed, table_inputs, TransformTable};
 pub use kinds::{NodeKind, NodeSpec, TransformConfig};
 
 pub use dedupe::config::DedupeConfig;
-pub use interval_join::config::{IntervalJoinConfig, IntervalJoinKind, RegularJoinConfig};
+pub use interval_join::config::{IntervalJoinConfig, IntervalJoinKind};
+pub use regular_join::config::RegularJoinConfig;
 pub use steps::config::{FilterTransformConfig, SelectTransformConfig};
 pub use temporal_join::config::{
     JoinOnConfig, OutOfOrderVersions, TemporalJoinConfig, TemporalJoinKind,

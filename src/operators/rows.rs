@@ -253,6 +253,30 @@ pub fn write_key_fields(names: &[String], key: &[u8], line: &mut Vec<u8>) {
     }
 }
 
+/// A join's output row for key bytes `key`: `{"<on fields>", "left": .., "right": ..}`, an
+/// absent side `null`.
+pub fn write_pair(
+    line: &mut Vec<u8>,
+    on: &[String],
+    key: &[u8],
+    left: Option<&[u8]>,
+    right: Option<&[u8]>,
+) {
+    line.clear();
+    line.push(b'{');
+    write_key_fields(on, key, line);
+    for (name, rec) in [("left", left), ("right", right)] {
+        line.push(b',');
+        crate::expr::write_json_string(name, line);
+        line.push(b':');
+        match rec {
+            Some(r) => line.extend_from_slice(trim(r)),
+            None => line.extend_from_slice(b"null"),
+        }
+    }
+    line.extend_from_slice(b"}\n");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

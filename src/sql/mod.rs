@@ -295,7 +295,7 @@ impl Compiler {
         let base = format!("insert_{}_{sink}", self.inserts);
         let stream = self.query(source, &base, Some(&columns))?;
         if stream.updating && appends {
-            return Err(SqlError::span(at, format!("`{sink}` takes appends only, but this query's result is updating (+I, -U, +U, -D rows: a GROUP BY without a window), which Flink too refuses to write there (\"doesn't support consuming update changes\"): declare `{sink}` with 'format' = 'debezium-json', or write into a 'print' table")));
+            return Err(SqlError::span(at, format!("`{sink}` takes appends only, but this query's result is updating (+I, -U, +U, -D rows: a GROUP BY without a window, an outer join without time bounds, or a join that reads an updating result), which Flink too refuses to write there (\"doesn't support consuming update changes\"): declare `{sink}` with 'format' = 'debezium-json', or write into a 'print' table")));
         }
         self.sinks.entry(sink).or_default().push(stream.name);
         Ok(())

@@ -49,6 +49,7 @@
 //! `common::nexmark_model::x`; and `pg` (a local PostgreSQL server for the postgres sink's tests).
 #![allow(dead_code)]
 
+pub mod changelog;
 pub mod duckdb;
 pub mod flow_job;
 pub mod flow_model;

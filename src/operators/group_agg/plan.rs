@@ -117,6 +117,9 @@ impl NodeSpec for GroupAggPlan {
     fn needs_event_time(&self) -> bool {
         false
     }
+    fn keeps_event_time(&self) -> bool {
+        false
+    }
     fn takes_retractions(&self) -> bool {
         true
     }

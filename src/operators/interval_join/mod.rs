@@ -25,7 +25,7 @@ pub mod config;
 pub mod plan;
 
 use super::keys::Keys;
-use super::rows::{get, put, trim, write_key_fields, RowId, RowStore, Slab, PREFETCH_AHEAD};
+use super::rows::{get, put, write_pair, RowId, RowStore, Slab, PREFETCH_AHEAD};
 use super::timers::{Timer, Timers};
 use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
@@ -213,7 +213,7 @@ impl IntervalJoin {
         } else {
             (None, Some(row))
         };
-        write(&mut self.line, &self.on, key, l, r);
+        write_pair(&mut self.line, &self.on, key, l, r);
         self.send(ts, cause, hash, out);
     }
 
@@ -226,25 +226,6 @@ impl IntervalJoin {
             key,
             kind: RowKind::Insert,
         });
-    }
-}
-
-/// `{"<on fields>", "left": .., "right": ..}` for key bytes `key`.
-fn write(line: &mut Vec<u8>, on: &[String], key: &[u8], left: Option<&[u8]>, right: Option<&[u8]>) {
-    {
-        line.clear();
-        line.push(b'{');
-        write_key_fields(on, key, line);
-        for (name, rec) in [("left", left), ("right", right)] {
-            line.push(b',');
-            crate::expr::write_json_string(name, line);
-            line.push(b':');
-            match rec {
-                Some(r) => line.extend_from_slice(trim(r)),
-                None => line.extend_from_slice(b"null"),
-            }
-        }
-        line.extend_from_slice(b"}\n");
     }
 }
 
@@ -284,7 +265,7 @@ impl Operator for IntervalJoin {
             } else {
                 (held, row)
             };
-            write(&mut self.line, &self.on, r.key(), Some(l), Some(rr));
+            write_pair(&mut self.line, &self.on, r.key(), Some(l), Some(rr));
             self.send(e.ts.max(o.ts), Some(e), e.hash, out);
         }
         if self.expiry(side, e.ts) <= self.wm {
@@ -343,7 +324,7 @@ impl Operator for IntervalJoin {
                 } else {
                     (None, Some(bytes))
                 };
-                write(&mut self.line, &self.on, key, l, r);
+                write_pair(&mut self.line, &self.on, key, l, r);
                 self.send(row.ts, None, hash, out);
             }
             self.store.drop_row(row.row);

@@ -1,13 +1,14 @@
-//! Validation of `type = "interval_join"` and `type = "join"` (a regular join, which is the
-//! interval join whose bounds are its state TTL): their `left` and `right` inputs (any stream
+//! Validation of `type = "interval_join"` and of `type = "join"` with a `ttl` (a regular join
+//! whose state expires in event time is the interval join whose bounds are its TTL): their `left` and `right` inputs (any stream
 //! that carries no updates), the `on` fields (checked against both sides), the bounds, and the
 //! two ports, which keep whole records, so their events carry the row by value.
 //!
 //! Also the node it validates into, [`IntervalJoinPlan`], and the kind's two registry entries
 //! (`TransformTable` for its table, [`NodeSpec`] for its node).
 
-use crate::config::{IntervalJoinConfig, IntervalJoinKind, KeyPath, RegularJoinConfig};
+use crate::config::{IntervalJoinConfig, IntervalJoinKind, KeyPath};
 use crate::expr::FieldPath;
+use crate::operators::regular_join::config::RegularJoinConfig;
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{refuse_hot_keys, Graph, Input, NodeDraft, PortDraft};
 use crate::plan::build::schema::{late_schema, merged, Schema};
@@ -60,18 +61,23 @@ impl Builder<'_> {
 
     /// A regular join with event-time state TTL is the interval join whose bounds are `±ttl`:
     /// a row waits for matches until the watermark passes its time + `ttl`, on either side.
-    pub(crate) fn regular_join(&mut self, name: &str, j: &RegularJoinConfig, g: &mut Graph<'_>) {
-        let ttl = j.ttl.as_millis();
+    pub(crate) fn ttl_join(
+        &mut self,
+        name: &str,
+        j: &RegularJoinConfig,
+        ttl: i64,
+        g: &mut Graph<'_>,
+    ) {
         if ttl <= 0 {
             self.err(
                 KeyPath::new(["transforms", name, "ttl"]),
-                "a regular join needs a positive ttl (how long, in event time, a row waits for its matches; Flink's 0 means forever, which bounded state cannot do)".into(),
+                "a regular join's ttl must be positive (how long, in event time, a row waits for its matches); leave it out to keep every row until it is retracted, as Flink does without a state TTL".into(),
             );
         }
         if j.kind != IntervalJoinKind::Inner {
             self.err(
                 KeyPath::new(["transforms", name, "kind"]),
-                "a regular join is inner only: an outer one's result updates (Flink retracts a NULL-padded row when its match arrives); use an interval_join, whose unmatched rows are final once its bound passes".into(),
+                "a regular join with a ttl is inner only: an outer one keeps its rows until they are retracted (leave ttl out, as Flink without table.exec.state.ttl), or use an interval_join, whose unmatched rows are final once its bound passes".into(),
             );
         }
         let spec = TwoSided {
@@ -160,16 +166,6 @@ impl TransformTable for IntervalJoinConfig {
     }
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
         b.interval_join(name, self, g);
-    }
-}
-
-impl TransformTable for RegularJoinConfig {
-    table_inputs!(left, right);
-    fn late_events(&self) -> Option<&str> {
-        self.late_events.as_deref()
-    }
-    fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
-        b.regular_join(name, self, g);
     }
 }
 

@@ -97,8 +97,10 @@ enum Done {
         updates: bool,
         unretractable: bool,
         depth: usize,
-        /// Its output is an updating result without event time (a group aggregate's).
+        /// Its output is an updating result (a group aggregate's).
         changelog: bool,
+        /// What it is, when its output has no event time (a group aggregate, a regular join).
+        untimed: Option<&'static str>,
     },
 }
 
@@ -185,6 +187,7 @@ impl<'c> Graph<'c> {
                     unretractable,
                     depth,
                     changelog,
+                    untimed,
                     ..
                 } => Some(Input {
                     edges: vec![Edge {
@@ -195,7 +198,7 @@ impl<'c> Graph<'c> {
                     updates: *updates,
                     unretractable: *unretractable,
                     depth: Some(*depth),
-                    untimed: changelog.then(|| format!("the updating result of `{t}`, which has no event time (a GROUP BY without a window gives rows without a time attribute, as in Flink)")),
+                    untimed: untimed.map(|what| format!("the result of {what} `{t}`, which has no event time (a GROUP BY without a window and a regular join give rows without a time attribute, as in Flink)")),
                     changelog: changelog.then(|| t.to_string()),
                 }),
             },
@@ -291,6 +294,7 @@ impl<'c> Graph<'c> {
             });
         }
         let what = draft.kind.what();
+        let untimed = (!draft.kind.spec().keeps_event_time()).then_some(what);
         self.nodes.push(NodePlan {
             name: name.to_string(),
             kind: draft.kind,
@@ -314,6 +318,7 @@ impl<'c> Graph<'c> {
                 unretractable: draft.unretractable,
                 depth,
                 changelog: draft.changelog,
+                untimed,
             },
         );
         id

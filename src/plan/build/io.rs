@@ -131,7 +131,7 @@ impl Builder<'_> {
                 self.err(key, message);
             }
             if let Some(from) = updating.filter(|_| valid && !built.changelog().takes_updates()) {
-                self.err(at("inputs"), format!("`{from}` is an updating result (+I, -U, +U, -D rows, as a GROUP BY without a window gives), but this {} sink writes appends only (as Flink's, it cannot consume update changes): set changelog = \"debezium-json\" on it (in SQL, 'format' = 'debezium-json'), or write to a print sink", built.kind()));
+                self.err(at("inputs"), format!("`{from}` is an updating result (+I, -U, +U, -D rows, as a GROUP BY without a window or an outer join gives), but this {} sink writes appends only (as Flink's, it cannot consume update changes): set changelog = \"debezium-json\" on it (in SQL, 'format' = 'debezium-json'), or write to a print sink", built.kind()));
             }
             for out in built.outputs() {
                 if out.path.as_os_str().is_empty() {

@@ -2,15 +2,13 @@
 //! INTERVAL .. AND a.rt + INTERVAL ..`, or the same conditions in `WHERE` over `FROM a, b`; inner,
 //! LEFT, RIGHT and FULL OUTER) becomes an `interval_join` transform; a temporal join (`a JOIN t FOR
 //! SYSTEM_TIME AS OF a.rt ON a.k = t.pk`, inner or LEFT) an event-time `temporal_join`; a
-//! regular inner join (no time bounds) a `join` whose rows expire after `table.exec.state.ttl`.
-//! In an inner join, the other conditions that read one side filter it before the join; the rest
+//! regular join (no time bounds, any kind) a `join` (`regular`); a GROUP BY over the join in the
+//! same SELECT a group aggregate over its flattened rows (`grouped`). In an inner join, the other conditions that read one side filter it before the join; the rest
 //! become a filter after the join. Within the query, a side's columns are read from
 //! where the join writes them (`left.`/`right.`, or `table.` for the versioned table).
 
-use super::parts::{ms, signed_ms};
-use crate::config::{
-    IntervalJoinConfig, IntervalJoinKind, RegularJoinConfig, TemporalJoinKind, TransformConfig,
-};
+use super::parts::signed_ms;
+use crate::config::{IntervalJoinConfig, IntervalJoinKind, TemporalJoinKind, TransformConfig};
 use sqlparser::ast::{
     BinaryOperator, Expr, Join, JoinConstraint, JoinOperator, Select, Spanned, TableFactor,
     TableVersion, TableWithJoins,
@@ -19,6 +17,8 @@ use sqlparser::ast::{
 use sqlparser::tokenizer::Span;
 
 mod bounds;
+mod grouped;
+mod regular;
 mod scope;
 mod temporal;
 
@@ -101,9 +101,6 @@ impl Compiler {
             }
             _ => return Err(unsupported(&from[1], "this FROM list is")),
         };
-        if groups(sel) {
-            return Err(SqlError::span(sel.select_token.0.span, "GROUP BY over a join needs a window: join in a view, then window the view with a window table function"));
-        }
         let mut conds = Vec::new();
         if let Some(on) = on {
             conjuncts(on, &mut conds);
@@ -246,49 +243,7 @@ impl Compiler {
         self.finish_join(
             sel,
             sides.into(),
-            rest.into_iter().chain(post).collect(),
-            &name,
-            base,
-        )
-    }
-
-    /// A regular join (no time bounds): Flink keeps its rows for `table.exec.state.ttl`, here in
-    /// event time; its result has no time attribute, as in Flink.
-    fn regular(
-        &mut self,
-        sel: &Select,
-        left: Side,
-        right: Side,
-        (kind, keys, rest, post, at): RegularParts<'_, '_>,
-        base: &str,
-    ) -> Result<(Stream, Vec<Item>), SqlError> {
-        if kind != Kind::Inner {
-            return Err(SqlError::span(at, "an outer join without time bounds has an updating result (Flink retracts a NULL-padded row when its match arrives), which sluice does not write: bound it by time (an interval join: b.rt BETWEEN a.rt - INTERVAL ... AND a.rt + INTERVAL ...)"));
-        }
-        let Some(ttl) = self.state_ttl else {
-            return Err(SqlError::span(at, format!("a regular join (no time bounds) keeps every row forever in Flink; sluice keeps each row for table.exec.state.ttl in event time: SET 'table.exec.state.ttl' = '...' before the query, or bound the join by time ({}.{} BETWEEN {}.{} - INTERVAL ... AND {}.{} + INTERVAL ...)", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"))));
-        };
-        let ([left, right], rest) = self.push_down([left, right], rest, base)?;
-        let (left, right, on) = self.keyed(left, right, keys, base)?;
-        let name = format!("{base}_join");
-        let table = TransformConfig::Join(RegularJoinConfig {
-            left: left.stream.name.clone(),
-            right: right.stream.name.clone(),
-            on,
-            ttl: ms(ttl),
-            kind: IntervalJoinKind::Inner,
-            late_events: None,
-            hot_keys: None,
-        });
-        self.push_transform(&name, table);
-        let sides = [
-            prefixed(left, "left", false),
-            prefixed(right, "right", false),
-        ];
-        self.finish_join(
-            sel,
-            sides.into(),
-            rest.into_iter().chain(post).collect(),
+            (rest.into_iter().chain(post).collect(), false),
             &name,
             base,
         )
@@ -352,7 +307,7 @@ impl Compiler {
                 columns,
                 time: side.stream.time,
                 window: false,
-                updating: false,
+                updating: side.stream.updating,
             },
         }
     }
@@ -362,7 +317,7 @@ impl Compiler {
         &mut self,
         sel: &Select,
         sides: Vec<Side>,
-        filter: Vec<&Expr>,
+        (filter, updating): (Vec<&Expr>, bool),
         join: &str,
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
@@ -387,8 +342,11 @@ impl Compiler {
             columns,
             time,
             window: false,
-            updating: false,
+            updating,
         };
+        if groups(sel) || super::group::has_aggregates(sel, &joined) {
+            return self.group_join(sel, &sides, joined, base);
+        }
         let items = items(sel, &joined, &mut scope)?;
         Ok((joined, items))
     }
@@ -413,7 +371,7 @@ fn prefixed(side: Side, prefix: &str, keeps_time: bool) -> Side {
             columns,
             time: side.stream.time.filter(|_| keeps_time),
             window: false,
-            updating: false,
+            updating: side.stream.updating,
         },
     }
 }

@@ -132,7 +132,7 @@ impl Compiler {
         self.finish_join(
             sel,
             sides,
-            rest.into_iter().chain(post).collect(),
+            (rest.into_iter().chain(post).collect(), false),
             &name,
             base,
         )

@@ -26,7 +26,7 @@ const FILE_SINK: &str =
 
 #[test]
 fn an_updating_result_reaches_only_sinks_that_take_a_changelog() {
-    assert_eq!(errors(&job(FILE_SINK)), ["p.toml:14:1: sinks.out.inputs: `per_ad` is an updating result (+I, -U, +U, -D rows, as a GROUP BY without a window gives), but this file sink writes appends only (as Flink's, it cannot consume update changes): set changelog = \"debezium-json\" on it (in SQL, 'format' = 'debezium-json'), or write to a print sink"]);
+    assert_eq!(errors(&job(FILE_SINK)), ["p.toml:14:1: sinks.out.inputs: `per_ad` is an updating result (+I, -U, +U, -D rows, as a GROUP BY without a window or an outer join gives), but this file sink writes appends only (as Flink's, it cannot consume update changes): set changelog = \"debezium-json\" on it (in SQL, 'format' = 'debezium-json'), or write to a print sink"]);
     let debezium = format!("{FILE_SINK}changelog = \"debezium-json\"\n");
     let plan = build_text(&job(&debezium)).unwrap_or_else(|e| panic!("{e}"));
     let explained = crate::plan::explain::explain(&plan);
@@ -60,7 +60,7 @@ aggregates = { n = "count()" }
 type = "stdout"
 inputs = ["cpm"]
 "#;
-    assert_eq!(errors(&job(window)), ["p.toml:11:13: transforms.cpm: window works in event time, but it reads the updating result of `per_ad`, which has no event time (a GROUP BY without a window gives rows without a time attribute, as in Flink)"]);
+    assert_eq!(errors(&job(window)), ["p.toml:11:13: transforms.cpm: window works in event time, but it reads the result of group aggregate `per_ad`, which has no event time (a GROUP BY without a window and a regular join give rows without a time attribute, as in Flink)"]);
 }
 
 #[test]

@@ -328,7 +328,7 @@ fn a_regular_join_is_the_interval_join_of_plus_minus_its_ttl_and_inner_only() {
     assert_eq!(p.nodes[node(&p, "m")].hold_ms, 0, "pairs are never late");
     let e = plan(&regular.replace("ttl = \"1m\"", "ttl = \"0s\"")).unwrap_err();
     assert!(
-        e.contains("transforms.m.ttl") && e.contains("positive ttl"),
+        e.contains("transforms.m.ttl") && e.contains("ttl must be positive"),
         "{e}"
     );
     let e = plan(&regular.replace("ttl = \"1m\"", "ttl = \"1m\"\nkind = \"left\"")).unwrap_err();
@@ -338,4 +338,24 @@ fn a_regular_join_is_the_interval_join_of_plus_minus_its_ttl_and_inner_only() {
     );
     let e = plan(&regular.replace("ttl = \"1m\"", "between = [\"0s\", \"1s\"]")).unwrap_err();
     assert!(e.contains("between"), "{e}");
+    // Without a ttl: the join that keeps its rows, of any kind; outer ones update.
+    for (kind, outer) in [
+        ("inner", [false, false]),
+        ("left", [true, false]),
+        ("full", [true, true]),
+    ] {
+        let text = regular
+            .replace("ttl = \"1m\"", &format!("kind = \"{kind}\""))
+            .replace(
+                "type = \"stdout\"",
+                "type = \"stdout\"\nchangelog = \"print\"",
+            );
+        let p = plan(&text).unwrap();
+        let n = &p.nodes[node(&p, "m")];
+        let NodeKind::RegularJoin(j) = &n.kind else {
+            panic!("not a regular join");
+        };
+        assert_eq!(j.outer, outer, "{kind}");
+        assert_eq!(n.changelog, kind != "inner", "{kind}");
+    }
 }
