@@ -7,9 +7,14 @@ use std::path::Path;
 
 /// The final table of a debezium-json changelog file, as a multiset of rows (JSON text).
 pub fn materialise_debezium(path: &Path) -> BTreeMap<String, usize> {
+    materialise_lines(&super::read_lines(path))
+}
+
+/// The final table of debezium-json changelog lines.
+pub fn materialise_lines(lines: &[String]) -> BTreeMap<String, usize> {
     let mut table = BTreeMap::new();
-    for line in super::read_lines(path) {
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    for line in lines {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
         match v["op"].as_str() {
             Some("c") => {
                 assert!(v["before"].is_null(), "{line}");
@@ -17,7 +22,7 @@ pub fn materialise_debezium(path: &Path) -> BTreeMap<String, usize> {
             }
             Some("d") => {
                 assert!(v["after"].is_null(), "{line}");
-                take_back(&mut table, v["before"].to_string(), &line);
+                take_back(&mut table, v["before"].to_string(), line);
             }
             _ => panic!("not a debezium change: {line}"),
         }
