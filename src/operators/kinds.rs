@@ -6,7 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{dedupe, group_agg, interval_join, regular_join, steps, temporal_join, top_n, window};
+use super::{
+    dedupe, group_agg, interval_join, rank, regular_join, steps, temporal_join, top_n, window,
+};
 use super::{BuildCtx, Combine, Operator};
 use crate::plan::build::{graph::Graph, Builder};
 use crate::plan::HotKeysPlan;
@@ -159,6 +161,7 @@ transform_kinds! {
     Join => regular_join::config::RegularJoinConfig,
     Dedupe => dedupe::config::DedupeConfig,
     TopN => top_n::config::TopNConfig,
+    Rank => rank::config::RankConfig,
     GroupAggregate => group_agg::config::GroupAggregateConfig,
 }
 
@@ -169,6 +172,7 @@ node_kinds! {
     RegularJoin => regular_join::plan::RegularJoinPlan,
     Dedupe => dedupe::plan::DedupePlan,
     TopN => top_n::plan::TopNPlan,
+    Rank => rank::plan::RankPlan,
     GroupAggregate => group_agg::plan::GroupAggPlan,
 }
 

@@ -12,40 +12,20 @@
 //! with `"<rank_field>":<rank>` added when a rank field is named, at the group's time.
 
 pub mod config;
+pub mod order;
 pub mod plan;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use rust_decimal::Decimal;
-
 use super::keys::Keys;
-use super::rows::{get, put, trim, RowId, RowStore};
+use super::rows::{get, put, RowId, RowStore};
 use super::{Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
-use crate::expr::{FieldPath, RawJson, Record, Value};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::TopNPlan;
 use crate::record::event::{Event, Rec, RowKind};
-
-/// An order field's value, owned, in the order ranking compares them.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum SortVal {
-    Null,
-    Bool(bool),
-    Num(Decimal),
-    Str(String),
-}
-
-fn sort_val(v: Value<'_>) -> SortVal {
-    match v {
-        Value::Null => SortVal::Null,
-        Value::Bool(b) => SortVal::Bool(b),
-        Value::Int(i) => SortVal::Num(Decimal::from(i)),
-        Value::Decimal(d) => SortVal::Num(d),
-        Value::Str(s) => SortVal::Str(s.into_owned()),
-    }
-}
+use order::{rank_prefix, write_ranked, RowOrder, SortVal};
 
 struct Entry {
     sort: Vec<SortVal>,
@@ -60,7 +40,7 @@ struct Group {
 
 pub struct TopN {
     n: usize,
-    order: Vec<(FieldPath, bool)>,
+    order: RowOrder,
     /// `,"<rank_field>":` once rendered, if a rank is written.
     rank_prefix: Option<Vec<u8>>,
     /// Partition keys, with how many groups each has open.
@@ -76,15 +56,10 @@ pub struct TopN {
 
 impl TopN {
     pub fn new(plan: &TopNPlan) -> TopN {
-        let rank_prefix = plan.rank_field.as_ref().map(|f| {
-            let mut p = b",".to_vec();
-            crate::expr::write_json_string(f, &mut p);
-            p.push(b':');
-            p
-        });
+        let rank_prefix = plan.rank_field.as_deref().map(rank_prefix);
         TopN {
             n: plan.n.max(1),
-            order: plan.order.clone(),
+            order: RowOrder::new(&plan.order),
             rank_prefix,
             keys: Keys::default(),
             groups: BTreeMap::new(),
@@ -96,28 +71,9 @@ impl TopN {
         }
     }
 
-    fn sort_key(&self, row: &[u8]) -> Vec<SortVal> {
-        let rec = RawJson(row);
-        (self.order.iter())
-            .map(|(p, _)| rec.get(p).map_or(SortVal::Null, sort_val))
-            .collect()
-    }
-
-    /// Whether (`a`, `a_row`) ranks before (`b`, `b_row`).
-    fn cmp(&self, a: &[SortVal], a_row: &[u8], b: &[SortVal], b_row: &[u8]) -> Ordering {
-        for (i, (_, desc)) in self.order.iter().enumerate() {
-            let o = a[i].cmp(&b[i]);
-            let o = if *desc { o.reverse() } else { o };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        trim(a_row).cmp(trim(b_row))
-    }
-
     /// Offers `row` of key (`hash`, `key`) at `t` to its group.
     fn offer(&mut self, hash: u64, key: &[u8], t: i64, row: &[u8]) {
-        let sort = self.sort_key(row);
+        let sort = self.order.key(row);
         let (k, _) = self.keys.intern(hash, key);
         let full = self.groups.get(&(t, k)).map_or(0, |g| g.rows.len()) >= self.n;
         let at = match self.groups.get(&(t, k)) {
@@ -125,7 +81,7 @@ impl TopN {
                 .rows
                 .iter()
                 .position(|e| {
-                    self.cmp(&sort, row, &e.sort, self.store.get(e.row)) == Ordering::Less
+                    self.order.cmp(&sort, row, &e.sort, self.store.get(e.row)) == Ordering::Less
                 })
                 .unwrap_or(g.rows.len()),
             None => 0,
@@ -160,21 +116,12 @@ impl TopN {
 
     fn emit_group(&mut self, t: i64, k: u32, g: Group, out: &mut dyn Emitter) {
         for (rank, e) in g.rows.into_iter().enumerate() {
-            let row = trim(self.store.get(e.row));
-            self.line.clear();
-            match (&self.rank_prefix, row.strip_suffix(b"}")) {
-                (Some(prefix), Some(body)) => {
-                    self.line.extend_from_slice(body);
-                    let empty = trim(body.get(1..).unwrap_or_default()).is_empty();
-                    self.line
-                        .extend_from_slice(if empty { &prefix[1..] } else { prefix });
-                    self.line
-                        .extend_from_slice((rank + 1).to_string().as_bytes());
-                    self.line.push(b'}');
-                }
-                _ => self.line.extend_from_slice(row),
-            }
-            self.line.push(b'\n');
+            write_ranked(
+                &mut self.line,
+                self.store.get(e.row),
+                self.rank_prefix.as_deref(),
+                rank + 1,
+            );
             self.store.drop_row(e.row);
             self.join.buffered[0] -= 1;
             self.counters.fired += 1;

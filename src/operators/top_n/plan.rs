@@ -9,7 +9,7 @@ use crate::config::{KeyPath, TopNConfig};
 use crate::expr::FieldPath;
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{
-    check_fields, field_path, refuse_updates, Graph, NodeDraft, PortDraft,
+    check_fields, field_path, refuse_updates, Graph, Input, NodeDraft, PortDraft,
 };
 use crate::plan::build::schema::{late_schema, merged, Schema};
 use crate::plan::build::Builder;
@@ -47,9 +47,47 @@ impl Builder<'_> {
                 "a top_n needs at least one order field, e.g. order_by = [\"price desc\"]".into(),
             );
         }
+        let order = self.order_fields(&at("order_by"), &t.order_by, &inputs);
+        let output = self.ranked_schema(&at("rank_field"), t.rank_field.as_deref(), &inputs);
+        let late = late_schema(&inputs);
+        let draft = NodeDraft {
+            kind: NodeKind::TopN(TopNPlan {
+                key: key.clone(),
+                order,
+                n: t.n,
+                rank_field: t.rank_field.clone(),
+            }),
+            late_events: t.late_events.clone(),
+            hold_ms: 0,
+            updates: false,
+            unretractable: false,
+            changelog: false,
+            output,
+            late,
+        };
+        let port = PortDraft {
+            name: "inputs",
+            key,
+            values: Vec::new(),
+            row: true,
+            inputs,
+        };
+        g.add_node(self, name, draft, vec![port]);
+    }
+}
+
+impl Builder<'_> {
+    /// `order_by` (at `at`): each `"field"`, `"field asc"` or `"field desc"`, checked against
+    /// what `inputs` hold.
+    pub(crate) fn order_fields(
+        &mut self,
+        at: &KeyPath,
+        order_by: &[String],
+        inputs: &[Input],
+    ) -> Vec<(FieldPath, bool)> {
         let mut order = Vec::new();
-        for (i, o) in t.order_by.iter().enumerate() {
-            let k = at("order_by").index(i);
+        for (i, o) in order_by.iter().enumerate() {
+            let k = at.clone().index(i);
             let mut words = o.split_whitespace();
             let (Some(field), dir) = (words.next(), words.next()) else {
                 self.err(k, "expected a field, then optionally asc or desc".into());
@@ -75,44 +113,31 @@ impl Builder<'_> {
                 order.push((p, desc));
             }
         }
+        order
+    }
+
+    /// The schema of ranked rows: the input's, with the rank field (at `at`) if one is named.
+    pub(crate) fn ranked_schema(
+        &mut self,
+        at: &KeyPath,
+        rank_field: Option<&str>,
+        inputs: &[Input],
+    ) -> Schema {
         let mut output = merged(
             &inputs
                 .iter()
                 .flat_map(|i| i.known.clone())
                 .collect::<Vec<_>>(),
         );
-        if let Some(rank) = &t.rank_field {
+        if let Some(rank) = rank_field {
             if rank.is_empty() || rank.contains('.') {
-                self.err(at("rank_field"), "expected a top-level field name".into());
+                self.err(at.clone(), "expected a top-level field name".into());
             } else if !output.open {
                 output.fields.retain(|(n, _)| n != rank);
-                output.fields.push((rank.clone(), Schema::open()));
+                output.fields.push((rank.to_string(), Schema::open()));
             }
         }
-        let late = late_schema(&inputs);
-        let draft = NodeDraft {
-            kind: NodeKind::TopN(TopNPlan {
-                key: key.clone(),
-                order,
-                n: t.n,
-                rank_field: t.rank_field.clone(),
-            }),
-            late_events: t.late_events.clone(),
-            hold_ms: 0,
-            updates: false,
-            unretractable: false,
-            changelog: false,
-            output,
-            late,
-        };
-        let port = PortDraft {
-            name: "inputs",
-            key,
-            values: Vec::new(),
-            row: true,
-            inputs,
-        };
-        g.add_node(self, name, draft, vec![port]);
+        output
     }
 }
 
