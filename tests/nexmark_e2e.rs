@@ -294,3 +294,86 @@ fn q4_average_price_for_a_category() {
     assert!(want.len() >= 3, "{want:?}");
     assert_eq!(table, want);
 }
+
+/// The rows of a debezium-json changelog's final table, parsed.
+fn final_rows(lines: &[String]) -> Vec<serde_json::Value> {
+    let table = common::changelog::materialise_lines(lines);
+    let mut rows = Vec::new();
+    for (row, n) in table {
+        for _ in 0..n {
+            rows.push(serde_json::from_str(&row).unwrap());
+        }
+    }
+    rows
+}
+
+/// q18 as written (ROW_NUMBER ... ORDER BY dateTime DESC ... <= 1, keep the last row): the final
+/// table holds, per (bidder, auction), one of its bids with the latest time (ties are ranked by
+/// the row's bytes, so which of equal-time bids is not asserted, only that it is one of them).
+#[test]
+fn q18_last_bid_per_bidder_and_auction() {
+    let rows = final_rows(&run("q18"));
+    let mut latest: BTreeMap<(i64, i64), Vec<&model::Bid>> = BTreeMap::new();
+    for b in &input().data.bids {
+        let l = latest.entry((b.bidder, b.auction)).or_default();
+        match l.first().map(|x| x.date_time) {
+            Some(t) if t > b.date_time => {}
+            Some(t) if t == b.date_time => l.push(b),
+            _ => *l = vec![b],
+        }
+    }
+    assert!(latest.len() > 1_000, "{}", latest.len());
+    assert_eq!(rows.len(), latest.len(), "one row per (bidder, auction)");
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &rows {
+        let key = (
+            r["bidder"].as_i64().unwrap(),
+            r["auction"].as_i64().unwrap(),
+        );
+        assert!(seen.insert(key), "two rows for {key:?}");
+        let want = &latest[&key];
+        assert!(
+            want.iter().any(|b| b.price == r["price"].as_i64().unwrap()
+                && common::sql::flink_ts(b.date_time) == r["dateTime"].as_str().unwrap()
+                && b.url == r["url"].as_str().unwrap()),
+            "{r} is not the last bid of {key:?}"
+        );
+    }
+}
+
+/// q19 as written (ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) <= 10, the rank
+/// in the output): per auction, ranks 1..min(10, bids) with the model's prices at each rank
+/// (which of equal-price bids takes a rank is not asserted), each row one of the auction's bids.
+#[test]
+fn q19_top_ten_bids_per_auction() {
+    let rows = final_rows(&run("q19"));
+    let mut prices: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for b in &input().data.bids {
+        prices.entry(b.auction).or_default().push(b.price);
+    }
+    let mut want: BTreeMap<(i64, i64), i64> = BTreeMap::new();
+    for (a, p) in &mut prices {
+        p.sort_unstable_by(|x, y| y.cmp(x));
+        for (i, price) in p.iter().take(10).enumerate() {
+            want.insert((*a, i as i64 + 1), *price);
+        }
+    }
+    let mut got: BTreeMap<(i64, i64), i64> = BTreeMap::new();
+    for r in &rows {
+        let key = (
+            r["auction"].as_i64().unwrap(),
+            r["rank_number"].as_i64().unwrap(),
+        );
+        let price = r["price"].as_i64().unwrap();
+        assert!(got.insert(key, price).is_none(), "rank {key:?} twice");
+        assert!(
+            input().data.bids.iter().any(|b| b.auction == key.0
+                && b.price == price
+                && b.bidder == r["bidder"].as_i64().unwrap()),
+            "{r} is not a bid of auction {}",
+            key.0
+        );
+    }
+    assert!(want.len() > 1_000, "{}", want.len());
+    assert_eq!(got, want);
+}

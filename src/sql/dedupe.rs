@@ -1,9 +1,11 @@
-//! ROW_NUMBER queries. Flink's deduplication query: `SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k
-//! ORDER BY rt ASC) AS rn FROM t) WHERE rn = 1` becomes a `dedupe` transform keyed on `k` (the
-//! first row of each key in event time passes). Flink keeps each key forever unless
-//! `table.exec.state.ttl` is set; sluice needs that bound, and reads it as the dedupe's horizon
-//! in event time. One partitioned by `window_start, window_end` over a window aggregation is a
-//! window Top-N (`sql::top_n`).
+//! ROW_NUMBER queries. Flink's deduplication query: `SELECT ... FROM (SELECT *, ROW_NUMBER() OVER
+//! (PARTITION BY k ORDER BY rt ASC) AS rn FROM t) WHERE rn = 1` under `table.exec.state.ttl`
+//! becomes a `dedupe` transform keyed on `k` (the first row of each key in event time passes,
+//! the key remembered for the TTL in event time: an append-only result). One partitioned by
+//! `window_start, window_end` over a window aggregation is a window Top-N (`sql::top_n`); a
+//! view keeping the last row per key by time is a versioned table for temporal joins. Every
+//! other ranking, keep-first without a TTL and keep-last included, is a Top-N over the whole
+//! stream (`rank`), an updating result, as in Flink.
 
 use crate::config::{DedupeConfig, TransformConfig};
 use sqlparser::ast::{
@@ -120,39 +122,28 @@ impl Compiler {
         if names("window_start") && names("window_end") {
             return self.window_top_n(sel, spec, rn, input, &call, base);
         }
-        let [order] = spec.order_by.as_slice() else {
-            return Err(SqlError::span(call.span(), "deduplication orders by the time attribute alone: ROW_NUMBER() OVER (PARTITION BY k ORDER BY rt ASC)"));
-        };
         let time = input.time_name().map(str::to_string);
-        let orders_by_time =
-            matches!(&order.expr, Expr::Identifier(i) if Some(&i.value) == time.as_ref());
-        if !orders_by_time {
-            return Err(SqlError::span(order.expr.span(), format!("deduplication orders by the time attribute{}: a window Top-N or a Top-N over a whole stream is not supported yet", time.map_or(String::new(), |t| format!(" `{t}`")))));
-        }
-        let keep_last = matches!(order.options.sort, Some(OrderBySort::Desc));
-        if keep_last && !keep_last_ok {
-            return Err(SqlError::span(order.expr.span(), "ORDER BY ... DESC keeps the last row per key, an updating result (Flink retracts the row it emitted before), which sluice does not produce except as a versioned view read by a temporal join (CREATE VIEW v AS SELECT ... WHERE rn = 1, then JOIN v FOR SYSTEM_TIME AS OF ...); ORDER BY rt ASC keeps the first"));
-        }
-        let (names, keys) = partition_keys(spec, &input)?;
-        if keys.is_empty() {
-            return Err(SqlError::span(
-                call.span(),
-                "deduplication needs PARTITION BY the key",
-            ));
-        }
-        if keep_last {
-            return self.versioned(sel, input, rn, names);
-        }
-        let Some(horizon) = self.state_ttl else {
-            return Err(SqlError::span(call.span(), "Flink keeps every key of a deduplication forever unless table.exec.state.ttl is set; sluice needs that bound: add SET 'table.exec.state.ttl' = '10 min'; before the query (a key is remembered this long in event time)"));
+        let by_time = match spec.order_by.as_slice() {
+            [o] if matches!(&o.expr, Expr::Identifier(i) if Some(&i.value) == time.as_ref()) => {
+                Some(matches!(o.options.sort, Some(OrderBySort::Desc)))
+            }
+            _ => None,
         };
+        let (names, keys) = partition_keys(spec, &input)?;
+        // A view that keeps the last row per key by time is a versioned table, read by temporal
+        // joins; one that keeps the first, with a state TTL, an event-time dedupe. Anything else
+        // ranks rows over the whole stream, as Flink's Top-N and deduplication without TTL do.
         let mut conds = Vec::new();
         super::join::conjuncts_of(sel.selection.as_ref(), &mut conds);
-        let before = conds.len();
+        let first = conds.iter().any(|c| is_first(c, &rn));
+        let horizon = match (by_time, self.state_ttl) {
+            (Some(true), _) if keep_last_ok && !keys.is_empty() => {
+                return self.versioned(sel, input, rn, names)
+            }
+            (Some(false), Some(ttl)) if !keys.is_empty() && !input.updating && first => ttl,
+            _ => return self.whole_top_n(sel, spec, rn, input, &call, base),
+        };
         conds.retain(|c| !is_first(c, &rn));
-        if conds.len() == before {
-            return Err(SqlError::span(sel.select_token.0.span, format!("a ROW_NUMBER query needs WHERE {rn} = 1 (deduplication); a Top-N over a whole stream is an updating result, which sluice does not produce")));
-        }
         let name = format!("{base}_dedupe");
         let table = TransformConfig::Dedupe(DedupeConfig {
             inputs: vec![input.name.clone()],

@@ -185,7 +185,14 @@ impl Rank {
         Some(rank)
     }
 
-    fn send(&mut self, row: RowOrBytes<'_>, rank: usize, kind: RowKind, ev: &Event, out: &mut dyn Emitter) {
+    fn send(
+        &mut self,
+        row: RowOrBytes<'_>,
+        rank: usize,
+        kind: RowKind,
+        ev: &Event,
+        out: &mut dyn Emitter,
+    ) {
         let bytes = match row {
             RowOrBytes::Held(id) => self.store.get(id),
             RowOrBytes::Bytes(b) => b,
@@ -203,7 +210,10 @@ impl Rank {
 
     /// Emits every rank whose row differs between `before` and `after`.
     fn emit_ranks(&mut self, ev: &Event, out: &mut dyn Emitter) {
-        let (before, after) = (std::mem::take(&mut self.before), std::mem::take(&mut self.after));
+        let (before, after) = (
+            std::mem::take(&mut self.before),
+            std::mem::take(&mut self.after),
+        );
         for j in 0..before.len().max(after.len()) {
             match (before.get(j), after.get(j)) {
                 (Some(&b), Some(&a)) if self.store.get(b) != self.store.get(a) => {
@@ -219,7 +229,13 @@ impl Rank {
     }
 
     /// Emits the row that left the top `n` and the row that entered it.
-    fn emit_rows(&mut self, left: Option<RowOrBytes<'_>>, entered: Option<RowOrBytes<'_>>, ev: &Event, out: &mut dyn Emitter) {
+    fn emit_rows(
+        &mut self,
+        left: Option<RowOrBytes<'_>>,
+        entered: Option<RowOrBytes<'_>>,
+        ev: &Event,
+        out: &mut dyn Emitter,
+    ) {
         match (left, entered) {
             (Some(l), Some(e)) => {
                 if self.bytes(l) != self.bytes(e) {
@@ -297,10 +313,16 @@ impl Operator for Rank {
             if self.rank_prefix.is_some() {
                 self.emit_ranks(e, out);
             } else if retracts {
-                let entered = full_after.then_some(()).and(last_after).map(RowOrBytes::Held);
+                let entered = full_after
+                    .then_some(())
+                    .and(last_after)
+                    .map(RowOrBytes::Held);
                 self.emit_rows(Some(RowOrBytes::Bytes(row)), entered, e, out);
             } else {
-                let left = was_full.then_some(()).and(last_before).map(RowOrBytes::Held);
+                let left = was_full
+                    .then_some(())
+                    .and(last_before)
+                    .map(RowOrBytes::Held);
                 self.emit_rows(left, Some(RowOrBytes::Bytes(row)), e, out);
             }
         }
@@ -336,7 +358,9 @@ impl Operator for Rank {
         self.counters.encode(e);
         e.u64(self.unknown);
         let held: Vec<u32> = (0..self.keys.slots())
-            .filter(|&k| self.keys.get(k).is_some() && self.parts.get(k as usize).is_some_and(|p| p.held > 0))
+            .filter(|&k| {
+                self.keys.get(k).is_some() && self.parts.get(k as usize).is_some_and(|p| p.held > 0)
+            })
             .collect();
         e.u64(held.len() as u64);
         for k in held {
@@ -354,7 +378,12 @@ impl Operator for Rank {
         }
     }
 
-    fn restore(&mut self, state: &[u8], keep: &dyn Fn(u64) -> bool, _wm: i64) -> Result<(), String> {
+    fn restore(
+        &mut self,
+        state: &[u8],
+        keep: &dyn Fn(u64) -> bool,
+        _wm: i64,
+    ) -> Result<(), String> {
         let mut d = Dec::new(state);
         self.counters.add_decoded(&mut d)?;
         self.unknown = self.unknown.saturating_add(d.u64("unknown retractions")?);

@@ -107,7 +107,11 @@ impl NodeSpec for RankPlan {
             if self.key.is_empty() {
                 "stream".to_string()
             } else {
-                self.key.iter().map(FieldPath::as_str).collect::<Vec<_>>().join(", ")
+                self.key
+                    .iter()
+                    .map(FieldPath::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
             self.order
                 .iter()

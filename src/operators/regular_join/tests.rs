@@ -30,11 +30,11 @@ type Log = Vec<(RowKind, String)>;
 type Table = BTreeMap<String, usize>;
 
 fn join(outer: [bool; 2]) -> RegularJoin {
-    let plan = RegularJoinPlan {
-        on: vec![FieldPath::parse("k").unwrap()],
-        outer,
-    };
-    RegularJoin::new(&plan, BuildCtx { first_port: FIRST })
+    let on = vec![FieldPath::parse("k").unwrap()];
+    RegularJoin::new(
+        &RegularJoinPlan { on, outer },
+        BuildCtx { first_port: FIRST },
+    )
 }
 
 /// Row `row` of kind `kind` on `side` (0 left, 1 right) with key token `key`; key `null` is a
@@ -334,15 +334,9 @@ fn refuses(state: &[u8]) -> Option<bool> {
 #[test]
 fn a_truncated_or_corrupt_snapshot_is_refused_without_panicking() {
     let mut j = join(FULL);
-    feed(
-        &mut j,
-        &[
-            ev(0, "1", A, I),
-            ev(0, "1", A, I),
-            ev(1, "1", X, I),
-            ev(1, "2", X, I),
-        ],
-    );
+    for (side, key, row) in [(0, "1", A), (0, "1", A), (1, "1", X), (1, "2", X)] {
+        feed(&mut j, &[ev(side, key, row, I)]);
+    }
     let mut e = Enc::default();
     j.snapshot(&mut e);
     for n in 0..e.bytes.len() {

@@ -109,7 +109,7 @@ impl Builder<'_> {
                 continue;
             }
             if let Some(p) = field_path(self, &k, field) {
-                check_fields(self, &k, &inputs, &p);
+                check_fields(self, &k, inputs, &p);
                 order.push((p, desc));
             }
         }

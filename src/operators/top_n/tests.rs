@@ -3,6 +3,7 @@
 //! bound, and across a snapshot split by key hash. Plus hand-worked ranks, NULLs and lateness.
 
 use super::*;
+use crate::expr::FieldPath;
 use crate::operators::testing::{Collect, Owned};
 use proptest::prelude::*;
 

@@ -195,10 +195,10 @@ fn join_dedupe_and_set_refusals_point_at_line_and_column() {
         (format!("{IMPS}INSERT INTO o SELECT i.ad_id, c.click_id FROM imps i LEFT JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND AND c.click_id > 1"), (8, 149), "in an outer join, a condition in ON"),
         (format!("{IMPS}INSERT INTO o SELECT nope, click_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"), (8, 22), "no column `nope` on either side of the join (i, c)"),
         (format!("{IMPS}INSERT INTO o SELECT i.ad_id, imp_id FROM imps i JOIN cl c ON i.imp_id = c.imp_id AND c.rt BETWEEN i.rt AND i.rt + INTERVAL '1' SECOND"), (8, 31), "on both sides of the join"),
-        (format!("{CLICKS}{DEDUPE}"), (8, 13), "table.exec.state.ttl"),
-        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("rt ASC", "rt DESC")), (9, 62), "an updating result"),
-        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("ORDER BY rt", "ORDER BY bid")), (9, 62), "orders by the time attribute"),
-        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("rn = 1 AND ", "")), (8, 15), "needs WHERE rn = 1"),
+        (format!("{CLICKS}{}", DEDUPE.replace("'connector' = 'print'", "'connector' = 'filesystem', 'path' = 'u', 'format' = 'json'")), (7, 1), "`u` takes appends only, but this query's result is updating"),
+        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("'connector' = 'print'", "'connector' = 'filesystem', 'path' = 'u', 'format' = 'json'").replace("rt ASC", "rt DESC")), (8, 1), "`u` takes appends only"),
+        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("rt ASC", "bid ASC NULLS FIRST")), (9, 62), "NULLS FIRST/LAST is"),
+        (format!("{ttl}{CLICKS}{}", DEDUPE.replace("rn = 1 AND ", "")), (8, 15), "a Top-N needs WHERE rn <= N"),
         ("SET 'state.backend.type' = 'rocksdb';".into(), (1, 5), "the option `state.backend.type` is not supported"),
         ("SET 'table.exec.state.ttl' = 'soon';".into(), (1, 30), "is not a duration"),
         ("SET 'execution.runtime-mode' = 'batch';".into(), (1, 32), "streaming mode only"),
@@ -558,7 +558,7 @@ fn rank_bounds_read_either_way_round_and_the_tightest_wins() {
     assert!(m.contains("at most 10000 rows"), "{m}");
     let ttl = "SET 'table.exec.state.ttl' = '1 h';\n";
     let m = outcome(&format!("{ttl}{CLICKS}{DEDUPE}").replace("rn = 1", "1 <= rn")).unwrap_err();
-    assert!(m.contains("needs WHERE rn = 1"), "{m}");
+    assert!(m.contains("a Top-N needs WHERE rn <= N"), "{m}");
     let m = outcome(&format!("{ttl}{CLICKS}{DEDUPE} GROUP BY ad_id")).unwrap_err();
     assert!(m.contains("GROUP BY over a ROW_NUMBER query"), "{m}");
     let m = outcome(

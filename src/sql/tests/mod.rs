@@ -131,6 +131,10 @@ pub(super) fn expressions(c: &Compiled) -> Vec<&str> {
                 out.extend(t.partition_by.iter().map(String::as_str));
                 out.extend(t.order_by.iter().map(String::as_str));
             }
+            TransformConfig::Rank(t) => {
+                out.extend(t.partition_by.iter().map(String::as_str));
+                out.extend(t.order_by.iter().map(String::as_str));
+            }
             TransformConfig::Dedupe(d) => out.extend(d.key.iter().map(String::as_str)),
             TransformConfig::IntervalJoin(j) => out.extend(j.on.iter().map(String::as_str)),
             TransformConfig::Join(j) => out.extend(j.on.iter().map(String::as_str)),
