@@ -377,3 +377,39 @@ fn q19_top_ten_bids_per_auction() {
     assert!(want.len() > 1_000, "{}", want.len());
     assert_eq!(got, want);
 }
+
+/// q9 as written (`A.*` of a regular join of auctions and bids within each auction's lifetime,
+/// then ROW_NUMBER per auction by price descending and bid time ascending, <= 1): one row per
+/// auction with a bid, carrying its best price and the earliest time among the bids at it.
+#[test]
+fn q9_winning_bids() {
+    let rows = final_rows(&run("q9"));
+    let d = &input().data;
+    let mut want: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+    for a in &d.auctions {
+        for b in d.bids.iter().filter(|b| b.auction == a.id) {
+            if a.date_time <= b.date_time && b.date_time <= a.expires {
+                let best = want.entry(a.id).or_insert((b.price, b.date_time));
+                if (b.price, -b.date_time) > (best.0, -best.1) {
+                    *best = (b.price, b.date_time);
+                }
+            }
+        }
+    }
+    let got: BTreeMap<i64, (i64, String)> = rows
+        .iter()
+        .map(|r| {
+            let id = r["id"].as_i64().unwrap();
+            assert_eq!(r["auction"], r["id"], "{r}");
+            let price = r["price"].as_i64().unwrap();
+            (id, (price, r["bid_dateTime"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert_eq!(got.len(), rows.len(), "one row per auction");
+    let want: BTreeMap<i64, (i64, String)> = want
+        .into_iter()
+        .map(|(id, (p, t))| (id, (p, common::sql::flink_ts(t))))
+        .collect();
+    assert!(want.len() > 100, "{}", want.len());
+    assert_eq!(got, want);
+}

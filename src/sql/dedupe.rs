@@ -9,8 +9,8 @@
 
 use crate::config::{DedupeConfig, TransformConfig};
 use sqlparser::ast::{
-    BinaryOperator, Expr, Function, OrderBySort, Query, Select, SelectItem, SetExpr, Spanned,
-    Value, WindowType,
+    BinaryOperator, Expr, Function, Ident, OrderBySort, Query, Select, SelectItem, SetExpr,
+    Spanned, Value, WindowType,
 };
 
 use super::expr::unsupported;
@@ -105,11 +105,27 @@ impl Compiler {
         if spec.window_frame.is_some() {
             return Err(unsupported(&call, "a window frame on ROW_NUMBER is"));
         }
-        // The rows the ROW_NUMBER ranks: the inner query without its ROW_NUMBER column.
+        // The rows the ROW_NUMBER ranks: the inner query without its ROW_NUMBER column, and with
+        // a column `_rkN` for each PARTITION BY or ORDER BY expression that is not one of its
+        // columns' names (`B.price` over a join, as q9 ranks), which the ranking then reads.
         let mut rows = inner.clone();
+        let mut spec = spec.clone();
         if let SetExpr::Select(s) = rows.body.as_mut() {
             s.projection.remove(at);
+            let exprs =
+                (spec.partition_by.iter_mut()).chain(spec.order_by.iter_mut().map(|o| &mut o.expr));
+            for (i, e) in exprs.enumerate() {
+                if !matches!(e, Expr::Identifier(_)) {
+                    let alias = Ident::new(format!("_rk{i}"));
+                    s.projection.push(SelectItem::ExprWithAlias {
+                        expr: e.clone(),
+                        alias: alias.clone(),
+                    });
+                    *e = Expr::Identifier(alias);
+                }
+            }
         }
+        let spec = &spec;
         let input = self.query(&rows, &format!("{base}_rows"), None)?;
         if input.columns.iter().any(|c| c.name == rn) {
             return Err(SqlError::span(call.span(), format!("the ROW_NUMBER column `{rn}` has the name of a column it ranks: give it another alias")));

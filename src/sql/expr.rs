@@ -17,6 +17,11 @@ pub trait Scope {
     fn column(&mut self, parts: &[Ident], e: &Expr) -> Result<(String, SqlType), SqlError>;
     /// An aggregate call: `Ok(None)` where aggregates are not allowed.
     fn aggregate(&mut self, f: &Function, e: &Expr) -> Result<Option<(String, SqlType)>, SqlError>;
+    /// The columns `alias.*` stands for, where the scope has a relation of that name (a join's
+    /// side).
+    fn qualified(&self, _alias: &str) -> Option<Vec<String>> {
+        None
+    }
 }
 
 pub const AGGREGATES: [&str; 6] = ["COUNT", "SUM", "MIN", "MAX", "AVG", "APPROX_COUNT_DISTINCT"];

@@ -4,7 +4,8 @@
 //! writes them).
 
 use sqlparser::ast::{
-    Expr, Function, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, Spanned, TableFactor,
+    Expr, Function, GroupByExpr, Ident, Query, Select, SelectItem, SelectItemQualifiedWildcardKind,
+    SetExpr, Spanned, TableFactor,
 };
 
 use super::expr::{is_plain_name, translate, unsupported, Scope};
@@ -297,6 +298,20 @@ pub(super) fn items(
                     expr,
                     ty,
                 });
+            }
+            SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(n), _) => {
+                let alias = super::last_name(n);
+                let Some(columns) = scope.qualified(&alias) else {
+                    return Err(SqlError::span(
+                        item.span(),
+                        format!("no join side named `{alias}`"),
+                    ));
+                };
+                for c in columns {
+                    let e = Expr::CompoundIdentifier(vec![Ident::new(&alias), Ident::new(&c)]);
+                    let (expr, ty) = translate(&e, scope)?;
+                    out.push(Item { name: c, expr, ty });
+                }
             }
             other => return Err(unsupported(other, "this select item is")),
         }

@@ -24,6 +24,10 @@ impl Scope for JoinScope<'_> {
     ) -> Result<Option<(String, SqlType)>, SqlError> {
         Ok(None)
     }
+    fn qualified(&self, alias: &str) -> Option<Vec<String>> {
+        let side = self.sides.iter().find(|s| s.alias == alias)?;
+        Some(side.stream.columns.iter().map(|c| c.name.clone()).collect())
+    }
 }
 
 /// The side a column reference names (by alias, or the one side that has the column) and its
