@@ -8,6 +8,7 @@
 //! (per-checkpoint staging files committed by the checkpoint writer) and [`check`], the context
 //! a connector's validation reports into.
 
+pub mod changelog_rows;
 pub mod check;
 pub mod csv;
 pub mod file;
@@ -48,6 +49,11 @@ pub trait SourceTable {
     fn fields(&self) -> Option<&'static [&'static str]> {
         None
     }
+    /// Its records are a changelog (`changelog = "debezium-json"`): rows inserted, updated and
+    /// deleted, an updating input to what reads it.
+    fn changelog(&self) -> bool {
+        false
+    }
     /// Validates the table into the plan's source; problems go to `cx` (the source returned
     /// then is never run).
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source>;
@@ -70,6 +76,9 @@ impl<T: SourceTable> SourceTable for Box<T> {
     }
     fn fields(&self) -> Option<&'static [&'static str]> {
         (**self).fields()
+    }
+    fn changelog(&self) -> bool {
+        (**self).changelog()
     }
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source> {
         (**self).validate(cx)

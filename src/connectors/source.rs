@@ -246,6 +246,11 @@ pub trait SourceReader: Send {
     /// The next step of the open chunk.
     fn next(&mut self) -> Read;
     /// The JSON line of the last [`Read::Record`] (what the chains of filters and selects read).
+    /// The changelog kind's flags of the record just read (`+I`: 0; a changelog source's rows
+    /// say theirs), for the chains of filters and selects that bind it again.
+    fn kind_flags(&self) -> u8 {
+        0
+    }
     fn line(&self) -> &[u8];
     /// The last record as it was read (a CSV line, an undecodable value): for dead letters.
     fn raw(&self) -> &[u8] {

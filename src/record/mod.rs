@@ -9,6 +9,7 @@
 pub mod bind;
 pub mod changelog;
 pub mod columns;
+pub mod debezium;
 pub mod event;
 pub mod json;
 pub mod path;

@@ -370,7 +370,8 @@ impl Compiler {
                 .and_then(|time| columns.iter().position(|c| c.name == time.column)),
             columns,
             window: false,
-            updating: false,
+            // A changelog table (`'format' = 'debezium-json'`) is an updating input.
+            updating: source.table().changelog(),
         };
         self.sources
             .insert(name.to_string(), (source, stream.clone()));

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{EventTimeConfig, WatermarkConfig};
+use crate::connectors::changelog_rows::SourceChangelog;
 use crate::connectors::csv::{CsvConfig, Format};
 use crate::connectors::sink::ChangelogOption;
 
@@ -35,6 +36,10 @@ pub struct FileSourceConfig {
     /// Backfill: skip records with an event time before this (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
+    /// The lines are a changelog (`"debezium-json"`: Debezium's envelope, as Flink's format):
+    /// each inserts, updates or deletes rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changelog: Option<SourceChangelog>,
 }
 
 /// `[sinks.NAME] type = "file"`.

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::chunks::{self, ChunkReader};
 use super::config::FileSourceConfig;
+use crate::connectors::changelog_rows::{ChangelogRows, Decoded};
 use crate::connectors::check::Check;
 use crate::connectors::csv::check::csv_plan;
 use crate::connectors::csv::{header_columns, CsvPlan, CsvShape, Format};
@@ -34,6 +35,8 @@ pub struct FileSource {
     pub start_offset: u64,
     /// Records with an event time before this (epoch ms) are skipped.
     pub start_ms: Option<i64>,
+    /// The lines are Debezium changes, each read as the rows it changes.
+    pub changelog: bool,
 }
 
 impl SourceTable for FileSourceConfig {
@@ -49,8 +52,15 @@ impl SourceTable for FileSourceConfig {
         &self.watermark
     }
 
+    fn changelog(&self) -> bool {
+        self.changelog.is_some()
+    }
+
     fn validate(&self, cx: &mut Check<'_>) -> Arc<dyn Source> {
         let f = self;
+        if f.changelog.is_some() && f.format != Format::Json {
+            cx.err(cx.key("changelog"), "a changelog is read from JSON lines (Debezium's envelope): leave format as \"json\"".into());
+        }
         if f.path.is_empty() {
             cx.err(cx.key("path"), "the path cannot be empty".into());
         } else if let Err(e) = glob::Pattern::new(&f.path) {
@@ -86,6 +96,7 @@ impl SourceTable for FileSourceConfig {
             rate_per_s,
             start_offset: f.start_offset.unwrap_or(0),
             start_ms,
+            changelog: f.changelog.is_some(),
         })
     }
 }
@@ -213,6 +224,7 @@ impl OpenSource for OpenFiles {
             max_line_bytes: cx.max_line_bytes,
             cur: Cursor::default(),
             csv_line: Vec::new(),
+            changes: self.plan.changelog.then(ChangelogRows::default),
             bytes_read: 0,
         }))
     }
@@ -252,6 +264,8 @@ struct FileReader {
     cur: Cursor,
     /// A CSV line as its JSON record (reused).
     csv_line: Vec<u8>,
+    /// A changelog source's rows: the row of the change being read (`line()`).
+    changes: Option<ChangelogRows>,
     bytes_read: u64,
 }
 
@@ -318,7 +332,42 @@ impl FileReader {
             };
         }
         let len = line.len() as u32;
+        if let Some(c) = self.changes.as_mut() {
+            match c.decode(line) {
+                Decoded::Skip => return Read::Skipped,
+                Decoded::Dead(reason) => {
+                    return Read::Dead {
+                        pos: offset,
+                        reason,
+                    }
+                }
+                Decoded::Row(kind) => self.parser.kind_flags = kind.flags(),
+            }
+            return self.parse_row(offset, len);
+        }
         match self.parser.parse(line) {
+            Ok(ts) if self.start_ms.is_some_and(|s| ts < s) => Read::Skipped,
+            Ok(ts) => Read::Record {
+                pos: offset,
+                len,
+                ts,
+                unbound: None,
+            },
+            Err(m) => Read::Dead {
+                pos: offset,
+                reason: m.0,
+            },
+        }
+    }
+}
+
+impl FileReader {
+    /// Binds the changelog row just decoded (of the line at `offset`, `len` bytes).
+    fn parse_row(&mut self, offset: u64, len: u32) -> Read {
+        let Some(c) = self.changes.as_ref() else {
+            return Read::Skipped;
+        };
+        match self.parser.parse(&c.row) {
             Ok(ts) if self.start_ms.is_some_and(|s| ts < s) => Read::Skipped,
             Ok(ts) => Read::Record {
                 pos: offset,
@@ -378,6 +427,12 @@ impl SourceReader for FileReader {
     }
 
     fn next(&mut self) -> Read {
+        if let Some(kind) = self.changes.as_mut().and_then(ChangelogRows::next_pending) {
+            self.parser.kind_flags = kind.flags();
+            let (a, b) = self.cur.line;
+            let offset = self.cur.base + a as u64;
+            return self.parse_row(offset, (b - a) as u32);
+        }
         match self.next_line() {
             Some(offset) => self.bind(offset),
             None => Read::End,
@@ -385,6 +440,9 @@ impl SourceReader for FileReader {
     }
 
     fn line(&self) -> &[u8] {
+        if let Some(c) = &self.changes {
+            return &c.row;
+        }
         if self.cur.converted {
             &self.csv_line
         } else {
@@ -394,6 +452,10 @@ impl SourceReader for FileReader {
 
     fn raw(&self) -> &[u8] {
         self.raw_line()
+    }
+
+    fn kind_flags(&self) -> u8 {
+        self.parser.kind_flags
     }
 
     fn events(&self) -> (&[Event], &[PayloadBuf]) {

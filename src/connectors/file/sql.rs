@@ -1,7 +1,9 @@
 //! Flink's `filesystem` connector as the file source and sink: `path` and a `json` or `csv`
-//! format (`parquet` is the Parquet sink's, `connectors::parquet::sql`). A sink's `path` is a
-//! directory, as in Flink; sluice writes its one file `part-0.json` there.
+//! format, or `debezium-json` (a source read as a changelog, a sink writing one); `parquet` is
+//! the Parquet sink's (`connectors::parquet::sql`). A sink's `path` is a directory, as in Flink;
+//! sluice writes its one file `part-0.json` there.
 
+use crate::connectors::changelog_rows::SourceChangelog;
 use crate::connectors::csv::{self, Format};
 use crate::connectors::file::{FileSinkConfig, FileSourceConfig};
 use crate::connectors::sink::ChangelogOption;
@@ -27,13 +29,18 @@ pub fn source(
         .collect();
     refuse_unknown(t, &known, None)?;
     let path = required(t, "path")?.to_string();
+    let mut changelog = None;
     let (format, csv) = match t.option("format") {
         Some("json") => {
             check_json_options(t)?;
             (Format::Json, None)
         }
+        Some("debezium-json") => {
+            changelog = Some(SourceChangelog::DebeziumJson);
+            (Format::Json, None)
+        }
         Some("csv") => csv::sql::format(t)?,
-        _ => return Err(unsupported_format(t, "'json', 'csv'")),
+        _ => return Err(unsupported_format(t, "'json', 'csv', 'debezium-json'")),
     };
     let (event_time, watermark) = time_tables(t, time, idle_ms)?;
     Ok(SourceConfig::File(FileSourceConfig {
@@ -42,6 +49,7 @@ pub fn source(
         csv,
         event_time,
         watermark,
+        changelog,
         ..FileSourceConfig::default()
     }))
 }

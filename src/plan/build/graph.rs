@@ -175,7 +175,9 @@ impl<'c> Graph<'c> {
                     untimed: source.is_some_and(|s| s.event_time().is_none()).then(|| {
                         format!("source `{name}`, which has none: give `{name}` an event_time (in SQL, a WATERMARK on its table)")
                     }),
-                    changelog: None,
+                    changelog: source
+                        .is_some_and(|s| s.table().changelog())
+                        .then(|| name.to_string()),
                 })
             }
             Some(Stream::Transform(t)) => match self.done.get(t)? {
@@ -272,6 +274,7 @@ impl<'c> Graph<'c> {
     ) -> NodeId {
         if draft.kind.spec().needs_event_time() {
             refuse_untimed(b, name, draft.kind.what(), &ports);
+            refuse_changelog(b, name, draft.kind.what(), &ports);
         }
         let id = self.nodes.len();
         let depth = ports
@@ -335,6 +338,22 @@ fn refuse_untimed(b: &mut Builder<'_>, name: &str, what: &str, ports: &[PortDraf
         b.err(
             KeyPath::new(["transforms", name]),
             format!("{what} works in event time, but it reads {why}"),
+        );
+    }
+}
+
+/// Reports each input of `ports` that is an updating result with event time (a changelog
+/// source): an event-time operator takes appends only, as Flink's window and interval join do.
+fn refuse_changelog(b: &mut Builder<'_>, name: &str, what: &str, ports: &[PortDraft]) {
+    let updating = ports
+        .iter()
+        .flat_map(|p| &p.inputs)
+        .filter(|i| i.untimed.is_none())
+        .filter_map(|i| i.changelog.as_deref());
+    for from in updating {
+        b.err(
+            KeyPath::new(["transforms", name]),
+            format!("{what} takes appends only, but `{from}` is a changelog (rows updated and deleted), as Flink's {what} does not consume update changes: aggregate it with a group aggregate, join it with a regular join or rank it with a rank"),
         );
     }
 }

@@ -113,6 +113,9 @@ pub struct RecordParser {
     /// For a route's parser that binds the source's own line: per slot, the index of that field
     /// in the source parser's kept spans ([`RecordParser::read_from_kept`]).
     from_kept: Option<Vec<Option<usize>>>,
+    /// The changelog kind's flags stamped on the events of the next parses (`+I`: none): set by
+    /// a changelog source for each row it decodes.
+    pub kind_flags: u8,
 }
 
 /// Runs `f` on `n` cleared token slots. Every slot is cleared per record, so the common few
@@ -212,6 +215,7 @@ impl RecordParser {
             canon: Vec::with_capacity(64),
             kept: None,
             from_kept: None,
+            kind_flags: 0,
         })
     }
 
@@ -404,7 +408,7 @@ impl RecordParser {
         let payload = &mut self.payloads[b];
         ev.ts = ts;
         ev.port = binding.port;
-        ev.flags = 0;
+        ev.flags = self.kind_flags;
         ev.kinds = 0;
         ev.extra = 0;
         payload.clear();

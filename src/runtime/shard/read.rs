@@ -81,7 +81,7 @@ impl Shard {
                 reader.line(),
                 reader.kept(),
                 ts,
-                seq,
+                (seq, reader.kind_flags()),
                 &mut self.record_out,
             )
         });

@@ -69,15 +69,16 @@ pub struct Applied {
     pub failed: Vec<String>,
 }
 
-/// Runs `line` (read at event time `ts`, in chunk `seq`) through every chain: events stay in each
-/// chain's parser (`bound`), lines go to `out`. `kept`: where the source's parser found the
+/// Runs `line` (read at event time `ts`, in chunk `seq`, a change of kind `kind_flags`) through
+/// every chain: events stay in each chain's parser (`bound`), stamped with that kind; lines go to
+/// `out` (a changelog source reaches no sink through a chain: the plan refuses it). `kept`: where the source's parser found the
 /// fields of this line ([`StepChain::read_first_from`]).
 pub fn apply(
     chains: &mut [SourceChain],
     line: &[u8],
     kept: Option<&[Option<Span>]>,
     ts: i64,
-    seq: u64,
+    (seq, kind_flags): (u64, u8),
     out: &mut RecordOut,
 ) -> Applied {
     let mut a = Applied {
@@ -89,6 +90,7 @@ pub fn apply(
         match r.chain.apply(line, kept) {
             Ok(Outcome::Kept(rec)) => {
                 if let Some(p) = &mut r.parser {
+                    p.kind_flags = kind_flags;
                     let bound = match r.direct {
                         true => p.parse_kept(line, kept, ts),
                         false => p.parse_at(rec, ts),

@@ -73,7 +73,7 @@ fn avro_confluent_reads_and_writes_through_the_schema_registry() {
 #[test]
 fn formats_a_connector_does_not_take_are_refused() {
     let cases = [
-        (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'avro-confluent', 'avro-confluent.url' = 'u'"), "format 'avro-confluent' is not supported here yet (supported: 'json', 'csv')"),
+        (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'avro-confluent', 'avro-confluent.url' = 'u'"), "format 'avro-confluent' is not supported here yet (supported: 'json', 'csv', 'debezium-json')"),
         (source(&format!("{KAFKA}, 'format' = 'avro-confluent'")), "needs the option 'avro-confluent.url'"),
         (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'csv', 'csv.field-delimiter' = ';;'"), "expected one ASCII character"),
         (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'csv', 'csv.quote-character' = '\"'"), "'csv.quote-character': not supported"),

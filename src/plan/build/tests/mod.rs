@@ -112,6 +112,7 @@ fn the_issue_example_builds_to_exactly_this_plan() {
             rate_per_s: None,
             start_offset: 0,
             start_ms: None,
+            changelog: false,
         })
     );
     assert_eq!(

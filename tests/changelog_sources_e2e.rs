@@ -1,0 +1,189 @@
+//! A `debezium-json` file read as a changelog table (Flink's `'format' = 'debezium-json'`)
+//! through the real binary on 1, 2 and 3 shards: customers created, read by a snapshot, updated
+//! (their tier changes), deleted and created again, with a tombstone and a malformed change among
+//! them; grouped on its own, joined with an append-only orders file and grouped, and joined LEFT.
+//! Each sink's changelog, applied in order, must equal the table a model computes from the final
+//! customers (every change applied in file order) and the orders; the malformed change is a dead
+//! letter with its reason. An event-time window over the changelog and the changelog written
+//! straight into a sink are refused before anything runs.
+
+mod common;
+
+use common::changelog::materialise_debezium;
+use common::sql::{run_job, sql_job};
+use common::{read_lines, sluice};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+const TIERS: [&str; 3] = ["gold", "silver", "bronze"];
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Writes `customers.ndjson` (600 changes of ids 0..40) and `orders.ndjson` (1 500 orders of
+/// customers 0..45); returns the final customers (id -> tier) and the orders (customer, amount).
+fn data(d: &Path) -> (BTreeMap<i64, &'static str>, Vec<(i64, i64)>) {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut live: BTreeMap<i64, &'static str> = BTreeMap::new();
+    let mut text = String::new();
+    let row = |id: i64, tier: &str| json!({"id": id, "tier": tier});
+    for i in 0..600 {
+        if i == 300 {
+            text.push_str("null\n{\"before\":null,\"after\":{\"id\":1},\"op\":\"z\"}\n");
+        }
+        let id = rng.below(40) as i64;
+        let tier = TIERS[rng.below(3) as usize];
+        let change = match live.get(&id).copied() {
+            None => {
+                live.insert(id, tier);
+                let op = if i < 40 { "r" } else { "c" };
+                json!({"before": null, "after": row(id, tier), "op": op, "ts_ms": i})
+            }
+            Some(old) if rng.below(4) == 0 => {
+                live.remove(&id);
+                json!({"before": row(id, old), "after": null, "op": "d"})
+            }
+            Some(old) => {
+                live.insert(id, tier);
+                json!({"before": row(id, old), "after": row(id, tier), "op": "u"})
+            }
+        };
+        text.push_str(&format!("{change}\n"));
+    }
+    std::fs::write(d.join("customers.ndjson"), text).unwrap();
+    let mut orders = Vec::new();
+    let mut text = String::new();
+    for n in 0..1500 {
+        let (c, a) = (rng.below(45) as i64, 1 + rng.below(100) as i64);
+        text.push_str(&format!(
+            "{{\"order_id\":{n},\"customer\":{c},\"amount\":{a}}}\n"
+        ));
+        orders.push((c, a));
+    }
+    std::fs::write(d.join("orders.ndjson"), text).unwrap();
+    (live, orders)
+}
+
+fn sql(d: &Path) -> String {
+    let p = |n: &str| d.join(n).to_string_lossy().into_owned();
+    let dbz = |n: &str| {
+        format!(
+            "WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json')",
+            p(n)
+        )
+    };
+    format!(
+        "CREATE TABLE customers (id BIGINT, tier STRING, PRIMARY KEY (id) NOT ENFORCED) {};
+CREATE TABLE orders (order_id BIGINT, customer BIGINT, amount BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE tiers (tier STRING, n BIGINT) {};
+CREATE TABLE spend (tier STRING, n BIGINT, total BIGINT) {};
+CREATE TABLE enriched (order_id BIGINT, tier STRING) {};
+INSERT INTO tiers SELECT tier, COUNT(*) FROM customers GROUP BY tier;
+INSERT INTO spend SELECT c.tier, COUNT(*), SUM(o.amount) FROM orders o JOIN customers c ON o.customer = c.id GROUP BY c.tier;
+INSERT INTO enriched SELECT o.order_id, c.tier FROM orders o LEFT JOIN customers c ON o.customer = c.id;
+",
+        dbz("customers.ndjson"),
+        p("orders.ndjson"),
+        dbz("tiers"),
+        dbz("spend"),
+        dbz("enriched")
+    )
+}
+
+type Table = BTreeMap<String, usize>;
+
+fn model(live: &BTreeMap<i64, &str>, orders: &[(i64, i64)]) -> [Table; 3] {
+    let mut tiers: BTreeMap<&str, i64> = BTreeMap::new();
+    for t in live.values() {
+        *tiers.entry(t).or_default() += 1;
+    }
+    let mut spend: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    let mut enriched = Table::new();
+    for (n, (c, a)) in orders.iter().enumerate() {
+        let tier = live.get(c).copied();
+        if let Some(t) = tier {
+            let s = spend.entry(t).or_default();
+            *s = (s.0 + 1, s.1 + a);
+        }
+        *enriched
+            .entry(json!({"order_id": n, "tier": tier}).to_string())
+            .or_insert(0) += 1;
+    }
+    let one = |v: Value| (v.to_string(), 1);
+    [
+        tiers
+            .iter()
+            .map(|(t, n)| one(json!({"tier": t, "n": n})))
+            .collect(),
+        spend
+            .iter()
+            .map(|(t, (n, s))| one(json!({"tier": t, "n": n, "total": s})))
+            .collect(),
+        enriched,
+    ]
+}
+
+#[test]
+fn a_debezium_file_is_a_changelog_table_grouped_and_joined_as_the_model_says() {
+    for shards in [1, 2, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (live, orders) = data(d);
+        // Deletes and re-creations must both happen for the test to mean anything.
+        assert!(live.len() > 15 && live.len() < 40, "{}", live.len());
+        let want = model(&live, &orders);
+        let cfg = sql_job(d, &sql(d), "");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        std::fs::write(
+            &cfg,
+            text.replace("shards = 2", &format!("shards = {shards}")),
+        )
+        .unwrap();
+        run_job(d, &cfg);
+        let ctx = format!("{shards} shard(s)");
+        for (i, name) in ["tiers", "spend", "enriched"].iter().enumerate() {
+            let got = materialise_debezium(&d.join(name).join("part-0.json"));
+            assert_eq!(got, want[i], "{ctx}: {name}");
+        }
+        let dead = read_lines(&d.join("dead.ndjson"));
+        assert_eq!(dead.len(), 1, "{ctx}: {dead:?}");
+        assert!(
+            dead[0].contains("unknown Debezium operation"),
+            "{}",
+            dead[0]
+        );
+    }
+}
+
+#[test]
+fn a_window_over_a_changelog_and_a_changelog_straight_into_a_sink_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    data(d);
+    let table = format!(
+        "CREATE TABLE customers (id BIGINT, tier STRING, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rt AS rt)
+  WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json');
+CREATE TABLE o (tier STRING, n BIGINT) WITH ('connector' = 'print');\n",
+        d.join("customers.ndjson").to_string_lossy()
+    );
+    let cases = [
+        ("INSERT INTO o SELECT tier, COUNT(*) FROM TABLE(TUMBLE(TABLE customers, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY tier, window_start, window_end;", "takes appends only, but `customers` is a changelog"),
+        ("INSERT INTO o SELECT tier, id FROM customers WHERE id > 3;", "reads the changelog source `customers` through filters and selects only"),
+    ];
+    for (query, want) in cases {
+        let cfg = sql_job(d, &format!("{table}{query}"), "");
+        let exit = sluice(d, &["run", "--config", &cfg], Duration::from_secs(60));
+        assert!(!exit.success, "{query}");
+        assert!(exit.stderr.contains(want), "{query}: {}", exit.stderr);
+    }
+}
