@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::read::{Fetch, KafkaReader};
+use crate::connectors::changelog_rows::{ChangelogRows, Decoded};
 use crate::connectors::csv::CsvShape;
 use crate::connectors::source::{
     wall_clock_ms, ChunkSpec, Extent, LogChunkEnd, Partition, Read, Recall, SourceReader,
@@ -73,6 +74,9 @@ pub(super) struct KafkaChunks {
     pub(super) buf: Vec<u8>,
     pub(super) csv_line: Vec<u8>,
     pub(super) converted: bool,
+    /// A Debezium source's rows, and the record whose update's new row waits there.
+    pub(super) changes: Option<ChangelogRows>,
+    pub(super) last: (i64, Option<i64>),
     pub(super) bytes_read: u64,
     pub(super) committed: Instant,
     pub(super) serviced: Instant,
@@ -88,12 +92,45 @@ impl KafkaChunks {
         if let Some(why) = undecodable {
             return dead(why);
         }
+        if let Some(c) = self.changes.as_mut() {
+            self.last = (offset, timestamp);
+            if self.buf.is_empty() {
+                return Read::Skipped;
+            }
+            match c.decode(&self.buf) {
+                Decoded::Skip => return Read::Skipped,
+                Decoded::Dead(reason) => return dead(reason),
+                Decoded::Row(kind) => self.parser.kind_flags = kind.flags(),
+            }
+            self.csv_line.clear();
+            self.csv_line.extend_from_slice(&c.row);
+            self.converted = true;
+            return self.bind_line(pos, timestamp);
+        }
         if let (Some(shape), false) = (&self.csv, self.buf.is_empty()) {
             if let Err(why) = shape.to_json(&self.buf, &mut self.csv_line) {
                 return dead(format!("not a CSV record of this source: {why}"));
             }
             self.converted = true;
         }
+        self.bind_line(pos, timestamp)
+    }
+
+    /// An update's new row, when one waits: bound as the record it came with.
+    fn pending(&mut self) -> Option<Read> {
+        let kind = self.changes.as_mut()?.next_pending()?;
+        self.parser.kind_flags = kind.flags();
+        let c = self.changes.as_ref()?;
+        self.csv_line.clear();
+        self.csv_line.extend_from_slice(&c.row);
+        self.converted = true;
+        let (offset, timestamp) = self.last;
+        Some(self.bind_line(offset as u64, timestamp))
+    }
+
+    /// Binds the record's line (the value, or its JSON form or changelog row when converted).
+    fn bind_line(&mut self, pos: u64, timestamp: Option<i64>) -> Read {
+        let dead = |reason: String| Read::Dead { pos, reason };
         let line: &[u8] = if self.converted {
             &self.csv_line
         } else {
@@ -174,6 +211,9 @@ impl SourceReader for KafkaChunks {
     }
 
     fn next(&mut self) -> Read {
+        if let Some(read) = self.pending() {
+            return read;
+        }
         let Some(kc) = self.cur.as_mut() else {
             return Read::End;
         };
@@ -234,6 +274,10 @@ impl SourceReader for KafkaChunks {
 
     fn raw(&self) -> &[u8] {
         &self.buf
+    }
+
+    fn kind_flags(&self) -> u8 {
+        self.parser.kind_flags
     }
 
     fn events(&self) -> (&[Event], &[PayloadBuf]) {

@@ -154,6 +154,7 @@ pub struct KafkaSourceConfig {
     pub key_format: KafkaKeyFormat,
     /// `"upsert"`: the topic is a table's changelog (a compacted topic): each record a new
     /// version of its key, a tombstone (no value) its deletion, for a temporal join's `table`.
+    /// `"debezium-json"`: each record a Debezium change, an updating input to what reads it.
     #[serde(default)]
     pub changelog: KafkaChangelog,
 }
@@ -167,6 +168,10 @@ pub enum KafkaChangelog {
     Append,
     /// Each record a version of the table row its key names; a tombstone deletes the key.
     Upsert,
+    /// Each record a Debezium change (Flink's `debezium-json`): rows inserted, updated and
+    /// deleted; a tombstone (which Debezium writes after a delete) changes nothing.
+    #[serde(rename = "debezium-json")]
+    DebeziumJson,
 }
 
 /// How a Kafka record key reaches `_kafka.key`.

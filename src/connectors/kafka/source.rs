@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::chunks::{start_of, KafkaChunks, KafkaRecall};
-use super::config::KafkaSourceConfig;
+use super::config::{KafkaChangelog, KafkaSourceConfig};
 use super::read::{Avro, HighWatch, KafkaReader};
 use super::source_plan::{kafka_plan, KafkaPlan};
 use crate::config::{EventTimeConfig, WatermarkConfig};
@@ -37,6 +37,10 @@ impl SourceTable for KafkaSourceConfig {
 
     fn watermark(&self) -> &WatermarkConfig {
         &self.watermark
+    }
+
+    fn changelog(&self) -> bool {
+        self.changelog == KafkaChangelog::DebeziumJson
     }
 
     fn record_timestamps(&self) -> bool {
@@ -204,6 +208,8 @@ impl OpenSource for OpenKafka {
             buf: Vec::new(),
             csv_line: Vec::new(),
             converted: false,
+            changes: self.plan.debezium.then(Default::default),
+            last: (0, None),
             bytes_read: 0,
             committed: Instant::now(),
             serviced: Instant::now(),

@@ -30,6 +30,8 @@ pub struct KafkaPlan {
     /// `super::meta::tombstone`), written with the event-time field named here (`None`:
     /// the event time is the Kafka timestamp).
     pub upsert: Option<Option<String>>,
+    /// `changelog = "debezium-json"`: each record a Debezium change, read as its rows.
+    pub debezium: bool,
     /// `format = "avro"`: the registry and the reader schema.
     pub avro: Option<super::avro::AvroSourcePlan>,
     /// `key_format = "avro"`: the registry the keys' writer schemas come from.
@@ -114,6 +116,11 @@ pub(super) fn kafka_plan(cx: &mut Check<'_>, k: &KafkaSourceConfig) -> KafkaPlan
     let avro_key = cx.avro_key(k);
     let options = kafka_options(cx, &k.options, &k.options_env, &k.options_file);
     let upsert = upsert(cx, k);
+    if k.changelog == super::config::KafkaChangelog::DebeziumJson
+        && (k.format != crate::connectors::csv::Format::Json || k.metadata)
+    {
+        cx.err(key("changelog"), "changelog = \"debezium-json\" reads JSON values (Debezium's envelope): leave format as \"json\" and metadata off".into());
+    }
     KafkaPlan {
         brokers: k.brokers.clone(),
         topics,
@@ -128,6 +135,7 @@ pub(super) fn kafka_plan(cx: &mut Check<'_>, k: &KafkaSourceConfig) -> KafkaPlan
         options,
         metadata: k.metadata.then_some(k.key_format),
         upsert,
+        debezium: k.changelog == super::config::KafkaChangelog::DebeziumJson,
         avro,
         avro_key,
     }

@@ -70,7 +70,17 @@ pub fn source(
             (f, c, None)
         }
         Some("avro-confluent") => (Format::Avro, None, Some(registry(t)?)),
-        _ => return Err(unsupported_format(t, "'json', 'csv', 'avro-confluent'")),
+        Some("debezium-json") => (Format::Json, None, None),
+        _ => {
+            return Err(unsupported_format(
+                t,
+                "'json', 'csv', 'avro-confluent', 'debezium-json'",
+            ))
+        }
+    };
+    let changelog = match t.option("format") {
+        Some("debezium-json") => KafkaChangelog::DebeziumJson,
+        _ => KafkaChangelog::Append,
     };
     let brokers = required(t, "properties.bootstrap.servers")?.to_string();
     let topic = required(t, "topic")?;
@@ -107,6 +117,7 @@ pub fn source(
         event_time,
         watermark,
         options: properties(t, &["properties.bootstrap.servers", "properties.group.id"]),
+        changelog,
         ..KafkaSourceConfig::default()
     })))
 }
