@@ -246,10 +246,10 @@ pub trait SourceReader: Send {
     /// The next step of the open chunk.
     fn next(&mut self) -> Read;
     /// The JSON line of the last [`Read::Record`] (what the chains of filters and selects read).
-    /// The changelog kind's flags of the record just read (`+I`: 0; a changelog source's rows
-    /// say theirs), for the chains of filters and selects that bind it again.
-    fn kind_flags(&self) -> u8 {
-        0
+    /// The change the record just read is, for a changelog source (`None`: the source appends),
+    /// for the chains of filters and selects that bind it again and the sinks they write to.
+    fn kind(&self) -> Option<crate::record::event::RowKind> {
+        None
     }
     fn line(&self) -> &[u8];
     /// The last record as it was read (a CSV line, an undecodable value): for dead letters.

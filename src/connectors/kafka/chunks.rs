@@ -276,8 +276,11 @@ impl SourceReader for KafkaChunks {
         &self.buf
     }
 
-    fn kind_flags(&self) -> u8 {
-        self.parser.kind_flags
+    fn kind(&self) -> Option<crate::record::event::RowKind> {
+        let flags = self.parser.kind_flags;
+        self.changes
+            .as_ref()
+            .map(|_| crate::record::event::RowKind::of_flags(flags))
     }
 
     fn events(&self) -> (&[Event], &[PayloadBuf]) {

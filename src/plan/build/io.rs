@@ -115,13 +115,6 @@ impl Builder<'_> {
             let mut inputs = Vec::new();
             let mut updating = None;
             for input in g.inputs(self, at("inputs"), sink.inputs()) {
-                let straight = input
-                    .edges
-                    .iter()
-                    .any(|e| matches!(e.from, crate::plan::StreamRef::Source(_)));
-                if let Some(src) = input.changelog.as_deref().filter(|_| straight) {
-                    self.err(at("inputs"), format!("this sink reads the changelog source `{src}` through filters and selects only, which sluice does not write yet: put a group aggregate, a regular join or a rank between them"));
-                }
                 updating = updating.or(input.changelog);
                 for e in input.edges {
                     if !inputs.contains(&e) {

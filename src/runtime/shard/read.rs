@@ -81,7 +81,7 @@ impl Shard {
                 reader.line(),
                 reader.kept(),
                 ts,
-                (seq, reader.kind_flags()),
+                (seq, reader.kind()),
                 &mut self.record_out,
             )
         });

@@ -8,6 +8,7 @@
 use super::Shard;
 use crate::operators::steps::{Outcome, StepChain};
 use crate::record::bind::RecordParser;
+use crate::record::event::RowKind;
 use crate::record::json::Span;
 use std::collections::VecDeque;
 
@@ -24,10 +25,20 @@ pub struct SourceChain {
     pub direct: bool,
 }
 
+/// Record lines of one chunk for one sink: `n` lines, each after its kind's code byte
+/// (`RowKind::code`) when `kinded` (a changelog source's rows).
+struct Pending {
+    seq: u64,
+    sink: usize,
+    buf: Vec<u8>,
+    n: u64,
+    kinded: bool,
+}
+
 /// Record lines per (chunk, sink), oldest chunk first.
 #[derive(Default)]
 pub struct RecordOut {
-    chunks: VecDeque<(u64, usize, Vec<u8>, u64)>,
+    chunks: VecDeque<Pending>,
     /// Bytes held in `chunks`.
     bytes: usize,
     /// Buffers already written to their sink, kept for the next chunks: a fresh buffer per chunk
@@ -39,16 +50,27 @@ pub struct RecordOut {
 const SPARE_BUFFERS: usize = 8;
 
 impl RecordOut {
-    fn push(&mut self, seq: u64, sink: usize, line: &[u8]) {
-        let grow = matches!(self.chunks.back(), Some((s, k, _, _)) if *s == seq && *k == sink);
+    fn push(&mut self, seq: u64, sink: usize, line: &[u8], kind: Option<RowKind>) {
+        let kinded = kind.is_some();
+        let grow = matches!(self.chunks.back(), Some(p) if p.seq == seq && p.sink == sink && p.kinded == kinded);
         if !grow {
             let buf = self.spare.pop().unwrap_or_default();
-            self.chunks.push_back((seq, sink, buf, 0));
+            self.chunks.push_back(Pending {
+                seq,
+                sink,
+                buf,
+                n: 0,
+                kinded,
+            });
         }
-        if let Some((_, _, buf, n)) = self.chunks.back_mut() {
-            buf.extend_from_slice(line);
-            buf.push(b'\n');
-            *n += 1;
+        if let Some(p) = self.chunks.back_mut() {
+            if let Some(k) = kind {
+                p.buf.push(k.code());
+                self.bytes += 1;
+            }
+            p.buf.extend_from_slice(line);
+            p.buf.push(b'\n');
+            p.n += 1;
         }
         self.bytes += line.len() + 1;
     }
@@ -69,16 +91,16 @@ pub struct Applied {
     pub failed: Vec<String>,
 }
 
-/// Runs `line` (read at event time `ts`, in chunk `seq`, a change of kind `kind_flags`) through
-/// every chain: events stay in each chain's parser (`bound`), stamped with that kind; lines go to
-/// `out` (a changelog source reaches no sink through a chain: the plan refuses it). `kept`: where the source's parser found the
-/// fields of this line ([`StepChain::read_first_from`]).
+/// Runs `line` (read at event time `ts`, in chunk `seq`; `kind`: the change it is, for a
+/// changelog source's row) through every chain: events stay in each chain's parser (`bound`),
+/// stamped with that kind; lines go to `out` with it. `kept`: where the source's parser found
+/// the fields of this line ([`StepChain::read_first_from`]).
 pub fn apply(
     chains: &mut [SourceChain],
     line: &[u8],
     kept: Option<&[Option<Span>]>,
     ts: i64,
-    (seq, kind_flags): (u64, u8),
+    (seq, kind): (u64, Option<RowKind>),
     out: &mut RecordOut,
 ) -> Applied {
     let mut a = Applied {
@@ -90,7 +112,7 @@ pub fn apply(
         match r.chain.apply(line, kept) {
             Ok(Outcome::Kept(rec)) => {
                 if let Some(p) = &mut r.parser {
-                    p.kind_flags = kind_flags;
+                    p.kind_flags = kind.map_or(0, RowKind::flags);
                     let bound = match r.direct {
                         true => p.parse_kept(line, kept, ts),
                         false => p.parse_at(rec, ts),
@@ -101,7 +123,7 @@ pub fn apply(
                     }
                 }
                 for &s in &r.sinks {
-                    out.push(seq, s, rec);
+                    out.push(seq, s, rec, kind);
                 }
             }
             Ok(Outcome::Dropped) => a.dropped += 1,
@@ -152,17 +174,26 @@ impl Shard {
     /// go to their sinks.
     #[cold]
     pub(super) fn flush_records(&mut self, seq: u64) {
-        while self.record_out.chunks.front().is_some_and(|c| c.0 <= seq) {
-            let Some((_, sink, buf, n)) = self.record_out.chunks.pop_front() else {
+        while self.record_out.chunks.front().is_some_and(|c| c.seq <= seq) {
+            let Some(p) = self.record_out.chunks.pop_front() else {
                 break;
             };
-            self.record_out.bytes -= buf.len();
-            self.stats.records_written += n;
-            if let Err(e) = self.emitter.sinks[sink].lines(&buf, n) {
+            self.record_out.bytes -= p.buf.len();
+            self.stats.records_written += p.n;
+            let sink = &mut self.emitter.sinks[p.sink];
+            let written = if p.kinded {
+                p.buf
+                    .split_inclusive(|&b| b == b'\n')
+                    .filter_map(|l| Some((RowKind::of_code(*l.first()?)?, &l[1..])))
+                    .try_for_each(|(kind, line)| sink.row(kind, line))
+            } else {
+                sink.lines(&p.buf, p.n)
+            };
+            if let Err(e) = written {
                 self.emitter.error.get_or_insert(e);
             }
             if self.record_out.spare.len() < SPARE_BUFFERS {
-                let mut buf = buf;
+                let mut buf = p.buf;
                 buf.clear();
                 self.record_out.spare.push(buf);
             }
