@@ -1,7 +1,8 @@
 //! A `debezium-json` file read as a changelog table (Flink's `'format' = 'debezium-json'`)
 //! through the real binary on 1, 2 and 3 shards: customers created, read by a snapshot, updated
 //! (their tier changes), deleted and created again, with a tombstone and a malformed change among
-//! them; grouped on its own, joined with an append-only orders file and grouped, and joined LEFT.
+//! them; grouped on its own, joined with an append-only orders file and grouped (MIN and MAX
+//! taking values back as customers change tier), and joined LEFT.
 //! A filter and select writes the changelog straight into a sink. Each sink's changelog, applied
 //! in order, must equal the table a model computes from the final customers (every change applied
 //! in file order) and the orders; the malformed change is a dead
@@ -90,11 +91,11 @@ fn sql(d: &Path) -> String {
 CREATE TABLE orders (order_id BIGINT, customer BIGINT, amount BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
 CREATE TABLE tiers (tier STRING, n BIGINT) {};
-CREATE TABLE spend (tier STRING, n BIGINT, total BIGINT) {};
+CREATE TABLE spend (tier STRING, n BIGINT, total BIGINT, low BIGINT, high BIGINT) {};
 CREATE TABLE enriched (order_id BIGINT, tier STRING) {};
 CREATE TABLE copied (id BIGINT, tier STRING) {};
 INSERT INTO tiers SELECT tier, COUNT(*) FROM customers GROUP BY tier;
-INSERT INTO spend SELECT c.tier, COUNT(*), SUM(o.amount) FROM orders o JOIN customers c ON o.customer = c.id GROUP BY c.tier;
+INSERT INTO spend SELECT c.tier, COUNT(*), SUM(o.amount), MIN(o.amount), MAX(o.amount) FROM orders o JOIN customers c ON o.customer = c.id GROUP BY c.tier;
 INSERT INTO enriched SELECT o.order_id, c.tier FROM orders o LEFT JOIN customers c ON o.customer = c.id;
 INSERT INTO copied SELECT id, UPPER(tier) FROM customers WHERE id > 3;
 ",
@@ -114,13 +115,13 @@ fn model(live: &BTreeMap<i64, &str>, orders: &[(i64, i64)]) -> [Table; 4] {
     for t in live.values() {
         *tiers.entry(t).or_default() += 1;
     }
-    let mut spend: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    let mut spend: BTreeMap<&str, (i64, i64, i64, i64)> = BTreeMap::new();
     let mut enriched = Table::new();
     for (n, (c, a)) in orders.iter().enumerate() {
         let tier = live.get(c).copied();
         if let Some(t) = tier {
-            let s = spend.entry(t).or_default();
-            *s = (s.0 + 1, s.1 + a);
+            let s = spend.entry(t).or_insert((0, 0, i64::MAX, i64::MIN));
+            *s = (s.0 + 1, s.1 + a, s.2.min(*a), s.3.max(*a));
         }
         *enriched
             .entry(json!({"order_id": n, "tier": tier}).to_string())
@@ -134,7 +135,9 @@ fn model(live: &BTreeMap<i64, &str>, orders: &[(i64, i64)]) -> [Table; 4] {
             .collect(),
         spend
             .iter()
-            .map(|(t, (n, s))| one(json!({"tier": t, "n": n, "total": s})))
+            .map(|(t, (n, s, lo, hi))| {
+                one(json!({"tier": t, "n": n, "total": s, "low": lo, "high": hi}))
+            })
             .collect(),
         enriched,
         live.iter()

@@ -11,9 +11,12 @@
 //! State is the window's accumulator table (`window::acc_table`): one row per group, the key and
 //! the accumulators in one or two cache lines, plus a hidden `count()` of the group's rows that
 //! says when it is empty. Rows are never removed (an emptied group's accumulators are zeroed), so
-//! state grows with the distinct groups ever seen, as Flink's does without a state TTL.
+//! state grows with the distinct groups ever seen, as Flink's does without a state TTL. Over an
+//! updating input, MIN and MAX also keep each group's values with their row counts (`extrema`),
+//! so taking back the extreme falls back to the next one.
 
 pub mod config;
+mod extrema;
 pub mod plan;
 
 use crate::checkpoint::codec::{Dec, Enc};
@@ -21,9 +24,11 @@ use crate::metrics::OperatorReport;
 use crate::operators::window::acc_table::AccTable;
 use crate::operators::window::aggregate::AggLayout;
 use crate::operators::window::format::LineFormat;
+use crate::operators::window::numbers::Num;
 use crate::operators::window::plan::{AggFunc, AggPlan};
 use crate::operators::{Counters, Emitter, Operator, Output};
-use crate::record::event::{Rec, RowKind, RETRACT};
+use crate::record::event::{Rec, RowKind, Value, RETRACT};
+use extrema::Extrema;
 use plan::GroupAggPlan;
 
 pub struct GroupAggregate {
@@ -35,6 +40,10 @@ pub struct GroupAggregate {
     format: LineFormat,
     old: Vec<u8>,
     new: Vec<u8>,
+    /// MIN and MAX over an updating input: every value they hold, to take one back.
+    extrema: Extrema,
+    /// The value slot each of `extrema`'s aggregates reads.
+    extrema_slots: Vec<usize>,
     /// `fired`: rows emitted (`+I` and `+U`); `refired`: updates among them.
     counters: Counters,
 }
@@ -54,9 +63,20 @@ impl GroupAggregate {
             .iter()
             .map(|f| f.as_str().to_string())
             .collect();
+        let mut specs = Vec::new();
+        let mut extrema_slots = Vec::new();
+        for (i, a) in plan.aggregates.iter().enumerate() {
+            if let (true, AggFunc::Min | AggFunc::Max, Some(slot)) = (plan.retracts, a.func, a.slot)
+            {
+                specs.push((i, layout.at(i), a.func == AggFunc::Max));
+                extrema_slots.push(slot);
+            }
+        }
         GroupAggregate {
             table: AccTable::new(&layout),
             layout,
+            extrema: Extrema::new(specs),
+            extrema_slots,
             shown: AggLayout::new(&plan.aggregates),
             format: LineFormat::new(&keys),
             old: Vec::new(),
@@ -75,6 +95,22 @@ impl GroupAggregate {
         out.clear();
         let accs = &self.table.accs(r)[..self.shown.words()];
         (self.format).write_row(key, None, &self.shown, accs, self.table.sketches(), out);
+    }
+
+    /// MIN and MAX over an updating input: `rec`'s values added to (or taken back from) group row
+    /// `r`'s values, and the row's extremes set from them.
+    fn take_extrema(&mut self, r: usize, rec: &Rec<'_>, back: bool) {
+        for s in 0..self.extrema_slots.len() {
+            let n = match rec.value(self.extrema_slots[s]) {
+                Value::Int(i) => Num::Int(i),
+                Value::Float(f) if !f.is_nan() => Num::Float(f),
+                Value::Dec(d) => Num::Dec(d),
+                _ => continue,
+            };
+            let group = (rec.ev.hash, rec.key());
+            self.extrema
+                .apply(r, s, group, n, back, self.table.accs_mut(r));
+        }
     }
 
     fn emit(&self, line: &[u8], kind: RowKind, rec: &Rec<'_>, out: &mut dyn Emitter) {
@@ -108,8 +144,12 @@ impl Operator for GroupAggregate {
             self.render(r, key, &mut old);
         }
         self.table.add_rec(rec, &self.layout);
+        if !self.extrema.is_empty() {
+            self.take_extrema(r, rec, retracts);
+        }
         if self.rows(r) == 0 {
             self.table.clear_accs(r);
+            self.extrema.clear(r);
             self.emit(&old, RowKind::Delete, rec, out);
             self.old = old;
             return;
@@ -137,6 +177,7 @@ impl Operator for GroupAggregate {
     fn snapshot(&self, e: &mut Enc) {
         self.counters.encode(e);
         self.table.encode(&self.layout, e);
+        self.extrema.encode(e);
     }
 
     fn restore(
@@ -147,13 +188,20 @@ impl Operator for GroupAggregate {
     ) -> Result<(), String> {
         let mut d = Dec::new(state);
         self.counters.add_decoded(&mut d)?;
-        self.table.decode(&self.layout, &mut d, keep)
+        self.table.decode(&self.layout, &mut d, keep)?;
+        let table = &mut self.table;
+        self.extrema
+            .decode(&mut d, keep, &mut |hash, key| table.upsert_key(hash, key))?;
+        if !d.is_empty() {
+            return Err("bytes after the group aggregate's state".into());
+        }
+        Ok(())
     }
 
     fn report(&self, r: &mut OperatorReport) {
         self.counters.report(r);
         r.keys += self.table.len() as u64;
-        r.state_bytes += self.table.bytes() as u64;
+        r.state_bytes += (self.table.bytes() + self.extrema.bytes()) as u64;
     }
 }
 

@@ -5,14 +5,14 @@
 //! Its output is an updating result without event time: append-only sinks and event-time
 //! operators refuse it (see `plan::build::graph`). Over an updating input (another group
 //! aggregate's result, a re-firing window) it takes retracted rows back out, which `count`, `sum`
-//! and `avg` can do; `min`, `max` and the distinct counts would need every value kept, and are
-//! refused there for now.
+//! and `avg` can do, and `min` and `max` by keeping every value (`extrema`); the distinct counts
+//! would need every value's count kept, and are refused there for now.
 
 use super::config::GroupAggregateConfig;
 use crate::config::KeyPath;
 use crate::expr::FieldPath;
 use crate::operators::window::agg_plan::{
-    assign_slots, describe, signature, unretractable, AggPlan,
+    assign_slots, describe, signature, unretractable, AggFunc, AggPlan,
 };
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
 use crate::plan::build::graph::{Graph, NodeDraft, PortDraft};
@@ -24,6 +24,8 @@ pub struct GroupAggPlan {
     /// Key fields as written; each names its output field.
     pub group_by: Vec<FieldPath>,
     pub aggregates: Vec<AggPlan>,
+    /// Its input updates: MIN and MAX keep every value to take one back.
+    pub retracts: bool,
 }
 
 impl Builder<'_> {
@@ -43,7 +45,8 @@ impl Builder<'_> {
         let inputs = g.inputs(self, at("inputs"), &t.inputs);
         let group_by = self.group_by_fields(name, &t.group_by, &[], &inputs);
         let aggregates = self.aggregates(name, &t.aggregates, &[], &t.group_by, &inputs);
-        if inputs.iter().any(|i| i.updates || i.changelog.is_some()) {
+        let retracts = inputs.iter().any(|i| i.updates || i.changelog.is_some());
+        if retracts {
             self.refuse_unretractable(name, t, &aggregates);
         }
         if inputs.iter().any(|i| i.unretractable) {
@@ -63,6 +66,7 @@ impl Builder<'_> {
             kind: NodeKind::GroupAggregate(GroupAggPlan {
                 group_by: group_by.clone(),
                 aggregates,
+                retracts,
             }),
             late_events: None,
             hold_ms: 0,
@@ -81,10 +85,11 @@ impl Builder<'_> {
 
     /// Over an updating input only aggregates that can take a value back.
     fn refuse_unretractable(&mut self, name: &str, t: &GroupAggregateConfig, aggs: &[AggPlan]) {
-        for (a, expr) in unretractable(aggs, &t.aggregates) {
+        let min_max = |a: &AggPlan| matches!(a.func, AggFunc::Min | AggFunc::Max);
+        for (a, expr) in unretractable(aggs, &t.aggregates).filter(|(a, _)| !min_max(a)) {
             self.err(
                 KeyPath::new(["transforms", name, "aggregates", &a.name]),
-                format!("`{expr}` over an updating input would have to keep every value to take one back, which sluice does not do yet: use count, sum or avg here, or aggregate an append-only input"),
+                format!("`{expr}` over an updating input would have to keep every value to take one back, which sluice does not do yet for distinct counts: use count, sum, avg, min or max here, or aggregate an append-only input"),
             );
         }
     }

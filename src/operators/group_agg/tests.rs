@@ -33,7 +33,16 @@ fn op(extra: Vec<AggPlan>) -> GroupAggregate {
     GroupAggregate::new(&GroupAggPlan {
         group_by: vec![FieldPath::parse("k").unwrap()],
         aggregates,
+        retracts: true,
     })
+}
+
+/// `m = min(v)`, `x = max(v)`: over an updating input they keep every value.
+fn extremes() -> Vec<AggPlan> {
+    vec![
+        agg("m", AggFunc::Min, Some(0)),
+        agg("x", AggFunc::Max, Some(0)),
+    ]
 }
 
 /// A record of key token `key` with value `v` (`None`: NULL) and kind `kind`.
@@ -95,6 +104,7 @@ fn an_unchanged_row_emits_nothing() {
     let mut g = GroupAggregate::new(&GroupAggPlan {
         group_by: vec![FieldPath::parse("k").unwrap()],
         aggregates: vec![agg("hi", AggFunc::Max, Some(0))],
+        retracts: false,
     });
     let got = feed(
         &mut g,
@@ -170,6 +180,7 @@ fn null_and_long_keys_and_a_global_group() {
     let mut global = GroupAggregate::new(&GroupAggPlan {
         group_by: Vec::new(),
         aggregates: vec![agg("n", AggFunc::Count, None)],
+        retracts: false,
     });
     let got = feed(&mut global, &[rec("", None, I), rec("", None, I)]);
     assert_eq!(
@@ -205,18 +216,21 @@ impl Model {
         }
     }
 
-    /// `GROUP BY k: count(*), sum(v)` over the live rows, as JSON lines by key.
-    fn table(&self) -> BTreeMap<String, String> {
+    /// `GROUP BY k: count(*), sum(v)` (and `min(v)`, `max(v)` with `extremes`) over the live
+    /// rows, as JSON lines by key.
+    fn table(&self, extremes: bool) -> BTreeMap<String, String> {
+        let or_null = |v: Option<i64>| v.map_or("null".to_string(), |v| v.to_string());
         self.live
             .iter()
             .map(|(k, rows)| {
                 let vals: Vec<i64> = rows.iter().flatten().copied().collect();
-                let sum = if vals.is_empty() {
-                    "null".to_string()
-                } else {
-                    vals.iter().sum::<i64>().to_string()
-                };
-                let line = format!("{{\"k\":{k},\"n\":{},\"s\":{sum}}}", rows.len());
+                let sum = (!vals.is_empty()).then(|| vals.iter().sum::<i64>());
+                let mut line = format!("{{\"k\":{k},\"n\":{},\"s\":{}", rows.len(), or_null(sum));
+                if extremes {
+                    let (m, x) = (vals.iter().min().copied(), vals.iter().max().copied());
+                    line.push_str(&format!(",\"m\":{},\"x\":{}", or_null(m), or_null(x)));
+                }
+                line.push('}');
                 (k.clone(), line)
             })
             .collect()
@@ -259,8 +273,8 @@ fn changes() -> impl Strategy<Value = Vec<(u8, Option<i64>, bool)>> {
 
 proptest! {
     #[test]
-    fn every_step_equals_the_model(input in changes()) {
-        let mut g = op(Vec::new());
+    fn every_step_equals_the_model(input in changes(), with_extremes in any::<bool>()) {
+        let mut g = op(if with_extremes { extremes() } else { Vec::new() });
         let mut model = Model::default();
         let mut table = BTreeMap::new();
         for (k, v, retract) in input {
@@ -276,7 +290,7 @@ proptest! {
             let log = feed(&mut g, &[rec(&key, v, kind)]);
             model.apply(&key, v, retract);
             materialise(&mut table, &log);
-            prop_assert_eq!(&table, &model.table());
+            prop_assert_eq!(&table, &model.table(with_extremes));
         }
     }
 
@@ -284,7 +298,7 @@ proptest! {
     fn a_snapshot_restored_split_over_two_operators_continues_exactly(
         before in changes(), after in changes()
     ) {
-        let mut whole = op(Vec::new());
+        let mut whole = op(extremes());
         let as_rec = |(k, v, r): &(u8, Option<i64>, bool)| rec(&format!("\"k{k}\""), *v, if *r { D } else { I });
         let before: Vec<Owned> = before.iter().map(as_rec).collect();
         let after: Vec<Owned> = after.iter().map(as_rec).collect();
@@ -293,7 +307,7 @@ proptest! {
         whole.snapshot(&mut e);
         let state = e.bytes;
         // Two new owners, each keeping half of the key hashes.
-        let mut halves = [op(Vec::new()), op(Vec::new())];
+        let mut halves = [op(extremes()), op(extremes())];
         for (i, h) in halves.iter_mut().enumerate() {
             h.restore(&state, &|hash| (hash % 2) as usize == i, i64::MIN).unwrap();
         }

@@ -286,6 +286,11 @@ impl AggLayout {
         self.words
     }
 
+    /// The first accumulator word of aggregate `i`.
+    pub fn at(&self, i: usize) -> usize {
+        self.specs[i].at
+    }
+
     /// Updates the set `accs` (exactly `words()` long) from one event's value slots.
     #[inline(always)]
     pub fn update<V: Values + ?Sized>(&self, accs: &mut [u64], event: &V, sketches: &mut Sketches) {

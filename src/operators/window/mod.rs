@@ -19,7 +19,7 @@ pub mod combine;
 pub mod config;
 pub mod distinct;
 pub(crate) mod format;
-mod numbers;
+pub(crate) mod numbers;
 pub mod panes;
 pub mod plan;
 mod session;

@@ -373,6 +373,14 @@ impl AccTable {
         &self.words()[at..at + self.aw]
     }
 
+    /// Accumulators of row `r`, to be set (a group aggregate's retractable MIN/MAX).
+    #[inline]
+    pub fn accs_mut(&mut self, r: usize) -> &mut [u64] {
+        let at = r * self.stride + 1 + self.kw;
+        let aw = self.aw;
+        &mut self.words_mut()[at..at + aw]
+    }
+
     /// Empties the accumulators of row `r` (a group whose rows were all taken back); the row
     /// keeps its key. A distinct count's sketch stays in the arena, unreferenced.
     pub fn clear_accs(&mut self, r: usize) {

@@ -80,9 +80,17 @@ changelog = "print"
 "#
         )
     };
-    build_text(&job(&over(
-        "{ ads = \"count()\", spend = \"sum(spend)\", avg = \"avg(n)\" }",
+    let p = build_text(&job(&over(
+        "{ ads = \"count()\", spend = \"sum(spend)\", avg = \"avg(n)\", best = \"max(top)\", least = \"min(n)\" }",
     )))
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(errors(&job(&over("{ best = \"max(top)\" }"))), ["p.toml:15:16: transforms.total.aggregates.best: `max(top)` over an updating input would have to keep every value to take one back, which sluice does not do yet: use count, sum or avg here, or aggregate an append-only input"]);
+    let total = p.nodes.iter().find(|n| n.name == "total").expect("total");
+    let crate::operators::NodeKind::GroupAggregate(g) = &total.kind else {
+        panic!("not a group aggregate");
+    };
+    assert!(
+        g.retracts,
+        "MIN and MAX over an updating input keep their values"
+    );
+    assert_eq!(errors(&job(&over("{ users = \"count_distinct(n)\" }"))), ["p.toml:15:16: transforms.total.aggregates.users: `count_distinct(n)` over an updating input would have to keep every value to take one back, which sluice does not do yet for distinct counts: use count, sum, avg, min or max here, or aggregate an append-only input"]);
 }
