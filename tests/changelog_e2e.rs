@@ -425,12 +425,13 @@ fn grouping_by_an_expression_with_filtered_aggregates() {
     let sql = format!(
         "CREATE TABLE clicks (ad_id STRING, bid BIGINT, ts BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
-CREATE TABLE per_day (day STRING, n BIGINT, cheap BIGINT, big_spend BIGINT, ads BIGINT, cheap_ads BIGINT)
+CREATE TABLE per_day (day STRING, n BIGINT, cheap BIGINT, big_spend BIGINT, ads BIGINT, cheap_ads BIGINT, after_first BIGINT)
   WITH ('connector' = 'print');
 INSERT INTO per_day
 SELECT DATE_FORMAT(TO_TIMESTAMP_LTZ(ts, 3), 'yyyy-MM-dd') AS day, COUNT(*),
   COUNT(*) FILTER (WHERE bid < 10), SUM(bid) FILTER (WHERE bid >= 10),
-  COUNT(DISTINCT ad_id), COUNT(DISTINCT ad_id) FILTER (WHERE bid < 10)
+  COUNT(DISTINCT ad_id), COUNT(DISTINCT ad_id) FILTER (WHERE bid < 10),
+  COUNT(*) FILTER (WHERE DATE_FORMAT(TO_TIMESTAMP_LTZ(ts, 3), 'yyyy-MM-dd') > '2023-11-14')
 FROM clicks GROUP BY DATE_FORMAT(TO_TIMESTAMP_LTZ(ts, 3), 'yyyy-MM-dd');
 ",
         d.join("clicks.ndjson").to_string_lossy()
@@ -445,18 +446,19 @@ FROM clicks GROUP BY DATE_FORMAT(TO_TIMESTAMP_LTZ(ts, 3), 'yyyy-MM-dd');
         day2_rows,
         [
             // a 90: no cheap row yet, so the filtered counts are 0 and the filtered sum is 90.
-            "+I[2023-11-15, 1, 0, 90, 1, 0]",
-            "-U[2023-11-15, 1, 0, 90, 1, 0]",
-            "+U[2023-11-15, 2, 1, 90, 1, 1]",
-            "-U[2023-11-15, 2, 1, 90, 1, 1]",
-            "+U[2023-11-15, 3, 2, 90, 2, 2]",
+            "+I[2023-11-15, 1, 0, 90, 1, 0, 1]",
+            "-U[2023-11-15, 1, 0, 90, 1, 0, 1]",
+            "+U[2023-11-15, 2, 1, 90, 1, 1, 2]",
+            "-U[2023-11-15, 2, 1, 90, 1, 1, 2]",
+            "+U[2023-11-15, 3, 2, 90, 2, 2, 3]",
         ]
     );
     let table = materialise_print(&exit.stdout);
     let want: BTreeMap<String, usize> = [
         // Day 1: a 5 and b 70; nothing at or above 10 but b's 70.
-        ("[2023-11-14, 2, 1, 70, 2, 1]".to_string(), 1),
-        ("[2023-11-15, 3, 2, 90, 2, 2]".to_string(), 1),
+        // The last column's FILTER reads the GROUP BY expression: only the second day counts.
+        ("[2023-11-14, 2, 1, 70, 2, 1, 0]".to_string(), 1),
+        ("[2023-11-15, 3, 2, 90, 2, 2, 3]".to_string(), 1),
     ]
     .into();
     assert_eq!(table, want);

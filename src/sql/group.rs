@@ -88,6 +88,20 @@ impl Compiler {
     ) -> Result<(Option<Select>, Stream), SqlError> {
         let mut sel = sel.clone();
         let mut fields: Vec<(String, String, SqlType)> = Vec::new();
+        // FILTER conditions first, over the input's columns: one may read a GROUP BY expression,
+        // which the select computing both could not read as `_gN`.
+        let mut filtered = |x: &mut Expr| -> ControlFlow<SqlError> {
+            match filter_field(x, &input, fields.len()) {
+                Ok(Some(f)) => fields.push(f),
+                Ok(None) => {}
+                Err(e) => return ControlFlow::Break(e),
+            }
+            ControlFlow::Continue(())
+        };
+        if let ControlFlow::Break(e) = outputs(&mut sel.projection, &mut sel.having, &mut filtered)
+        {
+            return Err(e);
+        }
         if let GroupByExpr::Expressions(exprs, _) = &mut sel.group_by {
             for e in exprs.iter_mut() {
                 if matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
@@ -106,18 +120,6 @@ impl Compiler {
                 *e = column;
                 fields.push((name, text, ty));
             }
-        }
-        let mut filtered = |x: &mut Expr| -> ControlFlow<SqlError> {
-            match filter_field(x, &input, fields.len()) {
-                Ok(Some(f)) => fields.push(f),
-                Ok(None) => {}
-                Err(e) => return ControlFlow::Break(e),
-            }
-            ControlFlow::Continue(())
-        };
-        if let ControlFlow::Break(e) = outputs(&mut sel.projection, &mut sel.having, &mut filtered)
-        {
-            return Err(e);
         }
         if fields.is_empty() {
             return Ok((None, input));
