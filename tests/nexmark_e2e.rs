@@ -413,3 +413,36 @@ fn q9_winning_bids() {
     assert!(want.len() > 100, "{}", want.len());
     assert_eq!(got, want);
 }
+
+/// q17 as written (per auction and day string: counts, filtered counts, MIN, MAX, AVG and SUM of
+/// the price): the materialised changelog equals the statistics computed here.
+#[test]
+fn q17_auction_statistics_per_day() {
+    let rows = final_rows(&run("q17"));
+    let mut per: BTreeMap<(i64, String), Vec<i64>> = BTreeMap::new();
+    for b in &input().data.bids {
+        let day = common::sql::flink_ts(b.date_time)[..10].to_string();
+        per.entry((b.auction, day)).or_default().push(b.price);
+    }
+    let want: BTreeMap<String, usize> = per
+        .iter()
+        .map(|((a, day), p)| {
+            let n = p.len() as i64;
+            let sum: i64 = p.iter().sum();
+            let count = |f: &dyn Fn(i64) -> bool| p.iter().filter(|x| f(**x)).count();
+            let row = serde_json::json!({
+                "auction": a, "day": day, "total_bids": n,
+                "rank1_bids": count(&|x| x < 10_000),
+                "rank2_bids": count(&|x| (10_000..1_000_000).contains(&x)),
+                "rank3_bids": count(&|x| x >= 1_000_000),
+                "min_price": p.iter().min(), "max_price": p.iter().max(),
+                "avg_price": sum / n, "sum_price": sum,
+            });
+            (row.to_string(), 1)
+        })
+        .collect();
+    let got: BTreeMap<String, usize> = rows.iter().map(|r| (r.to_string(), 1)).collect();
+    assert!(want.len() > 1_000, "{}", want.len());
+    assert_eq!(got.len(), rows.len(), "one row per auction and day");
+    assert_eq!(got, want);
+}
