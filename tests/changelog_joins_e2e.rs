@@ -234,3 +234,73 @@ fn outer_joins_grouped_joins_and_joins_of_updating_results_materialise_to_the_mo
         assert_eq!(read_json(&d.join("ij/part-0.json")), want[4], "{ctx}: ij");
     }
 }
+
+/// A joined row too large for the ring it must cross to the rank that reads it (two 5 KB rows,
+/// `ring_capacity = 64` slots of 128 bytes) is a dead letter naming ring_capacity, not a job
+/// that waits forever; the NULL-padded rows that fit still arrive and are ranked.
+#[test]
+fn a_joined_row_larger_than_a_ring_is_a_dead_letter() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = "x".repeat(5000);
+    let mut orders = String::new();
+    for i in 0..20 {
+        orders.push_str(&format!(
+            "{{\"order_id\":{i},\"customer\":{},\"note\":\"{big}\"}}\n",
+            i % 4
+        ));
+    }
+    std::fs::write(d.join("orders.ndjson"), orders).unwrap();
+    // Customers 0 and 1 exist: orders of 2 and 3 stay NULL-padded.
+    let customers = format!("{{\"id\":0,\"bio\":\"{big}\"}}\n{{\"id\":1,\"bio\":\"{big}\"}}\n");
+    std::fs::write(d.join("customers.ndjson"), customers).unwrap();
+    let p = |n: &str| d.join(n).to_string_lossy().into_owned();
+    let sql = format!(
+        "CREATE TABLE orders (order_id BIGINT, customer BIGINT, note STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE customers (id BIGINT, bio STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+CREATE TABLE o (order_id BIGINT, id BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json');
+INSERT INTO o SELECT order_id, id FROM (
+  SELECT o.order_id, c.id, o.note, c.bio,
+    ROW_NUMBER() OVER (PARTITION BY o.customer ORDER BY o.order_id DESC) AS rn
+  FROM orders o LEFT JOIN customers c ON o.customer = c.id
+) WHERE rn = 1;
+",
+        p("orders.ndjson"),
+        p("customers.ndjson"),
+        p("o")
+    );
+    let cfg = sql_job(d, &sql, "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("shards = 2", "shards = 2\nring_capacity = 64"),
+    )
+    .unwrap();
+    run_job(d, &cfg);
+    let dead = read_lines(&d.join("dead.ndjson"));
+    // The 10 orders of customers 0 and 1 each pair with one 5 KB customer row.
+    assert_eq!(dead.len(), 10, "{}", dead.len());
+    assert!(
+        dead.iter().all(|l| l.contains("raise ring_capacity")),
+        "{}",
+        dead[0]
+    );
+    // Customers 2 and 3 have no row: their latest orders (18 and 19) stay, NULL-padded; the
+    // padded rows of customers 0 and 1 were taken back when their customer arrived.
+    let table = common::changelog::materialise_debezium(&d.join("o/part-0.json"));
+    let want: std::collections::BTreeMap<String, usize> = [
+        (
+            serde_json::json!({"order_id": 18, "id": null}).to_string(),
+            1,
+        ),
+        (
+            serde_json::json!({"order_id": 19, "id": null}).to_string(),
+            1,
+        ),
+    ]
+    .into();
+    assert_eq!(table, want);
+}

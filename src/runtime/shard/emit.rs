@@ -199,8 +199,25 @@ impl ShardEmitter {
         }
     }
 
-    /// Sends the events `parser` made of one record to their owners (or into the step's batch).
-    fn route(&mut self, parser: &mut RecordParser, tag: (i64, u8, u64, u64), kind: RowKind) {
+    /// Sends the events `parser` made of one record to their owners (or into the step's batch);
+    /// `Err` (nothing sent) when one is larger than the ring it must cross, which it could never
+    /// enter (a joined row of two large rows): the record is then a dead letter with that reason.
+    fn route(
+        &mut self,
+        parser: &mut RecordParser,
+        tag: (i64, u8, u64, u64),
+        kind: RowKind,
+    ) -> Result<(), String> {
+        if let Some(out) = self.next.get(self.depth) {
+            for i in 0..parser.outputs() {
+                let slots = 1 + parser.payloads[i].bytes.len().div_ceil(SLOT_BYTES);
+                let dest = self.owners.of(parser.events[i].hash);
+                let cap = out.rings.get(dest).map_or(usize::MAX, |r| r.capacity());
+                if slots > cap {
+                    return Err(format!("this result needs {slots} ring slots of {SLOT_BYTES} bytes to reach the next operator, more than a ring holds ([runtime] ring_capacity = {cap}): raise ring_capacity"));
+                }
+            }
+        }
         for i in 0..parser.outputs() {
             let mut ev = parser.events[i];
             ev.tag = Tag::DATA;
@@ -223,6 +240,7 @@ impl ShardEmitter {
                 self.batch_slots.truncate(start);
             }
         }
+        Ok(())
     }
 
     /// Sends one record of node `self.node`'s output (or late side output) to every reader.
@@ -262,9 +280,12 @@ impl ShardEmitter {
             self.write(s, kind, line);
         }
         if let Some(p) = outlet.parser.as_mut() {
-            match p.parse_at(bare, ts) {
+            let routed = match p.parse_at(bare, ts) {
                 Ok(()) => self.route(p, tag, kind),
-                Err(m) => self.failed.push((self.node, m.0, bare.to_vec())),
+                Err(m) => Err(m.0),
+            };
+            if let Err(why) = routed {
+                self.failed.push((self.node, why, bare.to_vec()));
             }
         }
         for (chain, parser, sinks) in &mut outlet.chains {
@@ -281,9 +302,12 @@ impl ShardEmitter {
                         self.scratch = l;
                     }
                     if let Some(p) = parser.as_mut() {
-                        match p.parse_at(rec, ts) {
+                        let routed = match p.parse_at(rec, ts) {
                             Ok(()) => self.route(p, tag, kind),
-                            Err(m) => self.failed.push((self.node, m.0, rec.to_vec())),
+                            Err(m) => Err(m.0),
+                        };
+                        if let Err(why) = routed {
+                            self.failed.push((self.node, why, rec.to_vec()));
                         }
                     }
                 }
