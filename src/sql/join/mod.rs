@@ -460,7 +460,11 @@ fn key_pair(e: &Expr, l: &Side, r: &Side) -> Result<Option<(Col, Col)>, SqlError
     let (Some((a, ca)), Some((b, cb))) = (column_of(left, [l, r]), column_of(right, [l, r])) else {
         return Ok(None);
     };
-    if ca.ty.is_time() || cb.ty.is_time() {
+    // An equality of time attributes bounds an interval join (`a.rt = b.rt`); any other column,
+    // a timestamp among them (a window's `window_start` renamed), is a key.
+    let sides = [l, r];
+    let attr = |i: usize, c: &Col| sides[i].stream.time_name() == Some(c.name.as_str());
+    if (ca.ty.is_time() && attr(a, &ca)) || (cb.ty.is_time() && attr(b, &cb)) {
         return Ok(None);
     }
     Ok(match (a, b) {
