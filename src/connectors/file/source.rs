@@ -19,7 +19,7 @@ use crate::connectors::source::{
     ReaderCx, Recall, Source, SourceError, SourceReader,
 };
 use crate::connectors::SourceTable;
-use crate::record::bind::RecordParser;
+use crate::record::bind::{Malformed, RecordParser};
 use crate::record::event::{Event, PayloadBuf};
 use crate::record::json::Span;
 
@@ -345,19 +345,8 @@ impl FileReader {
             }
             return self.parse_row(offset, len);
         }
-        match self.parser.parse(line) {
-            Ok(ts) if self.start_ms.is_some_and(|s| ts < s) => Read::Skipped,
-            Ok(ts) => Read::Record {
-                pos: offset,
-                len,
-                ts,
-                unbound: None,
-            },
-            Err(m) => Read::Dead {
-                pos: offset,
-                reason: m.0,
-            },
-        }
+        let parsed = self.parser.parse(line);
+        self.read(parsed, offset, len)
     }
 }
 
@@ -367,7 +356,14 @@ impl FileReader {
         let Some(c) = self.changes.as_ref() else {
             return Read::Skipped;
         };
-        match self.parser.parse(&c.row) {
+        let parsed = self.parser.parse(&c.row);
+        self.read(parsed, offset, len)
+    }
+
+    /// What binding the record at `offset` (`len` bytes) gave: a record, one before
+    /// `start_time` skipped, or a dead letter.
+    fn read(&self, parsed: Result<i64, Malformed>, offset: u64, len: u32) -> Read {
+        match parsed {
             Ok(ts) if self.start_ms.is_some_and(|s| ts < s) => Read::Skipped,
             Ok(ts) => Read::Record {
                 pos: offset,

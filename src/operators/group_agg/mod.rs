@@ -22,12 +22,12 @@ pub mod plan;
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
 use crate::operators::window::acc_table::AccTable;
+use crate::operators::window::aggregate::to_num;
 use crate::operators::window::aggregate::AggLayout;
 use crate::operators::window::format::LineFormat;
-use crate::operators::window::numbers::Num;
 use crate::operators::window::plan::{AggFunc, AggPlan};
 use crate::operators::{Counters, Emitter, Operator, Output};
-use crate::record::event::{Rec, RowKind, Value, RETRACT};
+use crate::record::event::{Rec, RowKind, RETRACT};
 use extrema::Extrema;
 use plan::GroupAggPlan;
 
@@ -101,11 +101,8 @@ impl GroupAggregate {
     /// `r`'s values, and the row's extremes set from them.
     fn take_extrema(&mut self, r: usize, rec: &Rec<'_>, back: bool) {
         for s in 0..self.extrema_slots.len() {
-            let n = match rec.value(self.extrema_slots[s]) {
-                Value::Int(i) => Num::Int(i),
-                Value::Float(f) if !f.is_nan() => Num::Float(f),
-                Value::Dec(d) => Num::Dec(d),
-                _ => continue,
+            let Some(n) = to_num(rec.value(self.extrema_slots[s])) else {
+                continue;
             };
             let group = (rec.ev.hash, rec.key());
             self.extrema

@@ -15,7 +15,7 @@ use crate::operators::window::agg_plan::{
     assign_slots, describe, signature, unretractable, AggFunc, AggPlan,
 };
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
-use crate::plan::build::graph::{Graph, NodeDraft, PortDraft};
+use crate::plan::build::graph::{refuse_unretractable, Graph, Input, NodeDraft, PortDraft};
 use crate::plan::build::schema::Schema;
 use crate::plan::build::Builder;
 
@@ -45,13 +45,11 @@ impl Builder<'_> {
         let inputs = g.inputs(self, at("inputs"), &t.inputs);
         let group_by = self.group_by_fields(name, &t.group_by, &[], &inputs);
         let aggregates = self.aggregates(name, &t.aggregates, &[], &t.group_by, &inputs);
-        let retracts = inputs.iter().any(|i| i.updates || i.changelog.is_some());
+        let retracts = inputs.iter().any(Input::updating);
         if retracts {
-            self.refuse_unretractable(name, t, &aggregates);
+            self.refuse_unretractable_aggregates(name, t, &aggregates);
         }
-        if inputs.iter().any(|i| i.unretractable) {
-            self.err(at("inputs"), "this group aggregate reads a session window that re-fires (allowed_lateness > 0): a late event that merges sessions replaces their results under a new window_start, which cannot be taken back; set allowed_lateness = \"0s\" on the session window".into());
-        }
+        refuse_unretractable(self, at("inputs"), &inputs, "this group aggregate");
         let (aggregates, values) = assign_slots(aggregates);
         let output = Schema::closed(
             t.group_by
@@ -84,7 +82,12 @@ impl Builder<'_> {
     }
 
     /// Over an updating input only aggregates that can take a value back.
-    fn refuse_unretractable(&mut self, name: &str, t: &GroupAggregateConfig, aggs: &[AggPlan]) {
+    fn refuse_unretractable_aggregates(
+        &mut self,
+        name: &str,
+        t: &GroupAggregateConfig,
+        aggs: &[AggPlan],
+    ) {
         let min_max = |a: &AggPlan| matches!(a.func, AggFunc::Min | AggFunc::Max);
         for (a, expr) in unretractable(aggs, &t.aggregates).filter(|(a, _)| !min_max(a)) {
             self.err(

@@ -193,10 +193,7 @@ impl Rank {
         ev: &Event,
         out: &mut dyn Emitter,
     ) {
-        let bytes = match row {
-            RowOrBytes::Held(id) => self.store.get(id),
-            RowOrBytes::Bytes(b) => b,
-        };
+        let bytes = row.bytes(&self.store);
         write_ranked(&mut self.line, bytes, self.rank_prefix.as_deref(), rank + 1);
         self.counters.fired += 1;
         out.emit(Output {
@@ -238,7 +235,7 @@ impl Rank {
     ) {
         match (left, entered) {
             (Some(l), Some(e)) => {
-                if self.bytes(l) != self.bytes(e) {
+                if l.bytes(&self.store) != e.bytes(&self.store) {
                     self.send(l, 0, RowKind::UpdateBefore, ev, out);
                     self.send(e, 0, RowKind::UpdateAfter, ev, out);
                 }
@@ -246,13 +243,6 @@ impl Rank {
             (Some(l), None) => self.send(l, 0, RowKind::Delete, ev, out),
             (None, Some(e)) => self.send(e, 0, RowKind::Insert, ev, out),
             (None, None) => {}
-        }
-    }
-
-    fn bytes<'a>(&'a self, r: RowOrBytes<'a>) -> &'a [u8] {
-        match r {
-            RowOrBytes::Held(id) => self.store.get(id),
-            RowOrBytes::Bytes(b) => b,
         }
     }
 
@@ -272,6 +262,16 @@ impl Rank {
 enum RowOrBytes<'a> {
     Held(RowId),
     Bytes(&'a [u8]),
+}
+
+impl<'a> RowOrBytes<'a> {
+    /// The row's bytes (a held row's from `store`).
+    fn bytes(self, store: &'a RowStore) -> &'a [u8] {
+        match self {
+            RowOrBytes::Held(id) => store.get(id),
+            RowOrBytes::Bytes(b) => b,
+        }
+    }
 }
 
 impl Operator for Rank {

@@ -8,7 +8,7 @@ use super::config::RankConfig;
 use crate::config::{KeyPath, TopNConfig};
 use crate::expr::FieldPath;
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
-use crate::plan::build::graph::{Graph, NodeDraft, PortDraft};
+use crate::plan::build::graph::{refuse_unretractable, Graph, Input, NodeDraft, PortDraft};
 use crate::plan::build::Builder;
 
 /// The `n` best rows per key among all the input holds, ranked by `order` (field, descending).
@@ -29,9 +29,7 @@ impl Builder<'_> {
             self.err(at("inputs"), "a rank needs at least one input".into());
         }
         let inputs = g.inputs(self, at("inputs"), &t.inputs);
-        if inputs.iter().any(|i| i.unretractable) {
-            self.err(at("inputs"), "this rank reads a session window that re-fires (allowed_lateness > 0): a late event that merges sessions replaces their results under a new window_start, which cannot be taken back; set allowed_lateness = \"0s\" on the session window".into());
-        }
+        refuse_unretractable(self, at("inputs"), &inputs, "this rank");
         let key = self.key_fields(&at("partition_by"), &t.partition_by, &[&inputs]);
         if t.n == 0 || t.n > TopNConfig::MAX_N {
             self.err(
@@ -50,7 +48,7 @@ impl Builder<'_> {
         }
         let order = self.order_fields(&at("order_by"), &t.order_by, &inputs);
         let output = self.ranked_schema(&at("rank_field"), t.rank_field.as_deref(), &inputs);
-        let keep_all = inputs.iter().any(|i| i.updates || i.changelog.is_some());
+        let keep_all = inputs.iter().any(Input::updating);
         let draft = NodeDraft {
             kind: NodeKind::Rank(RankPlan {
                 key: key.clone(),

@@ -11,7 +11,9 @@ use super::config::RegularJoinConfig;
 use crate::config::{IntervalJoinKind, KeyPath};
 use crate::expr::FieldPath;
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
-use crate::plan::build::graph::{refuse_hot_keys, Graph, Input, NodeDraft, PortDraft};
+use crate::plan::build::graph::{
+    refuse_hot_keys, refuse_unretractable, Graph, Input, NodeDraft, PortDraft,
+};
 use crate::plan::build::schema::{merged, Schema};
 use crate::plan::build::Builder;
 
@@ -43,10 +45,7 @@ impl Builder<'_> {
             IntervalJoinKind::Right => [false, true],
             IntervalJoinKind::Full => [true, true],
         };
-        let updating = left
-            .iter()
-            .chain(&right)
-            .any(|i| i.updates || i.changelog.is_some());
+        let updating = left.iter().chain(&right).any(Input::updating);
         let side_schema =
             |s: &[Input]| merged(&s.iter().flat_map(|i| i.known.clone()).collect::<Vec<_>>());
         let mut output = Schema::closed(j.on.iter().map(String::as_str));
@@ -84,9 +83,7 @@ impl Builder<'_> {
     fn join_side(&mut self, g: &Graph<'_>, name: &str, k: &str, input: &str) -> Vec<Input> {
         let key = KeyPath::new(["transforms", name, k]);
         let inputs: Vec<Input> = g.input(self, key.clone(), input).into_iter().collect();
-        if inputs.iter().any(|i| i.unretractable) {
-            self.err(key, "this regular join reads a session window that re-fires (allowed_lateness > 0): a late event that merges sessions replaces their results under a new window_start, which cannot be taken back; set allowed_lateness = \"0s\" on the session window".into());
-        }
+        refuse_unretractable(self, key, &inputs, "this regular join");
         inputs
     }
 }

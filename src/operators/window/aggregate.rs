@@ -97,8 +97,9 @@ impl Sketches {
     }
 }
 
+/// A value as a number MIN and MAX compare (`None`: not a number, or NaN).
 #[inline]
-fn to_num(v: Value) -> Option<Num> {
+pub(crate) fn to_num(v: Value) -> Option<Num> {
     match v {
         Value::Int(i) => Some(Num::Int(i)),
         Value::Float(f) if !f.is_nan() => Some(Num::Float(f)),

@@ -86,6 +86,13 @@ pub(crate) struct Input {
     pub changelog: Option<String>,
 }
 
+impl Input {
+    /// It takes rows back: a re-firing window's updates or an updating result.
+    pub fn updating(&self) -> bool {
+        self.updates || self.changelog.is_some()
+    }
+}
+
 /// A validated transform, as its readers need it.
 #[derive(Debug, Clone)]
 enum Done {
@@ -403,6 +410,19 @@ pub(crate) fn refuse_updates(b: &mut Builder<'_>, key: &KeyPath, inputs: &[Input
             key.clone(),
             format!("{what} needs an append-only input, but this one carries updates (a window with allowed_lateness re-fires its results, each as a retraction and a new value); set allowed_lateness = \"0s\" on that window, or put {what} before it"),
         );
+    }
+}
+
+/// Refuses, at `key`, inputs whose updates cannot be taken back (a re-firing session window) to
+/// `what` (`this rank`), which takes updates back row by row.
+pub(crate) fn refuse_unretractable(
+    b: &mut Builder<'_>,
+    key: KeyPath,
+    inputs: &[Input],
+    what: &str,
+) {
+    if inputs.iter().any(|i| i.unretractable) {
+        b.err(key, format!("{what} reads a session window that re-fires (allowed_lateness > 0): a late event that merges sessions replaces their results under a new window_start, which cannot be taken back; set allowed_lateness = \"0s\" on the session window"));
     }
 }
 
