@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    dedupe, group_agg, interval_join, rank, regular_join, steps, temporal_join, top_n, window,
+    dedupe, group_agg, interval_join, over_agg, rank, regular_join, steps, temporal_join, top_n,
+    window,
 };
 use super::{BuildCtx, Combine, Operator};
 use crate::plan::build::{graph::Graph, Builder};
@@ -163,6 +164,7 @@ transform_kinds! {
     TopN => top_n::config::TopNConfig,
     Rank => rank::config::RankConfig,
     GroupAggregate => group_agg::config::GroupAggregateConfig,
+    OverAggregate => over_agg::config::OverAggregateConfig,
 }
 
 node_kinds! {
@@ -174,6 +176,7 @@ node_kinds! {
     TopN => top_n::plan::TopNPlan,
     Rank => rank::plan::RankPlan,
     GroupAggregate => group_agg::plan::GroupAggPlan,
+    OverAggregate => over_agg::plan::OverAggPlan,
 }
 
 impl TransformConfig {

@@ -15,6 +15,7 @@ pub mod group_agg;
 pub mod interval_join;
 pub mod keys;
 mod kinds;
+pub mod over_agg;
 pub mod rank;
 pub mod regular_join;
 pub mod rows;

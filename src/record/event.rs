@@ -80,7 +80,7 @@ fn unpack_dec(w: u64) -> Decimal {
     Decimal::try_from_i128_with_scale(i128::from(m), scale.min(28)).unwrap_or_default()
 }
 
-fn wide_bytes(v: Value) -> (u8, [u8; 16]) {
+pub(crate) fn wide_bytes(v: Value) -> (u8, [u8; 16]) {
     let mut b = [0u8; 16];
     let k = match v {
         Value::Null => kind::NULL,
@@ -104,7 +104,7 @@ fn wide_bytes(v: Value) -> (u8, [u8; 16]) {
     (k, b)
 }
 
-fn from_wide(k: u8, b: &[u8]) -> Value {
+pub(crate) fn from_wide(k: u8, b: &[u8]) -> Value {
     let word = || {
         let mut w = [0u8; 8];
         w.copy_from_slice(&b[..8]);

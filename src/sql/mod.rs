@@ -23,6 +23,7 @@ pub mod job;
 mod join;
 mod lex;
 pub mod options;
+mod over;
 mod parts;
 mod prune;
 mod query;

@@ -37,10 +37,14 @@ impl Compiler {
                 "UNION, VALUES and other set operations are",
             ));
         };
-        if sel.distinct.is_some() || !sel.named_window.is_empty() || sel.qualify.is_some() {
+        let named_ok = super::over::has_over(sel);
+        if sel.distinct.is_some()
+            || (!named_ok && !sel.named_window.is_empty())
+            || sel.qualify.is_some()
+        {
             return Err(unsupported(
                 sel.as_ref(),
-                "DISTINCT, WINDOW and QUALIFY are",
+                "DISTINCT, WINDOW (other than for OVER aggregates) and QUALIFY are",
             ));
         }
         let from = match sel.from.as_slice() {
@@ -89,6 +93,9 @@ impl Compiler {
         input: Stream,
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
+        if super::over::has_over(sel) {
+            return self.over(sel, input, base);
+        }
         if groups(sel) || super::group::has_aggregates(sel, &input) {
             return self.grouped(sel, input, base);
         }

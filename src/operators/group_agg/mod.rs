@@ -16,7 +16,7 @@
 //! so taking back the extreme falls back to the next one.
 
 pub mod config;
-mod extrema;
+pub(crate) mod extrema;
 pub mod plan;
 
 use crate::checkpoint::codec::{Dec, Enc};
