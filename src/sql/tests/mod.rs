@@ -11,6 +11,7 @@ use crate::config::{
 mod formats;
 mod joins;
 mod nexmark;
+mod over;
 mod sinks;
 mod views;
 
@@ -126,6 +127,10 @@ pub(super) fn expressions(c: &Compiled) -> Vec<&str> {
             TransformConfig::GroupAggregate(g) => {
                 out.extend(g.group_by.iter().map(String::as_str));
                 out.extend(g.aggregates.0.iter().map(|(_, e)| e.as_str()));
+            }
+            TransformConfig::OverAggregate(o) => {
+                out.extend(o.partition_by.iter().map(String::as_str));
+                out.extend(o.aggregates.0.iter().map(|(_, e)| e.as_str()));
             }
             TransformConfig::TopN(t) => {
                 out.extend(t.partition_by.iter().map(String::as_str));
