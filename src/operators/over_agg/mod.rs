@@ -38,6 +38,8 @@ use plan::{Frame, OverAggPlan};
 /// A row waiting for the watermark.
 #[derive(Debug, Clone, Copy)]
 struct Pending {
+    /// Its event time.
+    ts: i64,
     row: RowId,
     /// Its values in the arena.
     vals: u32,
@@ -103,34 +105,49 @@ impl Values for Held<'_> {
     }
 }
 
-/// The index of partition (`hash`, `key`) in `keys`, with its frame and its `words`
-/// accumulator words made on first sight.
-fn intern(
-    keys: &mut Keys,
-    frames: &mut Vec<VecDeque<(i64, u32)>>,
-    accs: &mut Vec<u64>,
+/// Every partition seen: its key, accumulators, frame and progress, by a dense index.
+#[derive(Default)]
+struct Partitions {
+    keys: Keys,
+    /// `words` accumulator words per partition.
+    accs: Vec<u64>,
     words: usize,
-    hash: u64,
-    key: &[u8],
-) -> u32 {
-    let (k, _) = keys.intern(hash, key);
-    let n = keys.slots() as usize;
-    if frames.len() < n {
-        frames.resize_with(n, VecDeque::new);
-        accs.resize(n * words, 0);
+    /// Bounded frames: (time, values) of each partition's rows in its frame, oldest first.
+    frames: Vec<VecDeque<(i64, u32)>>,
+    /// The time of each partition's last row taken (`i64::MIN`: none yet).
+    last: Vec<i64>,
+}
+
+impl Partitions {
+    /// The index of partition (`hash`, `key`), its state made on first sight.
+    fn intern(&mut self, hash: u64, key: &[u8]) -> u32 {
+        let (k, _) = self.keys.intern(hash, key);
+        let n = self.keys.slots() as usize;
+        if self.frames.len() < n {
+            self.frames.resize_with(n, VecDeque::new);
+            self.accs.resize(n * self.words, 0);
+            self.last.resize(n, i64::MIN);
+        }
+        k
     }
-    k
+
+    fn accs(&self, k: u32) -> &[u64] {
+        let w = self.words;
+        &self.accs[k as usize * w..(k as usize + 1) * w]
+    }
+
+    fn bytes(&self) -> u64 {
+        let framed: usize = self.frames.iter().map(VecDeque::capacity).sum();
+        self.keys.bytes()
+            + (self.accs.capacity() * 8 + framed * 16 + self.last.capacity() * 8) as u64
+    }
 }
 
 pub struct OverAggregate {
     frame: Frame,
     layout: AggLayout,
-    keys: Keys,
-    /// `layout.words()` accumulator words per partition, by key index.
-    accs: Vec<u64>,
+    parts: Partitions,
     sketches: Sketches,
-    /// Bounded frames: (time, values) of each partition's rows in its frame, oldest first.
-    frames: Vec<VecDeque<(i64, u32)>>,
     /// MIN and MAX over a bounded frame: every value in it, to take one back.
     extrema: Extrema,
     /// The value slot each of `extrema`'s aggregates reads.
@@ -145,7 +162,7 @@ pub struct OverAggregate {
     counters: Counters,
     line: Vec<u8>,
     due: Vec<Timer>,
-    /// A RANGE frame's rows of one time, between adding them and emitting them.
+    /// The rows taken at one watermark step, in (time, source position) order.
     peers: Vec<(u32, Pending)>,
 }
 
@@ -168,11 +185,12 @@ impl OverAggregate {
         }
         OverAggregate {
             frame: plan.frame,
+            parts: Partitions {
+                words: layout.words(),
+                ..Partitions::default()
+            },
             layout,
-            keys: Keys::default(),
-            accs: Vec::new(),
             sketches: Sketches::default(),
-            frames: Vec::new(),
             extrema: Extrema::new(specs),
             extrema_slots,
             arena: Arena {
@@ -192,29 +210,25 @@ impl OverAggregate {
     }
 
     /// The index of partition (`hash`, `key`), its state made on first sight.
-    fn partition(&mut self, hash: u64, key: &[u8]) -> u32 {
-        let w = self.layout.words();
-        intern(
-            &mut self.keys,
-            &mut self.frames,
-            &mut self.accs,
-            w,
-            hash,
-            key,
-        )
+    /// Holds a row of partition `k` at `t` (`vals`: its values, already in the arena) until the
+    /// watermark passes it, or, behind the watermark already (a bounded frame takes such a row
+    /// while its partition has taken no later one), until the watermark's next step, as Flink.
+    fn wait(&mut self, k: u32, t: i64, row: &[u8], vals: u32, order: (u16, u64, u64)) {
+        let at = t.max(self.wm.saturating_add(1));
+        self.hold(k, t, at, row, vals, order);
     }
 
-    /// Holds a row of partition `k` at `t` until the watermark passes it.
-    /// (`vals`: its values, already in the arena).
-    fn wait(&mut self, k: u32, t: i64, row: &[u8], vals: u32, order: (u16, u64, u64)) {
+    /// Holds a row at `t` until the watermark reaches `at`.
+    fn hold(&mut self, k: u32, t: i64, at: i64, row: &[u8], vals: u32, order: (u16, u64, u64)) {
         let p = Pending {
+            ts: t,
             row: self.store.put(row),
             vals,
             order,
         };
         let slot = self.pending.insert(p);
         self.waiting.push(Timer {
-            at: t,
+            at,
             id: self.arrivals,
             key: k,
             tag: slot,
@@ -224,14 +238,15 @@ impl OverAggregate {
 
     /// Adds (or, `back`, takes out) the values `vals` to partition `k`'s accumulators.
     fn apply(&mut self, k: u32, vals: u32, back: bool) {
-        let w = self.layout.words();
-        let accs = &mut self.accs[k as usize * w..(k as usize + 1) * w];
+        let accs = self.parts.accs.as_mut_slice();
+        let w = self.parts.words;
+        let accs = &mut accs[k as usize * w..(k as usize + 1) * w];
         let vals = self.arena.get(vals);
         (self.layout).update(accs, &Held { vals, back }, &mut self.sketches);
         if self.extrema.is_empty() {
             return;
         }
-        let (hash, key) = self.keys.get(k).unwrap_or((0, &[]));
+        let (hash, key) = self.parts.keys.get(k).unwrap_or((0, &[]));
         for (s, &slot) in self.extrema_slots.iter().enumerate() {
             if let Some(n) = vals.get(slot).copied().and_then(to_num) {
                 (self.extrema).apply(k as usize, s, (hash, key), n, back, accs);
@@ -241,7 +256,7 @@ impl OverAggregate {
 
     /// Takes the oldest row out of partition `k`'s frame.
     fn evict_front(&mut self, k: u32) {
-        if let Some((_, vals)) = self.frames[k as usize].pop_front() {
+        if let Some((_, vals)) = self.parts.frames[k as usize].pop_front() {
             self.apply(k, vals, true);
             self.arena.drop_vals(vals);
         }
@@ -252,12 +267,12 @@ impl OverAggregate {
         self.apply(k, vals, false);
         match self.frame {
             Frame::Rows(Some(n)) => {
-                self.frames[k as usize].push_back((t, vals));
-                if self.frames[k as usize].len() as u64 > n.saturating_add(1) {
+                self.parts.frames[k as usize].push_back((t, vals));
+                if self.parts.frames[k as usize].len() as u64 > n.saturating_add(1) {
                     self.evict_front(k);
                 }
             }
-            Frame::Range(Some(_)) => self.frames[k as usize].push_back((t, vals)),
+            Frame::Range(Some(_)) => self.parts.frames[k as usize].push_back((t, vals)),
             Frame::Rows(None) | Frame::Range(None) => self.arena.drop_vals(vals),
         }
     }
@@ -268,7 +283,7 @@ impl OverAggregate {
             return;
         };
         let limit = t.saturating_sub(d);
-        while self.frames[k as usize]
+        while self.parts.frames[k as usize]
             .front()
             .is_some_and(|&(ts, _)| ts < limit)
         {
@@ -278,8 +293,7 @@ impl OverAggregate {
 
     /// Emits the row `p` of partition `k` at `t` with the partition's aggregates as they stand.
     fn emit(&mut self, k: u32, t: i64, p: Pending, out: &mut dyn Emitter) {
-        let w = self.layout.words();
-        let accs = &self.accs[k as usize * w..(k as usize + 1) * w];
+        let accs = self.parts.accs(k);
         let row = trim(self.store.get(p.row));
         let line = &mut self.line;
         line.clear();
@@ -293,7 +307,7 @@ impl OverAggregate {
         }
         line.extend_from_slice(b"}\n");
         self.counters.fired += 1;
-        let hash = self.keys.get(k).map_or(0, |(h, _)| h);
+        let hash = self.parts.keys.get(k).map_or(0, |(h, _)| h);
         out.emit(Output {
             line,
             ts: t,
@@ -306,30 +320,37 @@ impl OverAggregate {
 
     /// Takes the due rows of one time `t` (in source order), adding each to its partition's
     /// frame and emitting it: one by one for ROWS, all of them before any is emitted for RANGE.
-    fn take(&mut self, run: &[Timer], out: &mut dyn Emitter) {
-        let t = run[0].at;
-        let mut peers = std::mem::take(&mut self.peers);
-        peers.clear();
-        peers.extend(run.iter().map(|x| (x.key, self.pending.remove(x.tag))));
-        peers.sort_by_key(|(_, p)| p.order);
+    fn take(&mut self, t: i64, run: &[(u32, Pending)], out: &mut dyn Emitter) {
+        for &(k, _) in run {
+            self.parts.last[k as usize] = t;
+        }
         match self.frame {
             Frame::Rows(_) => {
-                for &(k, p) in &peers {
+                for &(k, p) in run {
                     self.enter(k, t, p.vals);
                     self.emit(k, t, p, out);
                 }
             }
             Frame::Range(_) => {
-                for &(k, p) in &peers {
+                for &(k, p) in run {
                     self.evict_before(k, t);
                     self.enter(k, t, p.vals);
                 }
-                for &(k, p) in &peers {
+                for &(k, p) in run {
                     self.emit(k, t, p, out);
                 }
             }
         }
-        self.peers = peers;
+    }
+
+    /// Whether a row of partition `k` at `t` comes too late: as Flink, behind the watermark for
+    /// an unbounded frame, and for a bounded one at or behind the last row its partition took.
+    fn late(&self, k: u32, t: i64) -> bool {
+        if self.frame.bounded() {
+            t <= self.parts.last[k as usize]
+        } else {
+            t <= self.wm
+        }
     }
 }
 
@@ -337,12 +358,12 @@ impl Operator for OverAggregate {
     fn on_event(&mut self, r: &Rec<'_>, wm: i64, out: &mut dyn Emitter) {
         self.wm = self.wm.max(wm);
         let e = r.ev;
-        if e.ts <= self.wm {
+        let k = self.parts.intern(e.hash, r.key());
+        if self.late(k, e.ts) {
             self.counters.late_dropped += 1;
             out.late(r);
             return;
         }
-        let k = self.partition(e.hash, r.key());
         let n = self.arena.stride;
         let vals = self.arena.put((0..n).map(|s| r.value(s)));
         let row = r.row().unwrap_or(b"{}");
@@ -350,7 +371,7 @@ impl Operator for OverAggregate {
     }
 
     fn prefetch(&self, ev: &Event, stage: u8) {
-        self.keys.prefetch(ev.hash, stage);
+        self.parts.keys.prefetch(ev.hash, stage);
     }
 
     fn on_watermark(&mut self, wm: i64, out: &mut dyn Emitter) {
@@ -358,9 +379,15 @@ impl Operator for OverAggregate {
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         self.waiting.take_due(wm, &mut due);
-        for run in due.chunk_by(|a, b| a.at == b.at) {
-            self.take(run, out);
+        // Rows held past their time (see `wait`) come due with later ones: in time order again.
+        let mut peers = std::mem::take(&mut self.peers);
+        peers.clear();
+        peers.extend(due.iter().map(|x| (x.key, self.pending.remove(x.tag))));
+        peers.sort_by_key(|(_, p)| (p.ts, p.order));
+        for run in peers.chunk_by(|a, b| a.1.ts == b.1.ts) {
+            self.take(run[0].1.ts, run, out);
         }
+        self.peers = peers;
         self.due = due;
     }
 
@@ -379,11 +406,9 @@ impl Operator for OverAggregate {
 
     fn report(&self, r: &mut OperatorReport) {
         self.counters.report(r);
-        let framed: usize = self.frames.iter().map(VecDeque::capacity).sum();
         r.open += self.waiting.len() as u64;
-        r.keys += self.keys.len() as u64;
-        r.state_bytes += self.keys.bytes()
-            + (self.accs.capacity() * 8 + framed * 16) as u64
+        r.keys += self.parts.keys.len() as u64;
+        r.state_bytes += self.parts.bytes()
             + self.sketches.bytes() as u64
             + self.extrema.bytes() as u64
             + self.arena.bytes()

@@ -2,7 +2,7 @@
 //! another shard count finds it) its accumulators and the rows of its frame, the retractable
 //! MIN/MAX values, and every row still waiting for the watermark with its source position.
 
-use super::{intern, OverAggregate};
+use super::OverAggregate;
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::operators::rows::{get, put};
 use crate::record::event::{from_wide, wide_bytes, Value};
@@ -31,17 +31,17 @@ fn get_vals(d: &mut Dec<'_>, n: usize) -> Result<Vec<Value>, String> {
 impl OverAggregate {
     pub(super) fn encode(&self, e: &mut Enc) {
         self.counters.encode(e);
-        let w = self.layout.words();
-        e.u64(self.keys.len() as u64);
-        for k in 0..self.keys.slots() {
-            let Some((hash, key)) = self.keys.get(k) else {
+        let parts = &self.parts;
+        e.u64(parts.keys.len() as u64);
+        for k in 0..parts.keys.slots() {
+            let Some((hash, key)) = parts.keys.get(k) else {
                 continue;
             };
             e.u64(hash);
             e.bytes(key);
-            let accs = &self.accs[k as usize * w..(k as usize + 1) * w];
-            self.layout.encode(accs, &self.sketches, e);
-            let frame = &self.frames[k as usize];
+            e.i64(parts.last[k as usize]);
+            self.layout.encode(parts.accs(k), &self.sketches, e);
+            let frame = &parts.frames[k as usize];
             e.u64(frame.len() as u64);
             for &(t, vals) in frame {
                 e.i64(t);
@@ -52,12 +52,13 @@ impl OverAggregate {
         let waiting = self.waiting.sorted();
         e.u64(waiting.len() as u64);
         for t in waiting {
-            let (hash, key) = self.keys.get(t.key).unwrap_or((0, &[]));
+            let (hash, key) = parts.keys.get(t.key).unwrap_or((0, &[]));
             let Some(p) = self.pending.get(t.tag) else {
                 continue;
             };
             e.u64(hash);
             e.bytes(key);
+            e.i64(p.ts);
             let (part, pos, sub) = p.order;
             e.u32(u32::from(part));
             e.u64(pos);
@@ -75,10 +76,11 @@ impl OverAggregate {
         let mut d = Dec::new(state);
         self.counters.add_decoded(&mut d)?;
         let (w, stride) = (self.layout.words(), self.arena.stride);
-        let n = d.count(16, "partitions")?;
+        let n = d.count(24, "partitions")?;
         for _ in 0..n {
             let hash = d.u64("key hash")?;
             let key = d.bytes("key")?;
+            let last = d.i64("last row time")?;
             let mut accs = vec![0u64; w];
             let mut sketches = crate::operators::window::aggregate::Sketches::default();
             let into = if keep(hash) {
@@ -96,32 +98,34 @@ impl OverAggregate {
             if !keep(hash) {
                 continue;
             }
-            if self.keys.find(hash, key).is_some() {
+            if self.parts.keys.find(hash, key).is_some() {
                 return Err("an over aggregate's partition appears twice".into());
             }
-            let k = self.partition(hash, key) as usize;
-            self.accs[k * w..(k + 1) * w].copy_from_slice(&accs);
+            let k = self.parts.intern(hash, key) as usize;
+            self.parts.accs[k * w..(k + 1) * w].copy_from_slice(&accs);
+            self.parts.last[k] = last;
             for (t, vals) in frame {
                 let v = self.arena.put(vals.into_iter());
-                self.frames[k].push_back((t, v));
+                self.parts.frames[k].push_back((t, v));
             }
         }
-        let (keys, frames, accs) = (&mut self.keys, &mut self.frames, &mut self.accs);
+        let parts = &mut self.parts;
         self.extrema.decode(&mut d, keep, &mut |hash, key| {
-            intern(keys, frames, accs, w, hash, key) as usize
+            parts.intern(hash, key) as usize
         })?;
         let waiting = d.count(33, "waiting rows")?;
         for _ in 0..waiting {
             let hash = d.u64("key hash")?;
             let key = d.bytes("key")?;
+            let ts = d.i64("row time")?;
             let part = u16::try_from(d.u32("partition")?).map_err(|_| "partition index")?;
             let order = (part, d.u64("position")?, d.u64("position")?);
             let vals = get_vals(&mut d, stride)?;
-            let (t, row) = get(&mut d)?;
+            let (at, row) = get(&mut d)?;
             if keep(hash) {
-                let k = self.partition(hash, key);
+                let k = self.parts.intern(hash, key);
                 let v = self.arena.put(vals.into_iter());
-                self.wait(k, t, row, v, order);
+                self.hold(k, ts, at, row, v, order);
             }
         }
         if !d.is_empty() {
