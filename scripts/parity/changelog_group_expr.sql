@@ -5,7 +5,7 @@ CREATE TABLE clicks (
   WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
 ) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.ndjson', 'format' = 'json');
 
-CREATE TABLE results (minute STRING, clicks BIGINT, big BIGINT
+CREATE TABLE results (at_minute STRING, clicks BIGINT, big BIGINT
 ) WITH ('connector' = 'filesystem', 'path' = 'out/result', 'format' = 'debezium-json');
 INSERT INTO results
 SELECT DATE_FORMAT(rt, 'yyyy-MM-dd HH:mm'), COUNT(*), COUNT(*) FILTER (WHERE bid > 50)

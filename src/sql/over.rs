@@ -110,6 +110,9 @@ impl Compiler {
         if groups(sel) {
             return Err(SqlError::span(sel.select_token.0.span, "GROUP BY with OVER aggregates in one SELECT is not supported: group in a view, then aggregate OVER the view (or the other way round)"));
         }
+        if input.updating {
+            return Err(SqlError::span(sel.select_token.0.span, "an OVER aggregation reads an append-only input, as Flink's (\"OverAggregate doesn't support consuming update changes\"), but this one is an updating result (a GROUP BY, an outer or regular join, a Top-N): aggregate over the rows before it"));
+        }
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
         let mut scope = OverScope {
             input: &input,

@@ -78,7 +78,16 @@ impl Compiler {
         if let GroupByExpr::Expressions(exprs, _) = &mut sel.group_by {
             let _ = visit_expressions_mut(exprs, rename);
         }
-        self.grouped(&sel, flat, base)
+        // A refusal names a column as the query wrote it, not by its flat name.
+        self.grouped(&sel, flat, base).map_err(|mut e| {
+            for (s, names) in sides.iter().zip(&names) {
+                for (c, n) in s.stream.columns.iter().zip(names) {
+                    let written = format!("`{}.{}`", s.alias, c.name);
+                    e.message = e.message.replace(&format!("`{n}`"), &written);
+                }
+            }
+            e
+        })
     }
 }
 
@@ -135,7 +144,8 @@ fn renamed(e: &Expr, sides: &[Side], names: &[Vec<String>]) -> Option<Expr> {
             (s, c, &parts[1..])
         }
     };
-    let head = Ident::new(&names[s][c]);
+    // Where the reference was written, so a refusal points there.
+    let head = Ident::with_span(parts[0].span, &names[s][c]);
     Some(if rest.is_empty() {
         Expr::Identifier(head)
     } else {

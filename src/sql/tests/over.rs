@@ -139,6 +139,12 @@ fn windows_flink_streaming_refuses_are_refused_with_where_and_why() {
             "PARTITION BY other than columns",
         ),
     ];
+    let grouped = format!("{CLICKS}{SINK}CREATE VIEW per_ad AS SELECT ad_id, COUNT(*) AS n FROM clicks GROUP BY ad_id;
+INSERT INTO spend
+SELECT ad_id, n, COUNT(*) OVER (ORDER BY n), 0, 0 FROM per_ad;");
+    let (line, col, message) = refusal(&grouped);
+    assert!(message.contains("reads an append-only input"), "{message}");
+    assert_eq!((line, col), (10, 1), "{message}");
     // Each points at what is wrong: the ORDER BY column, the frame, the second window, ...
     for (sql, column, want) in cases {
         let (line, col, message) = refusal(&sql);
