@@ -17,6 +17,7 @@ use sqlparser::ast::{
 use sqlparser::tokenizer::Span;
 
 mod bounds;
+mod chain;
 mod grouped;
 mod regular;
 mod scope;
@@ -89,12 +90,7 @@ impl Compiler {
                     let (kind, on) = join_kind(j)?;
                     (&one.relation, &j.relation, kind, Some(on))
                 }
-                _ => {
-                    return Err(unsupported(
-                        &one.joins[1],
-                        "more than one join in a query is (join the first two in a view)",
-                    ))
-                }
+                _ => return self.chained(sel, one, base),
             },
             [a, b] if a.joins.is_empty() && b.joins.is_empty() => {
                 (&a.relation, &b.relation, Kind::Inner, None)

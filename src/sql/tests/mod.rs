@@ -8,6 +8,7 @@ use crate::config::{
     TransformConfig, WindowConfig, WindowTransformConfig,
 };
 
+mod chains;
 mod formats;
 mod joins;
 mod nexmark;
