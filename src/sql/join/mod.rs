@@ -201,18 +201,15 @@ impl Compiler {
             (None, None) => return self.regular(sel, left, right, (kind, &keys, rest, post, at), base),
             _ => return Err(SqlError::span(at, format!("an interval join needs bounds on both sides ({}.{} BETWEEN {}.{} - INTERVAL ... AND {}.{} + INTERVAL ...)", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt")))),
         };
-        if kind != Kind::Inner && !rest.is_empty() {
-            return Err(unsupported(rest[0], "in an outer join, a condition in ON other than the key equality and the time bounds is"));
+        let ([left, right], gates, rest) =
+            self.split_conditions(kind, [left, right], rest, base)?;
+        if let Some(both) = rest.first().filter(|_| kind != Kind::Inner) {
+            return Err(unsupported(*both, "in an outer join, a condition in ON that reads both sides (other than the key equality and the time bounds) is"));
         }
         if lower > upper {
             return Err(SqlError::span(at, format!("these time bounds leave nothing to join: {}.{} - {}.{} must be at least {lower} ms and at most {upper} ms", right.alias, right.stream.time_name().unwrap_or("rt"), left.alias, left.stream.time_name().unwrap_or("rt"))));
         }
-        let ([left, right], rest) = if kind == Kind::Inner {
-            self.push_down([left, right], rest, base)?
-        } else {
-            ([left, right], rest)
-        };
-        let (left, right, on) = self.keyed(left, right, &keys, base)?;
+        let (left, right, on) = self.keyed(left, right, &keys, gates, base)?;
         let name = format!("{base}_join");
         let table = TransformConfig::IntervalJoin(IntervalJoinConfig {
             left: left.stream.name.clone(),
@@ -245,6 +242,26 @@ impl Compiler {
         )
     }
 
+    /// The join's other conditions: an inner join's that read one side filter it (the rest are
+    /// returned, to filter the pairs); an outer join's go as [`Compiler::outer_conditions`] says.
+    fn split_conditions<'e>(
+        &mut self,
+        kind: Kind,
+        sides: [Side; 2],
+        rest: Vec<&'e Expr>,
+        base: &str,
+    ) -> Result<([Side; 2], [Vec<&'e Expr>; 2], Vec<&'e Expr>), SqlError> {
+        if kind == Kind::Inner {
+            let (sides, rest) = self.push_down(sides, rest, base)?;
+            return Ok((sides, [Vec::new(), Vec::new()], rest));
+        }
+        let outer = [
+            matches!(kind, Kind::Left | Kind::Full),
+            matches!(kind, Kind::Right | Kind::Full),
+        ];
+        self.outer_conditions(outer, sides, rest, base)
+    }
+
     /// Both sides keyed on the same fields: the key columns themselves where both sides hold
     /// them under one path, else `_k0`, `_k1`, ... added to each side by a select.
     fn keyed(
@@ -252,12 +269,32 @@ impl Compiler {
         left: Side,
         right: Side,
         keys: &[(Col, Col)],
+        gates: [Vec<&Expr>; 2],
         base: &str,
     ) -> Result<(Side, Side, Vec<String>), SqlError> {
         let left = self.pathed(left, None, &format!("{base}_l"));
         let right = self.pathed(right, None, &format!("{base}_r"));
-        let lk: Vec<String> = keys.iter().map(|(l, _)| key_expr(&left, l)).collect();
-        let rk: Vec<String> = keys.iter().map(|(_, r)| key_expr(&right, r)).collect();
+        let mut lk: Vec<String> = keys.iter().map(|(l, _)| key_expr(&left, l)).collect();
+        let mut rk: Vec<String> = keys.iter().map(|(_, r)| key_expr(&right, r)).collect();
+        // An outer side's conditions in ON: its key is NULL where they do not hold, so the row
+        // matches nothing (and comes out NULL-padded).
+        for (side, (gate, k)) in [&left, &right]
+            .into_iter()
+            .zip(gates.iter().zip([&mut lk, &mut rk]))
+        {
+            if gate.is_empty() {
+                continue;
+            }
+            let cond = and_of(
+                gate,
+                &mut JoinScope {
+                    sides: std::slice::from_ref(side),
+                },
+            )?;
+            for key in k.iter_mut() {
+                *key = format!("(({cond}) ? ({key}) : null)");
+            }
+        }
         // A key field named `left` or `right` would clash with the sides the join writes.
         if lk == rk && !lk.iter().any(|k| k == "left" || k == "right") {
             return Ok((left, right, lk));

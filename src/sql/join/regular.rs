@@ -35,18 +35,15 @@ impl Compiler {
             Some(_) => return Err(SqlError::span(at, "with table.exec.state.ttl set, sluice expires a regular join's rows in event time, which it does for an inner join of two append-only tables only; this join is outer or reads an updating result: remove the SET to keep every row until it is retracted, as Flink does without a TTL")),
             None => None,
         };
-        if kind != Kind::Inner && !rest.is_empty() {
+        let ([left, right], gates, rest) =
+            self.split_conditions(kind, [left, right], rest, base)?;
+        if let Some(both) = rest.first().filter(|_| kind != Kind::Inner) {
             return Err(unsupported(
-                rest[0],
-                "in an outer join, a condition in ON other than the key equality is",
+                *both,
+                "in an outer join, a condition in ON that reads both sides (other than the key equality) is",
             ));
         }
-        let ([left, right], rest) = if kind == Kind::Inner {
-            self.push_down([left, right], rest, base)?
-        } else {
-            ([left, right], rest)
-        };
-        let (left, right, on) = self.keyed(left, right, keys, base)?;
+        let (left, right, on) = self.keyed(left, right, keys, gates, base)?;
         let name = format!("{base}_join");
         let table = TransformConfig::Join(RegularJoinConfig {
             left: left.stream.name.clone(),

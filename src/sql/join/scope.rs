@@ -148,4 +148,40 @@ impl Compiler {
         }
         Ok((sides, kept))
     }
+
+    /// Splits an outer join's other conditions in ON. One that reads the side whose every row
+    /// comes out anyway (LEFT's left, RIGHT's right, both of FULL) decides only whether a row may
+    /// match: it gates that side's key (returned per side, for [`Compiler::keyed`]), since a row
+    /// whose key is NULL matches nothing and is emitted NULL-padded. One that reads the other
+    /// side filters it before the join, as Flink pushes it down. Those that read both sides are
+    /// returned.
+    pub(super) fn outer_conditions<'e>(
+        &mut self,
+        outer: [bool; 2],
+        mut sides: [Side; 2],
+        conds: Vec<&'e Expr>,
+        base: &str,
+    ) -> Result<([Side; 2], [Vec<&'e Expr>; 2], Vec<&'e Expr>), SqlError> {
+        let mut gates: [Vec<&Expr>; 2] = [Vec::new(), Vec::new()];
+        let mut filters: [Vec<&Expr>; 2] = [Vec::new(), Vec::new()];
+        let mut both = Vec::new();
+        for c in conds {
+            match only_side(c, &sides) {
+                Some(i) if outer[i] => gates[i].push(c),
+                Some(i) => filters[i].push(c),
+                None => both.push(c),
+            }
+        }
+        for (i, conds) in filters.iter().enumerate() {
+            if conds.is_empty() {
+                continue;
+            }
+            let one = std::slice::from_ref(&sides[i]);
+            let text = and_of(conds, &mut JoinScope { sides: one })?;
+            let name = format!("{base}_{}where", ["l", "r"][i]);
+            self.push_filter(&name, &sides[i].stream.name, &text);
+            sides[i].stream.name = name;
+        }
+        Ok((sides, gates, both))
+    }
 }
