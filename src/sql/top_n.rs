@@ -8,7 +8,7 @@
 use std::ops::ControlFlow;
 
 use crate::config::{TopNConfig, TransformConfig};
-use crate::operators::rank::config::RankConfig;
+use crate::operators::rank::config::{RankConfig, Ties};
 use sqlparser::ast::{
     visit_expressions, Expr, OrderBySort, Select, SelectItem, Spanned, WindowSpec,
 };
@@ -80,6 +80,14 @@ impl Compiler {
         let (keys, order) = rank_fields(spec, &input, call, "a Top-N")?;
         let (n, conds) = rank_bound(sel, &rn, "a Top-N", "partition")?;
         let read = reads_rank(sel, &conds, &rn);
+        // Keep-last deduplication: the last of equal times replaces, as Flink's last arrival.
+        let time = input
+            .time
+            .map(|i| format!("{} desc", input.columns[i].expr));
+        let ties = match (n, order.as_slice(), time) {
+            (1, [o], Some(t)) if *o == t => Ties::Later,
+            _ => Ties::Earlier,
+        };
         let name = format!("{base}_rank");
         let table = TransformConfig::Rank(RankConfig {
             inputs: vec![input.name.clone()],
@@ -87,6 +95,7 @@ impl Compiler {
             order_by: order,
             n,
             rank_field: read.then(|| rn.clone()),
+            ties,
         });
         self.push_transform(&name, table);
         let mut columns = input.columns.clone();

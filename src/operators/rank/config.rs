@@ -19,4 +19,24 @@ pub struct RankConfig {
     /// only moves within the top `n` emits nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank_field: Option<String>,
+    /// Of rows equal on every order field of an append-only input, which ranks first: the
+    /// `earlier` in source order (Flink's Top-N: arrival order), or the `later` (Flink's
+    /// keep-last deduplication: the last arrival replaces).
+    #[serde(default, skip_serializing_if = "Ties::is_earlier")]
+    pub ties: Ties,
+}
+
+/// See [`RankConfig::ties`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ties {
+    #[default]
+    Earlier,
+    Later,
+}
+
+impl Ties {
+    pub fn is_earlier(&self) -> bool {
+        *self == Ties::Earlier
+    }
 }

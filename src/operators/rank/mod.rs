@@ -3,8 +3,12 @@
 //! up to date as rows arrive and, over an updating input, as they are retracted.
 //!
 //! Rows are ordered as the window Top-N orders them (`top_n::order`): field by field, a NULL
-//! below every value, ties broken by the row's bytes, so the ranking is a function of the rows
-//! and not of their arrival order (Flink ranks ties in arrival order); equal rows are one entry
+//! below every value. Rows of an append-only input equal on every order field are ranked by
+//! their source positions (a file's line order, a partition's offsets): the earlier first, as
+//! Flink ranks them in arrival order, or the later first for keep-last deduplication, where
+//! Flink's last arrival replaces; the same for one ordered input, and unlike arrival order, the
+//! same on any number of shards. Over an updating input (whose retractions come from other
+//! positions than their rows) ties are broken by the row's bytes, and equal rows are one entry
 //! with a count of copies. Over an append-only input only the top `n` rows are kept (a row that
 //! falls below them can never rise again); over an updating input every row is kept, since a
 //! retraction may lift one into the top `n`, as Flink's retractable Top-N keeps them.
@@ -28,8 +32,13 @@ use crate::metrics::{JoinStats, OperatorReport};
 use crate::record::event::{Event, Rec, RowKind, RETRACT};
 use plan::RankPlan;
 
+/// Where a row was read (partition, position, sub-position): the order of ties.
+type Tie = (u16, u64, u64);
+
 struct Entry {
     sort: Vec<SortVal>,
+    /// Its source position over an append-only input; zero over an updating one.
+    at: Tie,
     row: RowId,
     copies: u64,
 }
@@ -46,6 +55,7 @@ pub struct Rank {
     order: RowOrder,
     rank_prefix: Option<Vec<u8>>,
     keep_all: bool,
+    later_first: bool,
     /// Partition keys; a key's index is its partition's in `parts`.
     keys: Keys,
     parts: Vec<Part>,
@@ -70,6 +80,7 @@ impl Rank {
             order: RowOrder::new(&plan.order),
             rank_prefix: plan.rank_field.as_deref().map(rank_prefix),
             keep_all: plan.keep_all,
+            later_first: plan.later_first,
             keys: Keys::default(),
             parts: Vec::new(),
             store: RowStore::default(),
@@ -96,11 +107,27 @@ impl Rank {
         }
     }
 
-    /// Where (`sort`, `row`) is or would be in partition `k`.
-    fn find(&self, k: usize, sort: &[SortVal], row: &[u8]) -> Result<usize, usize> {
-        self.parts[k]
-            .rows
-            .binary_search_by(|e| self.order.cmp(&e.sort, self.store.get(e.row), sort, row))
+    /// Where (`sort`, `at`, `row`) is or would be in partition `k`.
+    fn find(&self, k: usize, sort: &[SortVal], at: Tie, row: &[u8]) -> Result<usize, usize> {
+        self.parts[k].rows.binary_search_by(|e| {
+            let tie = if self.later_first {
+                at.cmp(&e.at)
+            } else {
+                e.at.cmp(&at)
+            };
+            (self.order.cmp_values(&e.sort, sort))
+                .then(tie)
+                .then_with(|| trim(self.store.get(e.row)).cmp(trim(row)))
+        })
+    }
+
+    /// The tie order of `e`'s row: its source position over an append-only input.
+    fn tie_of(&self, e: &Event) -> Tie {
+        if self.keep_all {
+            (0, 0, 0)
+        } else {
+            (e.part, e.pos, e.sub)
+        }
     }
 
     /// Positions before entry `i` of partition `k` (copies counted), up to `n`.
@@ -117,8 +144,15 @@ impl Rank {
 
     /// Adds `copies` of `row` to partition `k`; the position of its last new copy, or `None`
     /// when it is not kept (below the top `n` of an append-only input).
-    fn put(&mut self, k: usize, sort: Vec<SortVal>, row: &[u8], copies: u64) -> Option<u64> {
-        let at = self.find(k, &sort, row);
+    fn put(
+        &mut self,
+        k: usize,
+        sort: Vec<SortVal>,
+        tie: Tie,
+        row: &[u8],
+        copies: u64,
+    ) -> Option<u64> {
+        let at = self.find(k, &sort, tie, row);
         let i = match at {
             Ok(i) | Err(i) => i,
         };
@@ -134,7 +168,13 @@ impl Rank {
             Ok(i) => self.parts[k].rows[i].copies += copies,
             Err(i) => {
                 let row = self.store.put(row);
-                self.parts[k].rows.insert(i, Entry { sort, row, copies });
+                let e = Entry {
+                    sort,
+                    at: tie,
+                    row,
+                    copies,
+                };
+                self.parts[k].rows.insert(i, e);
             }
         }
         self.parts[k].held += copies;
@@ -169,7 +209,7 @@ impl Rank {
     /// Takes one copy of `row` back from partition `k`; the position it had, or `None` when
     /// it is not held.
     fn take(&mut self, k: usize, sort: &[SortVal], row: &[u8]) -> Option<u64> {
-        let Ok(i) = self.find(k, sort, row) else {
+        let Ok(i) = self.find(k, sort, (0, 0, 0), row) else {
             self.unknown += 1;
             return None;
         };
@@ -302,7 +342,8 @@ impl Operator for Rank {
         let rank = if retracts {
             self.take(k, &sort, row)
         } else {
-            self.put(k, sort, row, 1)
+            let tie = self.tie_of(e);
+            self.put(k, sort, tie, row, 1)
         };
         if rank.is_some_and(|r| r < self.n as u64) {
             let mut after = std::mem::take(&mut self.after);
@@ -373,6 +414,9 @@ impl Operator for Rank {
             e.u64(rows.len() as u64);
             for r in rows {
                 e.u64(r.copies);
+                e.u32(u32::from(r.at.0));
+                e.u64(r.at.1);
+                e.u64(r.at.2);
                 e.bytes(self.store.get(r.row));
             }
         }
@@ -391,7 +435,7 @@ impl Operator for Rank {
         for _ in 0..n {
             let hash = d.u64("key hash")?;
             let key = d.bytes("key")?;
-            let rows = d.count(16, "rank rows")?;
+            let rows = d.count(36, "rank rows")?;
             let k = keep(hash).then(|| self.keys.intern(hash, key).0 as usize);
             if let Some(k) = k {
                 if self.parts.len() <= k {
@@ -403,6 +447,8 @@ impl Operator for Rank {
             }
             for _ in 0..rows {
                 let copies = d.u64("copies")?;
+                let part = u16::try_from(d.u32("partition")?).map_err(|_| "partition index")?;
+                let tie = (part, d.u64("position")?, d.u64("position")?);
                 let row = d.bytes("row")?;
                 if copies == 0 || copies > u64::MAX / 4 {
                     return Err("a ranked row with no copies or too many".into());
@@ -412,7 +458,7 @@ impl Operator for Rank {
                         return Err("a rank partition holds more rows than can be counted".into());
                     }
                     let sort = self.order.key(row);
-                    self.put(k, sort, row, copies);
+                    self.put(k, sort, tie, row, copies);
                 }
             }
             if let Some(k) = k {

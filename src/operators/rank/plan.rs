@@ -20,6 +20,9 @@ pub struct RankPlan {
     pub rank_field: Option<String>,
     /// Keep every row, not only the top `n`: the input updates.
     pub keep_all: bool,
+    /// Rows of an append-only input equal on every order field: the later in source order
+    /// ranks first (keep-last deduplication), else the earlier.
+    pub later_first: bool,
 }
 
 impl Builder<'_> {
@@ -56,6 +59,7 @@ impl Builder<'_> {
                 n: t.n,
                 rank_field: t.rank_field.clone(),
                 keep_all,
+                later_first: t.ties == super::config::Ties::Later,
             }),
             late_events: None,
             hold_ms: 0,
@@ -86,13 +90,14 @@ impl TransformTable for RankConfig {
 impl NodeSpec for RankPlan {
     fn state_signature(&self) -> String {
         format!(
-            "Rank key {:?} order {:?} keep_all {} (rows by value with copies)",
+            "Rank key {:?} order {:?} keep_all {} later_first {} (rows by value with copies and source positions)",
             self.key.iter().map(FieldPath::as_str).collect::<Vec<_>>(),
             self.order
                 .iter()
                 .map(|(p, d)| format!("{}{}", p.as_str(), if *d { " desc" } else { "" }))
                 .collect::<Vec<_>>(),
-            self.keep_all
+            self.keep_all,
+            self.later_first
         )
     }
     fn what(&self) -> &'static str {

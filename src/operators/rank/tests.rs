@@ -27,6 +27,7 @@ fn op(field: &str, desc: bool, n: usize, rank: bool, keep_all: bool) -> Rank {
         n,
         rank_field: rank.then(|| "rn".to_string()),
         keep_all,
+        later_first: false,
     })
 }
 
@@ -442,5 +443,50 @@ fn a_truncated_or_corrupt_snapshot_is_refused() {
         let mut bad = good.clone();
         bad[at] ^= 0xFF;
         let _ = restores(&bad);
+    }
+}
+
+/// Rows equal on the order field of an append-only input rank by source position, not by their
+/// bytes: the earlier first (Flink's Top-N, arrival order), or for keep-last deduplication the
+/// later (Flink's last arrival replaces); whatever order they arrive in.
+#[test]
+fn ties_of_an_append_only_input_rank_by_source_position() {
+    // (row, position): equal times, the bytes in the opposite order of the positions.
+    let rows = [
+        (r#"{"id":1,"t":5,"v":"b"}"#, 10u64),
+        (r#"{"id":1,"t":5,"v":"a"}"#, 20),
+    ];
+    for (later_first, want) in [(false, "b"), (true, "a")] {
+        for arrival in [[0, 1], [1, 0]] {
+            let mut r = Rank::new(&RankPlan {
+                key: vec![FieldPath::parse("id").unwrap()],
+                order: vec![(FieldPath::parse("t").unwrap(), true)],
+                n: 1,
+                rank_field: None,
+                keep_all: false,
+                later_first,
+            });
+            let mut out = Collect::default();
+            for i in arrival {
+                let mut e = Owned::new(0, b"1", 0, &[], Some(rows[i].0.as_bytes()));
+                e.ev.pos = rows[i].1;
+                r.on_event(&e.rec(), 0, &mut out);
+            }
+            let mut table = std::collections::BTreeMap::<String, i64>::new();
+            for e in &out.emitted {
+                *table.entry(e.line.clone()).or_default() += if e.retract { -1 } else { 1 };
+            }
+            let kept: Vec<&String> = table
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(l, _)| l)
+                .collect();
+            let want_line = format!(r#"{{"id":1,"t":5,"v":"{want}"}}"#);
+            assert_eq!(
+                kept,
+                [&want_line],
+                "later_first {later_first}, arrival {arrival:?}"
+            );
+        }
     }
 }

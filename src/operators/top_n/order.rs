@@ -61,6 +61,11 @@ impl RowOrder {
 
     /// Whether (`a`, `a_row`) ranks before (`Less`), with or after (`b`, `b_row`).
     pub fn cmp(&self, a: &[SortVal], a_row: &[u8], b: &[SortVal], b_row: &[u8]) -> Ordering {
+        (self.cmp_values(a, b)).then_with(|| trim(a_row).cmp(trim(b_row)))
+    }
+
+    /// Whether order values `a` rank before (`Less`), with or after `b`.
+    pub fn cmp_values(&self, a: &[SortVal], b: &[SortVal]) -> Ordering {
         for (i, (_, desc)) in self.fields.iter().enumerate() {
             let o = a[i].cmp(&b[i]);
             let o = if *desc { o.reverse() } else { o };
@@ -68,7 +73,7 @@ impl RowOrder {
                 return o;
             }
         }
-        trim(a_row).cmp(trim(b_row))
+        Ordering::Equal
     }
 }
 

@@ -42,6 +42,10 @@ struct Conditions<'e> {
 /// `WHERE` after it, and where to point errors.
 type RegularParts<'k, 'e> = (Kind, &'k [(Col, Col)], Vec<&'e Expr>, Vec<&'e Expr>, Span);
 
+/// A join's sides after its other conditions are placed, the conditions that gate each side's
+/// key (an outer side's, in ON), and those left for the joined rows.
+type Split<'e> = ([Side; 2], [Vec<&'e Expr>; 2], Vec<&'e Expr>);
+
 /// One side of a join: the name the query calls it by and its stream.
 struct Side {
     alias: String,
@@ -250,7 +254,7 @@ impl Compiler {
         sides: [Side; 2],
         rest: Vec<&'e Expr>,
         base: &str,
-    ) -> Result<([Side; 2], [Vec<&'e Expr>; 2], Vec<&'e Expr>), SqlError> {
+    ) -> Result<Split<'e>, SqlError> {
         if kind == Kind::Inner {
             let (sides, rest) = self.push_down(sides, rest, base)?;
             return Ok((sides, [Vec::new(), Vec::new()], rest));

@@ -161,7 +161,7 @@ impl Compiler {
         mut sides: [Side; 2],
         conds: Vec<&'e Expr>,
         base: &str,
-    ) -> Result<([Side; 2], [Vec<&'e Expr>; 2], Vec<&'e Expr>), SqlError> {
+    ) -> Result<super::Split<'e>, SqlError> {
         let mut gates: [Vec<&Expr>; 2] = [Vec::new(), Vec::new()];
         let mut filters: [Vec<&Expr>; 2] = [Vec::new(), Vec::new()];
         let mut both = Vec::new();

@@ -754,3 +754,23 @@ CREATE VIEW m AS SELECT i.ad_id, c.rt FROM imps i JOIN cl c ON i.imp_id = c.imp_
 INSERT INTO w SELECT ad_id, COUNT(*) FROM TABLE(TUMBLE(TABLE m, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"));
     assert!(m.contains("is not the time attribute of `m`"), "{m}");
 }
+
+/// Keep-last deduplication (`ORDER BY rt DESC` and `rn = 1`) ranks equal times latest first, as
+/// Flink's last arrival replaces; keep-first without a TTL and other Top-Ns earliest first.
+#[test]
+fn a_keep_last_rank_breaks_ties_with_the_later_row() {
+    let ties = |sql: &str| {
+        let cfg = job(sql);
+        let rank = cfg.transforms.values().find_map(|t| match t {
+            TransformConfig::Rank(r) => Some(r.ties),
+            _ => None,
+        });
+        rank.expect("a rank")
+    };
+    use crate::operators::rank::config::Ties;
+    let last = format!("{CLICKS}{DEDUPE}").replace("rt ASC", "rt DESC");
+    assert_eq!(ties(&last), Ties::Later);
+    assert_eq!(ties(&format!("{CLICKS}{DEDUPE}")), Ties::Earlier);
+    assert_eq!(ties(&last.replace("rn = 1", "rn <= 2")), Ties::Earlier);
+    assert_eq!(ties(&last.replace("rt DESC", "bid DESC")), Ties::Earlier);
+}
