@@ -246,26 +246,6 @@ impl Compiler {
         )
     }
 
-    /// The join's other conditions: an inner join's that read one side filter it (the rest are
-    /// returned, to filter the pairs); an outer join's go as [`Compiler::outer_conditions`] says.
-    fn split_conditions<'e>(
-        &mut self,
-        kind: Kind,
-        sides: [Side; 2],
-        rest: Vec<&'e Expr>,
-        base: &str,
-    ) -> Result<Split<'e>, SqlError> {
-        if kind == Kind::Inner {
-            let (sides, rest) = self.push_down(sides, rest, base)?;
-            return Ok((sides, [Vec::new(), Vec::new()], rest));
-        }
-        let outer = [
-            matches!(kind, Kind::Left | Kind::Full),
-            matches!(kind, Kind::Right | Kind::Full),
-        ];
-        self.outer_conditions(outer, sides, rest, base)
-    }
-
     /// Both sides keyed on the same fields: the key columns themselves where both sides hold
     /// them under one path, else `_k0`, `_k1`, ... added to each side by a select.
     fn keyed(

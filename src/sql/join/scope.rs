@@ -184,4 +184,24 @@ impl Compiler {
         }
         Ok((sides, gates, both))
     }
+
+    /// The join's other conditions: an inner join's that read one side filter it (the rest are
+    /// returned, to filter the pairs); an outer join's go as [`Compiler::outer_conditions`] says.
+    pub(super) fn split_conditions<'e>(
+        &mut self,
+        kind: super::Kind,
+        sides: [Side; 2],
+        rest: Vec<&'e Expr>,
+        base: &str,
+    ) -> Result<super::Split<'e>, SqlError> {
+        if kind == super::Kind::Inner {
+            let (sides, rest) = self.push_down(sides, rest, base)?;
+            return Ok((sides, [Vec::new(), Vec::new()], rest));
+        }
+        let outer = [
+            matches!(kind, super::Kind::Left | super::Kind::Full),
+            matches!(kind, super::Kind::Right | super::Kind::Full),
+        ];
+        self.outer_conditions(outer, sides, rest, base)
+    }
 }
