@@ -16,18 +16,20 @@
 //! so taking back the extreme falls back to the next one.
 
 pub mod config;
+mod distinct_counts;
 pub(crate) mod extrema;
 pub mod plan;
 
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
 use crate::operators::window::acc_table::AccTable;
-use crate::operators::window::aggregate::to_num;
 use crate::operators::window::aggregate::AggLayout;
+use crate::operators::window::aggregate::{distinct_hash, to_num};
 use crate::operators::window::format::LineFormat;
 use crate::operators::window::plan::{AggFunc, AggPlan};
 use crate::operators::{Counters, Emitter, Operator, Output};
 use crate::record::event::{Rec, RowKind, RETRACT};
+use distinct_counts::DistinctCounts;
 use extrema::Extrema;
 use plan::GroupAggPlan;
 
@@ -44,6 +46,10 @@ pub struct GroupAggregate {
     extrema: Extrema,
     /// The value slot each of `extrema`'s aggregates reads.
     extrema_slots: Vec<usize>,
+    /// COUNT(DISTINCT) over an updating input: rows per value, to take a value out.
+    distinct: DistinctCounts,
+    /// The value slot each of `distinct`'s aggregates reads.
+    distinct_slots: Vec<usize>,
     /// `fired`: rows emitted (`+I` and `+U`); `refired`: updates among them.
     counters: Counters,
 }
@@ -65,11 +71,18 @@ impl GroupAggregate {
             .collect();
         let mut specs = Vec::new();
         let mut extrema_slots = Vec::new();
+        let (mut distinct, mut distinct_slots) = (Vec::new(), Vec::new());
         for (i, a) in plan.aggregates.iter().enumerate() {
-            if let (true, AggFunc::Min | AggFunc::Max, Some(slot)) = (plan.retracts, a.func, a.slot)
-            {
-                specs.push((i, layout.at(i), a.func == AggFunc::Max));
-                extrema_slots.push(slot);
+            match (plan.retracts, a.func, a.slot) {
+                (true, AggFunc::Min | AggFunc::Max, Some(slot)) => {
+                    specs.push((i, layout.at(i), a.func == AggFunc::Max));
+                    extrema_slots.push(slot);
+                }
+                (true, AggFunc::CountDistinct, Some(slot)) => {
+                    distinct.push(layout.at(i));
+                    distinct_slots.push(slot);
+                }
+                _ => {}
             }
         }
         GroupAggregate {
@@ -77,6 +90,8 @@ impl GroupAggregate {
             layout,
             extrema: Extrema::new(specs),
             extrema_slots,
+            distinct: DistinctCounts::new(distinct),
+            distinct_slots,
             shown: AggLayout::new(&plan.aggregates),
             format: LineFormat::new(&keys),
             old: Vec::new(),
@@ -107,6 +122,19 @@ impl GroupAggregate {
             let group = (rec.ev.hash, rec.key());
             self.extrema
                 .apply(r, s, group, n, back, self.table.accs_mut(r));
+        }
+    }
+
+    /// COUNT(DISTINCT) over an updating input: `rec`'s values counted in (or out of) group row
+    /// `r`, a value's last row taking it out of the distinct counter.
+    fn take_distinct(&mut self, r: usize, rec: &Rec<'_>, back: bool) {
+        for s in 0..self.distinct_slots.len() {
+            let Some(h) = distinct_hash(rec.value(self.distinct_slots[s])) else {
+                continue;
+            };
+            let counter = self.table.accs(r)[self.distinct.word(s)];
+            let group = (rec.ev.hash, rec.key());
+            (self.distinct).apply((r, s), group, h, back, (counter, self.table.sketches_mut()));
         }
     }
 
@@ -144,9 +172,13 @@ impl Operator for GroupAggregate {
         if !self.extrema.is_empty() {
             self.take_extrema(r, rec, retracts);
         }
+        if !self.distinct.is_empty() {
+            self.take_distinct(r, rec, retracts);
+        }
         if self.rows(r) == 0 {
             self.table.clear_accs(r);
             self.extrema.clear(r);
+            self.distinct.clear(r);
             self.emit(&old, RowKind::Delete, rec, out);
             self.old = old;
             return;
@@ -175,6 +207,7 @@ impl Operator for GroupAggregate {
         self.counters.encode(e);
         self.table.encode(&self.layout, e);
         self.extrema.encode(e);
+        self.distinct.encode(e);
     }
 
     fn restore(
@@ -189,6 +222,8 @@ impl Operator for GroupAggregate {
         let table = &mut self.table;
         self.extrema
             .decode(&mut d, keep, &mut |hash, key| table.upsert_key(hash, key))?;
+        self.distinct
+            .decode(&mut d, keep, &mut |hash, key| table.upsert_key(hash, key))?;
         if !d.is_empty() {
             return Err("bytes after the group aggregate's state".into());
         }
@@ -198,7 +233,7 @@ impl Operator for GroupAggregate {
     fn report(&self, r: &mut OperatorReport) {
         self.counters.report(r);
         r.keys += self.table.len() as u64;
-        r.state_bytes += (self.table.bytes() + self.extrema.bytes()) as u64;
+        r.state_bytes += (self.table.bytes() + self.extrema.bytes() + self.distinct.bytes()) as u64;
     }
 }
 

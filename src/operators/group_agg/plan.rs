@@ -88,11 +88,12 @@ impl Builder<'_> {
         t: &GroupAggregateConfig,
         aggs: &[AggPlan],
     ) {
-        let min_max = |a: &AggPlan| matches!(a.func, AggFunc::Min | AggFunc::Max);
-        for (a, expr) in unretractable(aggs, &t.aggregates).filter(|(a, _)| !min_max(a)) {
+        let kept =
+            |a: &AggPlan| matches!(a.func, AggFunc::Min | AggFunc::Max | AggFunc::CountDistinct);
+        for (a, expr) in unretractable(aggs, &t.aggregates).filter(|(a, _)| !kept(a)) {
             self.err(
                 KeyPath::new(["transforms", name, "aggregates", &a.name]),
-                format!("`{expr}` over an updating input would have to keep every value to take one back, which sluice does not do yet for distinct counts: use count, sum, avg, min or max here, or aggregate an append-only input"),
+                format!("`{expr}` over an updating input: an approximate distinct count (a HyperLogLog sketch) cannot take a value back; use count_distinct (exact, which keeps each value's row count) here, or aggregate an append-only input"),
             );
         }
     }

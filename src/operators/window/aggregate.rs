@@ -77,6 +77,17 @@ impl Sketches {
         &mut self.items[*w as usize - 1]
     }
 
+    /// Takes `hash` out of the exact distinct counter of word `w` (a retracted value whose last
+    /// row is gone); nothing for an approximate one or an empty word.
+    pub(crate) fn remove(&mut self, w: u64, hash: u64) {
+        if let Some(d) = w
+            .checked_sub(1)
+            .and_then(|i| self.items.get_mut(i as usize))
+        {
+            d.remove(hash);
+        }
+    }
+
     /// Drops every sketch (the rows pointing at them must be cleared too).
     pub fn clear(&mut self) {
         self.items.clear();
@@ -94,6 +105,16 @@ impl Sketches {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+}
+
+/// The hash a distinct count keeps of `v`: records hash their values where they are read
+/// (`Value::Hash`); a number that arrives as one hashes as the binding would hash its token.
+#[inline]
+pub(crate) fn distinct_hash(v: Value) -> Option<u64> {
+    match v {
+        Value::Hash(h) => Some(h),
+        v => number_hash(v),
     }
 }
 
@@ -329,14 +350,8 @@ impl AggLayout {
                     }
                 }
                 AggFunc::CountDistinct | AggFunc::ApproxCountDistinct => {
-                    // Records hash their values where they are read (`Value::Hash`); a number
-                    // that arrives as one hashes as the binding would hash its token.
-                    let h = match v {
-                        Value::Hash(h) => h,
-                        v => match number_hash(v) {
-                            Some(h) => h,
-                            None => continue,
-                        },
+                    let Some(h) = distinct_hash(v) else {
+                        continue;
                     };
                     sketches.get_or_new(&mut w[0]).insert(h, mode_of(spec.func));
                 }

@@ -198,6 +198,11 @@ impl AccTable {
         &self.sketches
     }
 
+    /// The distinct counters, to take a value out (a group aggregate's retraction).
+    pub fn sketches_mut(&mut self) -> &mut Sketches {
+        &mut self.sketches
+    }
+
     /// Empties the table, keeping its memory.
     pub fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = 0);

@@ -93,6 +93,29 @@ impl Distinct {
         }
     }
 
+    /// Takes one hash out of an exact counter (a group aggregate's retraction of a value's last
+    /// row); a `Set` that falls to [`SMALL_MAX`] values becomes `Small` again. A sketch cannot
+    /// take a value back: nothing happens to `Dense` (approximate counts are refused over
+    /// updating inputs).
+    pub fn remove(&mut self, hash: u64) {
+        match self {
+            Distinct::Small(set) => {
+                if let Ok(at) = set.binary_search(&hash) {
+                    set.remove(at);
+                }
+            }
+            Distinct::Set(set) => {
+                set.remove(&hash);
+                if set.len() <= SMALL_MAX {
+                    let mut small: Vec<u64> = set.iter().copied().collect();
+                    small.sort_unstable();
+                    *self = Distinct::Small(small);
+                }
+            }
+            Distinct::Dense(_) => {}
+        }
+    }
+
     /// Merges `other` into `self`: afterwards `self` counts the union of both inputs.
     pub fn merge(&mut self, other: &Distinct, mode: Mode) {
         match (&mut *self, other) {
