@@ -147,7 +147,7 @@ fn missing_or_unknown_component_type() {
     assert_eq!(msg, "my.toml:6:1: `sources.clicks.type`: unknown value `kafak`; expected one of `file`, `generator`, `kafka`; did you mean `kafka`?");
     assert_eq!(key, "sources.clicks.type");
     let (msg, _) = error(&edited("type = \"window\"", "type = \"windows\""));
-    assert_eq!(msg, "my.toml:13:1: `transforms.clicks_per_minute.type`: unknown value `windows`; expected one of `window`, `filter`, `select`, `temporal_join`, `interval_join`, `join`, `dedupe`, `top_n`, `rank`, `group_aggregate`; did you mean `window`?");
+    assert_eq!(msg, "my.toml:13:1: `transforms.clicks_per_minute.type`: unknown value `windows`; expected one of `window`, `filter`, `select`, `temporal_join`, `interval_join`, `join`, `dedupe`, `top_n`, `rank`, `group_aggregate`, `over_aggregate`; did you mean `window`?");
     // A window spec without its own type: the nested table is the one named.
     let (msg, key) = error(&edited("type = \"tumbling\", ", ""));
     assert_eq!(
