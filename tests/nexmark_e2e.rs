@@ -10,6 +10,7 @@ mod common;
 use common::nexmark_model::{self as model, Data};
 use common::sql::sql_job;
 use common::{read_lines, sluice};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -192,71 +193,102 @@ fn q20_expanded_bids() {
     check("q20", &run("q20"), model::q20(&input().data, 10_000), 1_000);
 }
 
+/// Materialises a debezium-json changelog: each `c` puts its `after` row under `key(row)`, each
+/// `d` removes its `before` row, which must be the one there.
+fn materialise(lines: &[String], key: fn(&Value) -> String) -> BTreeMap<String, Value> {
+    let mut table = BTreeMap::new();
+    for l in lines {
+        let v: Value = serde_json::from_str(l).unwrap();
+        if v["op"] == "c" {
+            table.insert(key(&v["after"]), v["after"].clone());
+        } else {
+            let before = &v["before"];
+            assert_eq!(table.remove(&key(before)).as_ref(), Some(before), "{l}");
+        }
+    }
+    table
+}
+
+/// q15's and q16's statistics of `bids`: all bids, distinct bidders and distinct auctions, in
+/// total and per price rank (below 10 000, below 1 000 000, above).
+fn bid_statistics(bids: &[&model::Bid]) -> Value {
+    let ranks: [fn(i64) -> bool; 3] = [
+        |p| p < 10_000,
+        |p| (10_000..1_000_000).contains(&p),
+        |p| p >= 1_000_000,
+    ];
+    let distinct = |f: &dyn Fn(&model::Bid) -> bool, k: fn(&model::Bid) -> i64| {
+        let keys = bids.iter().filter(|b| f(b)).map(|b| k(b));
+        keys.collect::<std::collections::BTreeSet<_>>().len()
+    };
+    let mut row = serde_json::json!({"total_bids": bids.len()});
+    for (i, r) in ranks.iter().enumerate() {
+        row[format!("rank{}_bids", i + 1)] = bids.iter().filter(|b| r(b.price)).count().into();
+    }
+    let keys: [(&str, fn(&model::Bid) -> i64); 2] =
+        [("bidders", |b| b.bidder), ("auctions", |b| b.auction)];
+    for (what, key) in keys {
+        row[format!("total_{what}")] = distinct(&|_| true, key).into();
+        for (i, r) in ranks.iter().enumerate() {
+            row[format!("rank{}_{what}", i + 1)] = distinct(&|b| r(b.price), key).into();
+        }
+    }
+    row
+}
+
 /// q15 as nexmark-flink writes it (GROUP BY a day string, COUNT(*) and COUNT(DISTINCT) with
 /// FILTER): its debezium-json changelog, materialised, equals the statistics per UTC day.
 #[test]
 fn q15_bidding_statistics_per_day() {
-    let lines = run("q15");
-    let mut table: BTreeMap<String, String> = BTreeMap::new();
-    for l in &lines {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        let day = |r: &serde_json::Value| r["day"].as_str().unwrap().to_string();
-        if v["op"] == "c" {
-            table.insert(day(&v["after"]), v["after"].to_string());
-        } else {
-            let before = &v["before"];
-            assert_eq!(table.remove(&day(before)), Some(before.to_string()), "{l}");
-        }
-    }
+    let table = materialise(&run("q15"), |r| r["day"].to_string());
     let mut per_day: BTreeMap<String, Vec<&model::Bid>> = BTreeMap::new();
     for b in &input().data.bids {
         // `yyyy-MM-dd` of the UTC date: the timestamp text's first ten characters.
         let day = common::sql::flink_ts(b.date_time)[..10].to_string();
         per_day.entry(day).or_default().push(b);
     }
-    let ranks: [fn(i64) -> bool; 3] = [
-        |p| p < 10_000,
-        |p| (10_000..1_000_000).contains(&p),
-        |p| p >= 1_000_000,
-    ];
-    let want: BTreeMap<String, String> = per_day
-        .iter()
+    let want: BTreeMap<String, Value> = (per_day.iter())
         .map(|(day, bids)| {
-            let count = |f: &dyn Fn(&model::Bid) -> bool| bids.iter().filter(|b| f(b)).count();
-            let distinct = |f: &dyn Fn(&model::Bid) -> bool, k: fn(&model::Bid) -> i64| {
-                bids.iter()
-                    .filter(|b| f(b))
-                    .map(|b| k(b))
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len()
-            };
-            let mut row = serde_json::json!({"day": day, "total_bids": bids.len()});
-            for (i, r) in ranks.iter().enumerate() {
-                row[format!("rank{}_bids", i + 1)] = count(&|b| r(b.price)).into();
-            }
-            for (what, key) in [
-                (
-                    "bidders",
-                    (|b: &model::Bid| b.bidder) as fn(&model::Bid) -> i64,
-                ),
-                ("auctions", |b| b.auction),
-            ] {
-                row[format!("total_{what}")] = distinct(&|_| true, key).into();
-                for (i, r) in ranks.iter().enumerate() {
-                    row[format!("rank{}_{what}", i + 1)] = distinct(&|b| r(b.price), key).into();
-                }
-            }
-            (day.clone(), row.to_string())
+            let mut row = bid_statistics(bids);
+            row["day"] = day.as_str().into();
+            (Value::from(day.as_str()).to_string(), row)
         })
         .collect();
     assert!(!want.is_empty());
-    // Compare as JSON values (field order aside).
-    let parse = |m: &BTreeMap<String, String>| -> BTreeMap<String, serde_json::Value> {
-        m.iter()
-            .map(|(k, v)| (k.clone(), serde_json::from_str(v).unwrap()))
-            .collect()
-    };
-    assert_eq!(parse(&table), parse(&want));
+    assert_eq!(table, want);
+}
+
+/// q16 as written: q15's statistics per channel and day, and `max(DATE_FORMAT(dateTime,
+/// 'HH:mm'))`, the latest minute of the day with a bid (a MAX of a string).
+#[test]
+fn q16_channel_statistics_per_day() {
+    let table = materialise(&run("q16"), |r| format!("{}/{}", r["channel"], r["day"]));
+    let mut groups: BTreeMap<(String, String), Vec<&model::Bid>> = BTreeMap::new();
+    for b in &input().data.bids {
+        let day = common::sql::flink_ts(b.date_time)[..10].to_string();
+        groups.entry((b.channel.clone(), day)).or_default().push(b);
+    }
+    let want: BTreeMap<String, Value> = (groups.iter())
+        .map(|((channel, day), bids)| {
+            let mut row = bid_statistics(bids);
+            let minutes = bids
+                .iter()
+                .map(|b| common::sql::flink_ts(b.date_time)[11..16].to_string());
+            row["minute"] = minutes.max().into();
+            row["channel"] = channel.as_str().into();
+            row["day"] = day.as_str().into();
+            (
+                format!(
+                    "{}/{}",
+                    Value::from(channel.as_str()),
+                    Value::from(day.as_str())
+                ),
+                row,
+            )
+        })
+        .collect();
+    assert!(want.len() > 1, "several channels");
+    assert_eq!(table, want);
 }
 
 /// q4 as nexmark-flink writes it: a regular join of auctions and bids with a condition on both

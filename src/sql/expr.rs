@@ -24,7 +24,17 @@ pub trait Scope {
     }
 }
 
-pub const AGGREGATES: [&str; 6] = ["COUNT", "SUM", "MIN", "MAX", "AVG", "APPROX_COUNT_DISTINCT"];
+/// The aggregate functions (an argument may be an expression: a group aggregate computes it first).
+pub const AGGREGATES: [&str; 8] = [
+    "COUNT",
+    "SUM",
+    "MIN",
+    "MAX",
+    "AVG",
+    "FIRST_VALUE",
+    "LAST_VALUE",
+    "APPROX_COUNT_DISTINCT",
+];
 
 /// A string literal of the expression language.
 pub fn quote(s: &str) -> String {

@@ -11,7 +11,7 @@ use sqlparser::ast::{
     GroupByExpr, Ident, Select, SelectItem, Spanned,
 };
 
-use super::expr::{translate, Scope};
+use super::expr::{translate, Scope, AGGREGATES};
 use super::query::{items, resolve, ColumnScope, Item};
 use super::window::{group_keys, WindowScope};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
@@ -35,6 +35,7 @@ impl Compiler {
             keys: &keys,
             aggregates: Vec::new(),
             windowed: false,
+            no_values: None,
         };
         let items = items(sel, &input, &mut scope)?;
         let having = match &sel.having {
@@ -75,11 +76,12 @@ impl Compiler {
 }
 
 impl Compiler {
-    /// GROUP BY expressions and aggregates with `FILTER (WHERE c)` read values a select computes
-    /// before the aggregate: `_g0`, `_g1`, ... for the expressions (each use of one in the select
-    /// list or HAVING becomes that column) and `_f0`, ... for each filtered aggregate's argument,
-    /// NULL where `c` is not true (so `COUNT(*) FILTER (WHERE c)` counts the non-NULL `_f0`, as
-    /// every aggregate skips NULL). `None` when there is nothing to compute.
+    /// GROUP BY expressions, aggregates over expressions and aggregates with `FILTER (WHERE c)`
+    /// read values a select computes before the aggregate: `_g0`, `_g1`, ... for the GROUP BY
+    /// expressions (each use of one in the select list or HAVING becomes that column), `_e0`,
+    /// ... for an aggregate's argument expression, and `_f0`, ... for each filtered aggregate's
+    /// argument, NULL where `c` is not true (so `COUNT(*) FILTER (WHERE c)` counts the non-NULL
+    /// `_f0`, as every aggregate skips NULL). `None` when there is nothing to compute.
     fn computed(
         &mut self,
         sel: &Select,
@@ -99,6 +101,23 @@ impl Compiler {
             ControlFlow::Continue(())
         };
         if let ControlFlow::Break(e) = outputs(&mut sel.projection, &mut sel.having, &mut filtered)
+        {
+            return Err(e);
+        }
+        let grouped: Vec<Expr> = match &sel.group_by {
+            GroupByExpr::Expressions(exprs, _) => exprs.clone(),
+            GroupByExpr::All(_) => Vec::new(),
+        };
+        let mut computed_args = |x: &mut Expr| -> ControlFlow<SqlError> {
+            match argument_field(x, &input, &grouped, fields.len()) {
+                Ok(Some(f)) => fields.push(f),
+                Ok(None) => {}
+                Err(e) => return ControlFlow::Break(e),
+            }
+            ControlFlow::Continue(())
+        };
+        if let ControlFlow::Break(e) =
+            outputs(&mut sel.projection, &mut sel.having, &mut computed_args)
         {
             return Err(e);
         }
@@ -203,6 +222,41 @@ fn filter_field(
         Expr::Identifier(Ident::new(&name)),
     ))];
     let text = format!("(coalesce({c}, false) ? ({arg}) : (null))");
+    Ok(Some((name, text, ty)))
+}
+
+/// An aggregate over an expression (`MAX(DATE_FORMAT(dateTime, 'HH:mm'))`): the expression
+/// becomes the computed column `_eN` and the call reads that column; returns the column. A
+/// column, a literal, or a GROUP BY expression (which becomes its `_gN`) stays as it is.
+fn argument_field(
+    x: &mut Expr,
+    input: &Stream,
+    grouped: &[Expr],
+    n: usize,
+) -> Result<Option<(String, String, SqlType)>, SqlError> {
+    let Expr::Function(f) = x else {
+        return Ok(None);
+    };
+    let name = f.name.to_string().to_ascii_uppercase();
+    if f.over.is_some() || !AGGREGATES.contains(&name.as_str()) {
+        return Ok(None);
+    }
+    let FunctionArguments::List(list) = &mut f.args else {
+        return Ok(None);
+    };
+    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] = list.args.as_mut_slice() else {
+        return Ok(None);
+    };
+    if matches!(
+        arg,
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Value(_)
+    ) || grouped.contains(arg)
+    {
+        return Ok(None);
+    }
+    let (text, ty) = translate(arg, &mut ColumnScope::new(input))?;
+    let name = format!("_e{n}");
+    *arg = Expr::Identifier(Ident::with_span(arg.span(), &name));
     Ok(Some((name, text, ty)))
 }
 

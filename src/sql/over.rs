@@ -123,6 +123,7 @@ impl Compiler {
                 keys: &[],
                 aggregates: Vec::new(),
                 windowed: false,
+                no_values: Some("OVER"),
             },
         };
         let items = items(sel, &input, &mut scope)?;

@@ -132,6 +132,7 @@ impl Compiler {
             keys: &keys,
             aggregates: Vec::new(),
             windowed: true,
+            no_values: Some("window"),
         };
         let items = items(sel, &input, &mut scope)?;
         let having = match &sel.having {
@@ -377,6 +378,10 @@ pub(super) struct WindowScope<'s> {
     /// (output field, sluice aggregate, its type).
     pub(super) aggregates: Vec<(String, String, SqlType)>,
     pub(super) windowed: bool,
+    /// Which aggregation this is, where it cannot keep values as written (FIRST_VALUE,
+    /// LAST_VALUE, MIN/MAX of a string): `Some("window")`, `Some("OVER")`; `None` for the group
+    /// aggregate, which can.
+    pub(super) no_values: Option<&'static str>,
 }
 
 impl Scope for WindowScope<'_> {
@@ -458,11 +463,48 @@ impl Scope for WindowScope<'_> {
                         return Ok(Some((format!("to_int({n})"), SqlType::Integer)));
                     }
                     ("AVG", _) => (format!("avg({field})"), SqlType::Other(String::new())),
+                    ("FIRST_VALUE" | "LAST_VALUE" | "MIN" | "MAX", _)
+                        if self.no_values.is_some() && keeps_value(&name, &col_ty) =>
+                    {
+                        let what = self.no_values.unwrap_or_default();
+                        return Err(unsupported(
+                            e,
+                            &format!(
+                                "{name} of a {} column in a{} {what} aggregation is",
+                                type_name(&col_ty),
+                                if what == "OVER" { "n" } else { "" }
+                            ),
+                        ));
+                    }
+                    ("FIRST_VALUE" | "LAST_VALUE", _) => {
+                        (format!("{}({field})", name.to_ascii_lowercase()), col_ty)
+                    }
+                    ("MIN" | "MAX", _) if keeps_value(&name, &col_ty) => (
+                        format!("{}_string({field})", name.to_ascii_lowercase()),
+                        col_ty,
+                    ),
                     (other, _) => (format!("{}({field})", other.to_ascii_lowercase()), col_ty),
                 }
             }
         };
         Ok(Some(self.add(ours, ty)))
+    }
+}
+
+/// Whether aggregate `name` over a column of type `ty` keeps the value as written (FIRST_VALUE,
+/// LAST_VALUE, and MIN/MAX of a string, a boolean or a DATE/TIME) rather than a number.
+fn keeps_value(name: &str, ty: &SqlType) -> bool {
+    matches!(name, "FIRST_VALUE" | "LAST_VALUE")
+        || matches!(ty, SqlType::String | SqlType::Boolean)
+        || matches!(ty, SqlType::Other(t) if !t.is_empty())
+}
+
+fn type_name(ty: &SqlType) -> &str {
+    match ty {
+        SqlType::String => "STRING",
+        SqlType::Boolean => "BOOLEAN",
+        SqlType::Other(t) if !t.is_empty() => t,
+        _ => "non-numeric",
     }
 }
 

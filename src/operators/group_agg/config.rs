@@ -13,6 +13,7 @@ pub struct GroupAggregateConfig {
     /// Empty: one global group.
     pub group_by: Vec<String>,
     /// `{ name = "func(field)" }`, as a window's: count, sum, min, max, avg, count_distinct,
-    /// approx_count_distinct.
+    /// approx_count_distinct; and values as written: first_value, last_value, min_string,
+    /// max_string.
     pub aggregates: Aggregates,
 }

@@ -13,12 +13,14 @@
 //! says when it is empty. Rows are never removed (an emptied group's accumulators are zeroed), so
 //! state grows with the distinct groups ever seen, as Flink's does without a state TTL. Over an
 //! updating input, MIN and MAX also keep each group's values with their row counts (`extrema`),
-//! so taking back the extreme falls back to the next one.
+//! so taking back the extreme falls back to the next one. FIRST_VALUE, LAST_VALUE and MIN/MAX of
+//! strings keep input tokens beside the words (`values`), read from each record's row.
 
 pub mod config;
 mod distinct_counts;
 pub(crate) mod extrema;
 pub mod plan;
+pub mod values;
 
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
@@ -32,6 +34,7 @@ use crate::record::event::{Rec, RowKind, RETRACT};
 use distinct_counts::DistinctCounts;
 use extrema::Extrema;
 use plan::GroupAggPlan;
+use values::ValueAggs;
 
 pub struct GroupAggregate {
     /// The aggregates, then the hidden row count.
@@ -50,6 +53,8 @@ pub struct GroupAggregate {
     distinct: DistinctCounts,
     /// The value slot each of `distinct`'s aggregates reads.
     distinct_slots: Vec<usize>,
+    /// FIRST_VALUE, LAST_VALUE and MIN/MAX of strings: tokens read from each record's row.
+    values: ValueAggs,
     /// `fired`: rows emitted (`+I` and `+U`); `refired`: updates among them.
     counters: Counters,
 }
@@ -92,6 +97,7 @@ impl GroupAggregate {
             extrema_slots,
             distinct: DistinctCounts::new(distinct),
             distinct_slots,
+            values: ValueAggs::new(&plan.values, plan.retracts),
             shown: AggLayout::new(&plan.aggregates),
             format: LineFormat::new(&keys),
             old: Vec::new(),
@@ -110,6 +116,9 @@ impl GroupAggregate {
         out.clear();
         let accs = &self.table.accs(r)[..self.shown.words()];
         (self.format).write_row(key, None, &self.shown, accs, self.table.sketches(), out);
+        if !self.values.is_empty() {
+            self.values.write_fields(r, out);
+        }
     }
 
     /// MIN and MAX over an updating input: `rec`'s values added to (or taken back from) group row
@@ -175,10 +184,14 @@ impl Operator for GroupAggregate {
         if !self.distinct.is_empty() {
             self.take_distinct(r, rec, retracts);
         }
+        if !self.values.is_empty() {
+            self.values.apply(r, rec.row().unwrap_or(b"{}"), retracts);
+        }
         if self.rows(r) == 0 {
             self.table.clear_accs(r);
             self.extrema.clear(r);
             self.distinct.clear(r);
+            self.values.clear(r);
             self.emit(&old, RowKind::Delete, rec, out);
             self.old = old;
             return;
@@ -208,6 +221,10 @@ impl Operator for GroupAggregate {
         self.table.encode(&self.layout, e);
         self.extrema.encode(e);
         self.distinct.encode(e);
+        // Only with value aggregates: snapshots of jobs without them keep their old form.
+        if !self.values.is_empty() {
+            self.values.encode(&self.table, e);
+        }
     }
 
     fn restore(
@@ -224,6 +241,10 @@ impl Operator for GroupAggregate {
             .decode(&mut d, keep, &mut |hash, key| table.upsert_key(hash, key))?;
         self.distinct
             .decode(&mut d, keep, &mut |hash, key| table.upsert_key(hash, key))?;
+        if !self.values.is_empty() {
+            self.values
+                .decode(&mut d, keep, &mut |hash, key| table.upsert_key(hash, key))?;
+        }
         if !d.is_empty() {
             return Err("bytes after the group aggregate's state".into());
         }
@@ -233,9 +254,14 @@ impl Operator for GroupAggregate {
     fn report(&self, r: &mut OperatorReport) {
         self.counters.report(r);
         r.keys += self.table.len() as u64;
-        r.state_bytes += (self.table.bytes() + self.extrema.bytes() + self.distinct.bytes()) as u64;
+        r.state_bytes += (self.table.bytes()
+            + self.extrema.bytes()
+            + self.distinct.bytes()
+            + self.values.bytes()) as u64;
     }
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod value_tests;

@@ -6,16 +6,21 @@
 //! operators refuse it (see `plan::build::graph`). Over an updating input (another group
 //! aggregate's result, a re-firing window) it takes retracted rows back out, which `count`, `sum`
 //! and `avg` can do, and `min` and `max` by keeping every value (`extrema`); the distinct counts
-//! would need every value's count kept, and are refused there for now.
+//! would need every value's count kept, and are refused there for now. `first_value`,
+//! `last_value`, `min_string` and `max_string` (`values`) read a top-level field's token from
+//! each record's row, which the port then carries.
 
 use super::config::GroupAggregateConfig;
-use crate::config::KeyPath;
+use super::values::{self, ValueAggPlan, MAX_VALUE_FIELDS};
+use crate::config::{KeyPath, OrderedTable};
 use crate::expr::FieldPath;
 use crate::operators::window::agg_plan::{
     assign_slots, describe, signature, unretractable, AggFunc, AggPlan,
 };
 use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
-use crate::plan::build::graph::{refuse_unretractable, Graph, Input, NodeDraft, PortDraft};
+use crate::plan::build::graph::{
+    check_fields, field_path, refuse_unretractable, Graph, Input, NodeDraft, PortDraft,
+};
 use crate::plan::build::schema::Schema;
 use crate::plan::build::Builder;
 
@@ -24,6 +29,8 @@ pub struct GroupAggPlan {
     /// Key fields as written; each names its output field.
     pub group_by: Vec<FieldPath>,
     pub aggregates: Vec<AggPlan>,
+    /// FIRST_VALUE, LAST_VALUE, MIN/MAX of strings: values kept as written (`values`).
+    pub values: Vec<ValueAggPlan>,
     /// Its input updates: MIN and MAX keep every value to take one back.
     pub retracts: bool,
 }
@@ -44,13 +51,19 @@ impl Builder<'_> {
         }
         let inputs = g.inputs(self, at("inputs"), &t.inputs);
         let group_by = self.group_by_fields(name, &t.group_by, &[], &inputs);
-        let aggregates = self.aggregates(name, &t.aggregates, &[], &t.group_by, &inputs);
+        let (value_aggs, words): (Vec<_>, Vec<_>) =
+            (t.aggregates.0.iter().cloned()).partition(|(_, e)| values::parse(e).is_some());
+        let aggregates = match words.is_empty() && !value_aggs.is_empty() {
+            true => Vec::new(),
+            false => self.aggregates(name, &OrderedTable(words), &[], &t.group_by, &inputs),
+        };
+        let values = self.value_aggregates(name, &value_aggs, &t.group_by, &inputs);
         let retracts = inputs.iter().any(Input::updating);
         if retracts {
             self.refuse_unretractable_aggregates(name, t, &aggregates);
         }
         refuse_unretractable(self, at("inputs"), &inputs, "this group aggregate");
-        let (aggregates, values) = assign_slots(aggregates);
+        let (aggregates, slots) = assign_slots(aggregates);
         let output = Schema::closed(
             t.group_by
                 .iter()
@@ -64,6 +77,7 @@ impl Builder<'_> {
             kind: NodeKind::GroupAggregate(GroupAggPlan {
                 group_by: group_by.clone(),
                 aggregates,
+                values: values.clone(),
                 retracts,
             }),
             late_events: None,
@@ -74,11 +88,58 @@ impl Builder<'_> {
         let port = PortDraft {
             name: "inputs",
             key: group_by,
-            values,
-            row: false,
+            values: slots,
+            // The value aggregates read their tokens from the row.
+            row: !values.is_empty(),
             inputs,
         };
         g.add_node(self, name, draft, vec![port]);
+    }
+
+    /// `first_value(f)` and the others (`values`), each over a top-level field of the inputs.
+    fn value_aggregates(
+        &mut self,
+        name: &str,
+        written: &[(String, String)],
+        group_by: &[String],
+        inputs: &[Input],
+    ) -> Vec<ValueAggPlan> {
+        let mut plans: Vec<ValueAggPlan> = Vec::new();
+        for (agg, expr) in written {
+            let key = KeyPath::new(["transforms", name, "aggregates", agg]);
+            if group_by.contains(agg) {
+                self.err(
+                    key.clone(),
+                    format!(
+                        "aggregate name `{agg}` collides with a group_by field of the same name"
+                    ),
+                );
+            }
+            let Some(Ok((pick, field))) = values::parse(expr) else {
+                if let Some(Err(why)) = values::parse(expr) {
+                    self.err(key, why);
+                }
+                continue;
+            };
+            if let Some(p) = field_path(self, &key, &field) {
+                check_fields(self, &key, inputs, &p);
+            }
+            plans.push(ValueAggPlan {
+                name: agg.clone(),
+                pick,
+                field,
+            });
+        }
+        let mut fields: Vec<&str> = plans.iter().map(|p| p.field.as_str()).collect();
+        fields.sort_unstable();
+        fields.dedup();
+        if fields.len() > MAX_VALUE_FIELDS {
+            self.err(
+                KeyPath::new(["transforms", name, "aggregates"]),
+                format!("first_value, last_value, min_string and max_string read {} fields here; at most {MAX_VALUE_FIELDS} per group aggregate (split it into two)", fields.len()),
+            );
+        }
+        plans
     }
 
     /// Over an updating input only aggregates that can take a value back.
@@ -109,18 +170,28 @@ impl TransformTable for GroupAggregateConfig {
 impl NodeSpec for GroupAggPlan {
     fn state_signature(&self) -> String {
         let keys: Vec<&str> = self.group_by.iter().map(FieldPath::as_str).collect();
+        let values: Vec<String> = (self.values.iter())
+            .map(|v| format!("{}({})", v.pick.function(), v.field))
+            .collect();
         format!(
-            "GroupAggregate group_by {keys:?} aggregates [{}]",
-            signature(&self.aggregates)
+            "GroupAggregate group_by {keys:?} aggregates [{}]{}",
+            signature(&self.aggregates),
+            match values.is_empty() {
+                true => String::new(),
+                false => format!(" values [{}]", values.join(", ")),
+            }
         )
     }
     fn what(&self) -> &'static str {
         "group aggregate"
     }
     fn describe(&self) -> String {
+        let values = (self.values.iter())
+            .map(|v| format!(", {} = {}({})", v.name, v.pick.function(), v.field));
         format!(
-            "group aggregate, updating result (+I/-U/+U/-D); {}",
-            describe(&self.aggregates)
+            "group aggregate, updating result (+I/-U/+U/-D); {}{}",
+            describe(&self.aggregates),
+            values.collect::<String>()
         )
     }
     fn needs_event_time(&self) -> bool {

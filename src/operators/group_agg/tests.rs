@@ -33,6 +33,7 @@ fn op(extra: Vec<AggPlan>) -> GroupAggregate {
     GroupAggregate::new(&GroupAggPlan {
         group_by: vec![FieldPath::parse("k").unwrap()],
         aggregates,
+        values: Vec::new(),
         retracts: true,
     })
 }
@@ -106,6 +107,7 @@ fn an_unchanged_row_emits_nothing() {
     let mut g = GroupAggregate::new(&GroupAggPlan {
         group_by: vec![FieldPath::parse("k").unwrap()],
         aggregates: vec![agg("hi", AggFunc::Max, Some(0))],
+        values: Vec::new(),
         retracts: false,
     });
     let got = feed(
@@ -182,6 +184,7 @@ fn null_and_long_keys_and_a_global_group() {
     let mut global = GroupAggregate::new(&GroupAggPlan {
         group_by: Vec::new(),
         aggregates: vec![agg("n", AggFunc::Count, None)],
+        values: Vec::new(),
         retracts: false,
     });
     let got = feed(&mut global, &[rec("", None, I), rec("", None, I)]);

@@ -10,6 +10,7 @@ use crate::config::{
 
 mod chains;
 mod formats;
+mod group_values;
 mod joins;
 mod nexmark;
 mod over;

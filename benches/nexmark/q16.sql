@@ -1,0 +1,32 @@
+-- Query 16: Channel Statistics Report (nexmark-flink q16.sql, as written; run after ddl.sql). How
+-- many distinct users join the bidding for different levels of price for a channel, per day,
+-- and the last minute of the day a bid came in (`max(DATE_FORMAT(dateTime, 'HH:mm'))`, a MAX of
+-- a string). A GROUP BY over the whole stream is an updating result: the sink is a debezium-json
+-- file instead of a blackhole (sluice's materialised table is its last row per channel and day).
+
+CREATE TABLE nexmark_q16 (
+  channel VARCHAR, `day` VARCHAR, `minute` VARCHAR, total_bids BIGINT, rank1_bids BIGINT,
+  rank2_bids BIGINT, rank3_bids BIGINT, total_bidders BIGINT, rank1_bidders BIGINT,
+  rank2_bidders BIGINT, rank3_bidders BIGINT, total_auctions BIGINT, rank1_auctions BIGINT,
+  rank2_auctions BIGINT, rank3_auctions BIGINT
+) WITH ('connector' = 'filesystem', 'path' = 'out/nexmark_q16', 'format' = 'debezium-json');
+
+INSERT INTO nexmark_q16
+SELECT
+    channel,
+    DATE_FORMAT(dateTime, 'yyyy-MM-dd') as `day`,
+    max(DATE_FORMAT(dateTime, 'HH:mm')) as `minute`,
+    count(*) AS total_bids,
+    count(*) filter (where price < 10000) AS rank1_bids,
+    count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+    count(*) filter (where price >= 1000000) AS rank3_bids,
+    count(distinct bidder) AS total_bidders,
+    count(distinct bidder) filter (where price < 10000) AS rank1_bidders,
+    count(distinct bidder) filter (where price >= 10000 and price < 1000000) AS rank2_bidders,
+    count(distinct bidder) filter (where price >= 1000000) AS rank3_bidders,
+    count(distinct auction) AS total_auctions,
+    count(distinct auction) filter (where price < 10000) AS rank1_auctions,
+    count(distinct auction) filter (where price >= 10000 and price < 1000000) AS rank2_auctions,
+    count(distinct auction) filter (where price >= 1000000) AS rank3_auctions
+FROM bid
+GROUP BY channel, DATE_FORMAT(dateTime, 'yyyy-MM-dd');
