@@ -225,8 +225,8 @@ fn bid_statistics(bids: &[&model::Bid]) -> Value {
     for (i, r) in ranks.iter().enumerate() {
         row[format!("rank{}_bids", i + 1)] = bids.iter().filter(|b| r(b.price)).count().into();
     }
-    let keys: [(&str, fn(&model::Bid) -> i64); 2] =
-        [("bidders", |b| b.bidder), ("auctions", |b| b.auction)];
+    type Key = fn(&model::Bid) -> i64;
+    let keys: [(&str, Key); 2] = [("bidders", |b| b.bidder), ("auctions", |b| b.auction)];
     for (what, key) in keys {
         row[format!("total_{what}")] = distinct(&|_| true, key).into();
         for (i, r) in ranks.iter().enumerate() {
