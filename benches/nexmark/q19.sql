@@ -10,7 +10,7 @@ CREATE TABLE nexmark_q19 (
     price  BIGINT,
     channel  VARCHAR,
     url  VARCHAR,
-    dateTime  TIMESTAMP(3),
+    `dateTime`  TIMESTAMP(3),
     extra  VARCHAR,
     rank_number  BIGINT
 ) WITH ('connector' = 'filesystem', 'path' = 'out/nexmark_q19', 'format' = 'debezium-json');
