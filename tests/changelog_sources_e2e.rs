@@ -7,7 +7,9 @@
 //! in order, must equal the table a model computes from the final customers (every change applied
 //! in file order) and the orders; the malformed change is a dead
 //! letter with its reason. The same changes from a Kafka topic (3 partitions, each id's changes
-//! in its partition, Debezium's tombstones after deletes) give the same tables. An event-time
+//! in its partition, Debezium's tombstones after deletes) give the same tables, and so do they
+//! as Debezium's Avro envelope through the schema registry (`debezium-avro-confluent`, one more
+//! record not Avro at all, a dead letter too). An event-time
 //! window over the changelog and the changelog written into an append-only sink are refused
 //! before anything runs.
 
@@ -15,6 +17,7 @@ mod common;
 
 use common::changelog::materialise_debezium;
 use common::kafka::{broker, topic};
+use common::registry::{register, registry};
 use common::sql::{run_job, sql_job};
 use common::{read_lines, sluice};
 use serde_json::{json, Value};
@@ -269,4 +272,124 @@ fn a_debezium_topic_is_the_same_changelog_table() {
     // The malformed change is a dead letter; the tombstones change nothing.
     let dead = read_lines(&d.join("dead.ndjson"));
     assert_eq!(dead.len(), 1, "{dead:?}");
+}
+
+/// Debezium's Avro envelope of the customers table: `before` and `after` a nullable row record.
+const ENVELOPE: &str = r#"{"type":"record","name":"Envelope","namespace":"pg.public.customers",
+ "fields":[
+  {"name":"before","type":["null",{"type":"record","name":"Value","fields":[
+    {"name":"id","type":"long"},{"name":"tier","type":["null","string"],"default":null}]}],
+   "default":null},
+  {"name":"after","type":["null","Value"],"default":null},
+  {"name":"op","type":"string"},
+  {"name":"ts_ms","type":["null","long"],"default":null}]}"#;
+
+/// The Avro value of a change line of `customers.ndjson` (`None` for its `null` line).
+fn envelope(v: &Value) -> Option<apache_avro::types::Value> {
+    use apache_avro::types::Value as Avro;
+    let nullable = |x: Option<Avro>| match x {
+        Some(x) => Avro::Union(1, Box::new(x)),
+        None => Avro::Union(0, Box::new(Avro::Null)),
+    };
+    let row = |r: &Value| {
+        r.is_object().then(|| {
+            let tier = r["tier"].as_str().map(|t| Avro::String(t.into()));
+            Avro::Record(vec![
+                ("id".into(), Avro::Long(r["id"].as_i64().unwrap())),
+                ("tier".into(), nullable(tier)),
+            ])
+        })
+    };
+    Some(Avro::Record(vec![
+        ("before".into(), nullable(row(&v["before"]))),
+        ("after".into(), nullable(row(&v["after"]))),
+        ("op".into(), Avro::String(v["op"].as_str()?.into())),
+        (
+            "ts_ms".into(),
+            nullable(v["ts_ms"].as_i64().map(Avro::Long)),
+        ),
+    ]))
+}
+
+/// Every change of `customers.ndjson` into `topic` as Confluent wire-format Avro under the
+/// subject `<topic>-value`, keyed and partitioned as [`produce`] does; the file's `null` line
+/// and each delete's follower as tombstones; and one value that is not Avro.
+fn produce_avro(d: &Path, topic: &str) {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let schema = apache_avro::Schema::parse_str(ENVELOPE).unwrap();
+    let id = register(&format!("{topic}-value"), ENVELOPE);
+    let p: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .create()
+        .unwrap();
+    let send = |key: &str, part: i32, value: Option<&[u8]>| {
+        let mut r = BaseRecord::<str, [u8]>::to(topic).key(key).partition(part);
+        if let Some(v) = value {
+            r = r.payload(v);
+        }
+        p.send(r).map_err(|(e, _)| e).unwrap();
+        p.poll(Duration::ZERO);
+    };
+    for line in read_lines(&d.join("customers.ndjson")) {
+        let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        let Some(datum) = envelope(&v) else {
+            send("{}", 0, None);
+            continue;
+        };
+        let row = if v["after"].is_object() {
+            &v["after"]
+        } else {
+            &v["before"]
+        };
+        let id_of = row["id"].as_i64().unwrap_or(0);
+        let key = json!({"id": id_of}).to_string();
+        let mut wire = vec![0];
+        wire.extend_from_slice(&id.to_be_bytes());
+        #[allow(deprecated)]
+        wire.extend(apache_avro::to_avro_datum(&schema, datum).unwrap());
+        send(&key, (id_of % 3) as i32, Some(&wire));
+        if v["op"] == "d" {
+            send(&key, (id_of % 3) as i32, None);
+        }
+    }
+    send(
+        "{}",
+        1,
+        Some(br#"{"before":null,"after":{"id":1,"tier":"x"},"op":"c"}"#),
+    );
+    p.flush(Duration::from_secs(60)).unwrap();
+}
+
+#[test]
+fn a_debezium_avro_topic_through_the_registry_is_the_same_changelog_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (live, orders) = data(d);
+    let want = model(&live, &orders);
+    let t = topic("cdc-customers-avro", 3);
+    produce_avro(d, &t);
+    let file_table = format!(
+        "WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json')",
+        d.join("customers.ndjson").to_string_lossy()
+    );
+    let kafka_table = format!(
+        "WITH ('connector' = 'kafka', 'topic' = '{t}', 'properties.bootstrap.servers' = '{}', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-avro-confluent', 'debezium-avro-confluent.url' = '{}')",
+        broker(),
+        registry()
+    );
+    let cfg = sql_job(d, &sql(d).replacen(&file_table, &kafka_table, 1), "");
+    run_job(d, &cfg);
+    for (i, name) in ["tiers", "spend", "enriched", "copied"].iter().enumerate() {
+        let got = materialise_debezium(&d.join(name).join("part-0.json"));
+        assert_eq!(got, want[i], "{name}");
+    }
+    // The change of an unknown operation and the value that is not Avro are dead letters.
+    let dead = read_lines(&d.join("dead.ndjson"));
+    assert_eq!(dead.len(), 2, "{dead:?}");
+    assert!(
+        dead.iter()
+            .any(|l| l.contains("unknown Debezium operation")),
+        "{dead:?}"
+    );
 }

@@ -76,12 +76,19 @@ pub const JSON_OPTIONS: [&str; 2] = ["json.ignore-parse-errors", "json.fail-on-m
 /// The `avro-confluent` format's options.
 pub const AVRO_OPTIONS: [&str; 2] = ["avro-confluent.url", "avro-confluent.subject"];
 
+/// The `debezium-avro-confluent` format's options (Flink's names: the format's, then the same).
+pub const DEBEZIUM_AVRO_OPTIONS: [&str; 2] = [
+    "debezium-avro-confluent.url",
+    "debezium-avro-confluent.subject",
+];
+
 /// The format options a table of its `format` may set, besides its connector's own: a format
 /// a connector does not take is refused for its name, not for its options.
 pub fn format_options(t: &Table) -> &'static [&'static str] {
     match t.option("format") {
         Some("csv") => &crate::connectors::csv::sql::OPTIONS,
         Some("avro-confluent") => &AVRO_OPTIONS,
+        Some("debezium-avro-confluent") => &DEBEZIUM_AVRO_OPTIONS,
         _ => &JSON_OPTIONS,
     }
 }

@@ -107,7 +107,10 @@ impl Source for FileSource {
     }
 
     fn describe(&self) -> String {
-        format!("file {}", self.path)
+        match self.changelog {
+            true => format!("file {} (Debezium JSON changes: updating)", self.path),
+            false => format!("file {}", self.path),
+        }
     }
 
     fn rate_limit(&self) -> Option<f64> {

@@ -172,6 +172,21 @@ pub enum KafkaChangelog {
     /// deleted; a tombstone (which Debezium writes after a delete) changes nothing.
     #[serde(rename = "debezium-json")]
     DebeziumJson,
+    /// The same changes in Avro (Flink's `debezium-avro-confluent`): each value Debezium's
+    /// envelope in the Confluent wire format, decoded with `schema_registry` (`format = "avro"`,
+    /// the subject's latest schema the reader's), then read as `debezium-json`'s.
+    #[serde(rename = "debezium-avro")]
+    DebeziumAvro,
+}
+
+impl KafkaChangelog {
+    /// Whether each record is a Debezium change (JSON or Avro).
+    pub fn debezium(self) -> bool {
+        matches!(
+            self,
+            KafkaChangelog::DebeziumJson | KafkaChangelog::DebeziumAvro
+        )
+    }
 }
 
 /// How a Kafka record key reaches `_kafka.key`.

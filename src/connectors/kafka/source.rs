@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::chunks::{start_of, KafkaChunks, KafkaRecall};
-use super::config::{KafkaChangelog, KafkaSourceConfig};
+use super::config::KafkaSourceConfig;
 use super::read::{Avro, HighWatch, KafkaReader};
 use super::source_plan::{kafka_plan, KafkaPlan};
 use crate::config::{EventTimeConfig, WatermarkConfig};
@@ -40,7 +40,7 @@ impl SourceTable for KafkaSourceConfig {
     }
 
     fn changelog(&self) -> bool {
-        self.changelog == KafkaChangelog::DebeziumJson
+        self.changelog.debezium()
     }
 
     fn record_timestamps(&self) -> bool {
@@ -78,11 +78,13 @@ impl Source for KafkaSource {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "kafka {} at {}",
-            self.plan.topics.join(", "),
-            self.plan.brokers
-        )
+        let changes = match (self.plan.debezium, self.plan.avro.is_some()) {
+            (true, true) => " (Debezium Avro changes: updating)",
+            (true, false) => " (Debezium JSON changes: updating)",
+            (false, _) => "",
+        };
+        let (topics, brokers) = (self.plan.topics.join(", "), &self.plan.brokers);
+        format!("kafka {topics} at {brokers}{changes}")
     }
 
     fn rate_limit(&self) -> Option<f64> {

@@ -116,10 +116,16 @@ pub(super) fn kafka_plan(cx: &mut Check<'_>, k: &KafkaSourceConfig) -> KafkaPlan
     let avro_key = cx.avro_key(k);
     let options = kafka_options(cx, &k.options, &k.options_env, &k.options_file);
     let upsert = upsert(cx, k);
-    if k.changelog == super::config::KafkaChangelog::DebeziumJson
-        && (k.format != crate::connectors::csv::Format::Json || k.metadata)
-    {
-        cx.err(key("changelog"), "changelog = \"debezium-json\" reads JSON values (Debezium's envelope): leave format as \"json\" and metadata off".into());
+    use super::config::KafkaChangelog;
+    use crate::connectors::csv::Format;
+    match (k.changelog, k.format) {
+        (KafkaChangelog::DebeziumJson, f) if f != Format::Json || k.metadata => {
+            cx.err(key("changelog"), "changelog = \"debezium-json\" reads JSON values (Debezium's envelope): leave format as \"json\" and metadata off (for Avro envelopes: changelog = \"debezium-avro\" with format = \"avro\")".into());
+        }
+        (KafkaChangelog::DebeziumAvro, f) if f != Format::Avro || k.metadata => {
+            cx.err(key("changelog"), "changelog = \"debezium-avro\" reads Avro values (Debezium's envelope through the schema registry): set format = \"avro\" with its schema_registry, and leave metadata off".into());
+        }
+        _ => {}
     }
     KafkaPlan {
         brokers: k.brokers.clone(),
@@ -135,7 +141,7 @@ pub(super) fn kafka_plan(cx: &mut Check<'_>, k: &KafkaSourceConfig) -> KafkaPlan
         options,
         metadata: k.metadata.then_some(k.key_format),
         upsert,
-        debezium: k.changelog == super::config::KafkaChangelog::DebeziumJson,
+        debezium: k.changelog.debezium(),
         avro,
         avro_key,
     }

@@ -1,6 +1,8 @@
 //! Flink's `kafka` and `upsert-kafka` connectors as sluice's Kafka source and sink, with their
 //! formats (`json`, `csv`, and `avro-confluent`: the Confluent wire format through a Schema
-//! Registry, `avro-confluent.url`, `avro-confluent.subject`). An `upsert-kafka` table is a keyed
+//! Registry, `avro-confluent.url`, `avro-confluent.subject`; read, also the changelog formats
+//! `debezium-json` and `debezium-avro-confluent`, Debezium's envelope in JSON or in Avro through
+//! the registry, `debezium-avro-confluent.url`). An `upsert-kafka` table is a keyed
 //! changelog: read, it is a versioned table (sluice's `changelog = "upsert"` source: each record
 //! a new version of its key, a tombstone its deletion, from the earliest offset as Flink reads
 //! it); written, each row is keyed by the table's PRIMARY KEY (a JSON object of its columns), so a
@@ -24,17 +26,19 @@ use crate::sql::options::{
 };
 use crate::sql::SqlError;
 
-/// `avro-confluent`: the registry its schemas come from.
+/// `avro-confluent` (or `debezium-avro-confluent`, whose options carry its name): the registry
+/// its schemas come from.
 fn registry(t: &Table) -> Result<SchemaRegistryConfig, SqlError> {
-    let Some(url) = t.option("avro-confluent.url") else {
+    let format = t.option("format").unwrap_or("avro-confluent");
+    let Some(url) = t.option(&format!("{format}.url")) else {
         return Err(SqlError::span(
             t.span,
-            format!("table `{}`: format 'avro-confluent' needs the option 'avro-confluent.url' (the Schema Registry)", t.name),
+            format!("table `{}`: format '{format}' needs the option '{format}.url' (the Schema Registry)", t.name),
         ));
     };
     Ok(SchemaRegistryConfig {
         url: url.to_string(),
-        subject: t.option("avro-confluent.subject").map(str::to_string),
+        subject: t.option(&format!("{format}.subject")).map(str::to_string),
         ..SchemaRegistryConfig::default()
     })
 }
@@ -69,17 +73,20 @@ pub fn source(
             let (f, c) = csv::sql::format(t)?;
             (f, c, None)
         }
-        Some("avro-confluent") => (Format::Avro, None, Some(registry(t)?)),
+        Some("avro-confluent" | "debezium-avro-confluent") => {
+            (Format::Avro, None, Some(registry(t)?))
+        }
         Some("debezium-json") => (Format::Json, None, None),
         _ => {
             return Err(unsupported_format(
                 t,
-                "'json', 'csv', 'avro-confluent', 'debezium-json'",
+                "'json', 'csv', 'avro-confluent', 'debezium-json', 'debezium-avro-confluent'",
             ))
         }
     };
     let changelog = match t.option("format") {
         Some("debezium-json") => KafkaChangelog::DebeziumJson,
+        Some("debezium-avro-confluent") => KafkaChangelog::DebeziumAvro,
         _ => KafkaChangelog::Append,
     };
     let brokers = required(t, "properties.bootstrap.servers")?.to_string();
@@ -368,9 +375,8 @@ pub fn upsert_sink(t: &Table) -> Result<SinkConfig, SqlError> {
 
 /// `sluice export flink`: the jar every Kafka table needs on a cluster.
 const FLINK_JAR: &str = "Kafka tables need the connector jar on the cluster's class path (`flink-sql-connector-kafka` for Flink 2.x, in `$FLINK_HOME/lib` or `ADD JAR`).";
-/// ... and an `avro-confluent` table's format.
-const FLINK_AVRO: &str =
-    "`avro-confluent` tables need `flink-sql-avro-confluent-registry` on the class path.";
+/// ... and an `avro-confluent` or `debezium-avro-confluent` table's format.
+const FLINK_AVRO: &str = "`avro-confluent` and `debezium-avro-confluent` tables need `flink-sql-avro-confluent-registry` on the class path.";
 /// ... and what an exactly-once sink needs.
 const FLINK_EXACTLY_ONCE: &str = "Exactly-once Kafka sinks (`sink.delivery-guarantee` = `exactly-once`) need checkpoints and a `sink.transactional-id-prefix` unique per job, and consumers reading `read_committed`, as in sluice.";
 

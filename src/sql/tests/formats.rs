@@ -1,6 +1,7 @@
 //! Flink's `format` options on SQL tables: `csv` (columns by position from the DDL,
 //! `csv.field-delimiter`) on files and Kafka, `avro-confluent` (a Schema Registry) on Kafka
-//! sources and sinks, and the refusals of formats a connector does not take.
+//! sources and sinks, `debezium-avro-confluent` on Kafka sources, and the refusals of formats a
+//! connector does not take.
 
 use super::{job, refusal};
 use crate::config::{SinkConfig, SourceConfig};
@@ -71,10 +72,36 @@ fn avro_confluent_reads_and_writes_through_the_schema_registry() {
 }
 
 #[test]
+fn debezium_avro_confluent_is_a_changelog_table_read_through_the_registry() {
+    let sql = format!(
+        "CREATE TABLE c (id BIGINT, tier STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ({KAFKA},
+  'format' = 'debezium-avro-confluent', 'debezium-avro-confluent.url' = 'http://127.0.0.1:8081',
+  'debezium-avro-confluent.subject' = 'cdc-value');
+CREATE TABLE o (tier STRING, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT tier, COUNT(*) FROM c GROUP BY tier;"
+    );
+    let cfg = job(&sql);
+    let SourceConfig::Kafka(k) = &cfg.sources["c"] else {
+        panic!("{:?}", cfg.sources["c"]);
+    };
+    use crate::connectors::kafka::KafkaChangelog;
+    assert_eq!(k.changelog, KafkaChangelog::DebeziumAvro);
+    assert_eq!(k.format, crate::connectors::csv::Format::Avro);
+    let sr = k.schema_registry.as_ref().expect("a registry");
+    assert_eq!(
+        (sr.url.as_str(), sr.subject.as_deref()),
+        ("http://127.0.0.1:8081", Some("cdc-value"))
+    );
+}
+
+#[test]
 fn formats_a_connector_does_not_take_are_refused() {
     let cases = [
         (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'avro-confluent', 'avro-confluent.url' = 'u'"), "format 'avro-confluent' is not supported here yet (supported: 'json', 'csv', 'debezium-json')"),
         (source(&format!("{KAFKA}, 'format' = 'avro-confluent'")), "needs the option 'avro-confluent.url'"),
+        (source(&format!("{KAFKA}, 'format' = 'debezium-avro-confluent'")), "format 'debezium-avro-confluent' needs the option 'debezium-avro-confluent.url'"),
+        (source(&format!("{KAFKA}, 'format' = 'debezium-avro-confluent', 'avro-confluent.url' = 'u'")), "'avro-confluent.url': not supported"),
+        (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'debezium-avro-confluent', 'debezium-avro-confluent.url' = 'u'"), "format 'debezium-avro-confluent' is not supported here yet"),
         (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'csv', 'csv.field-delimiter' = ';;'"), "expected one ASCII character"),
         (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'csv', 'csv.quote-character' = '\"'"), "'csv.quote-character': not supported"),
         (source("'connector' = 'filesystem', 'path' = 'p', 'format' = 'json', 'csv.field-delimiter' = ';'"), "'csv.field-delimiter': not supported"),

@@ -1,6 +1,7 @@
 //! Updating results in the plan: a group aggregate's output reaches only sinks that take a
 //! changelog, no event-time operator, and another group aggregate only through aggregates that
-//! can take a value back; `explain` shows each operator's output mode and each sink's encoding.
+//! can take a value back; `explain` shows each operator's output mode and each sink's encoding;
+//! a Debezium Kafka source needs the value format its envelope is in.
 
 use super::{build_text, errors};
 
@@ -95,4 +96,39 @@ changelog = "print"
     // An exact distinct count keeps each value's rows; a sketch cannot take a value back.
     assert!(build_text(&job(&over("{ users = \"count_distinct(n)\" }"))).is_ok());
     assert_eq!(errors(&job(&over("{ users = \"approx_count_distinct(n)\" }"))), ["p.toml:15:16: transforms.total.aggregates.users: `approx_count_distinct(n)` over an updating input: an approximate distinct count (a HyperLogLog sketch) cannot take a value back; use count_distinct (exact, which keeps each value's row count) here, or aggregate an append-only input"]);
+}
+
+#[test]
+fn a_debezium_kafka_source_names_the_format_its_envelope_needs() {
+    let job = |changelog: &str, format: &str| {
+        format!(
+            r#"[sources.c]
+type = "kafka"
+brokers = "127.0.0.1:9092"
+topic = "cdc"
+changelog = "{changelog}"
+{format}
+[transforms.f]
+type = "filter"
+inputs = ["c"]
+where = "id > 3"
+
+[sinks.out]
+type = "stdout"
+inputs = ["f"]
+changelog = "print"
+"#
+        )
+    };
+    let avro = "format = \"avro\"\nschema_registry = { url = \"http://127.0.0.1:8081\" }\n";
+    let e = errors(&job("debezium-avro", ""));
+    let want = "sources.c.changelog: changelog = \"debezium-avro\" reads Avro values";
+    assert!(e.len() == 1 && e[0].contains(want), "{e:?}");
+    let e = errors(&job("debezium-json", avro));
+    let want = "sources.c.changelog: changelog = \"debezium-json\" reads JSON values";
+    assert!(e.len() == 1 && e[0].contains(want), "{e:?}");
+    let plan = build_text(&job("debezium-avro", avro)).unwrap_or_else(|e| panic!("{e}"));
+    let explained = crate::plan::explain::explain(&plan);
+    let source = "c: kafka cdc at 127.0.0.1:9092 (Debezium Avro changes: updating)";
+    assert!(explained.contains(source), "{explained}");
 }
