@@ -67,9 +67,9 @@ def is_change(v):
     return isinstance(v, dict) and "op" in v and ("before" in v or "after" in v)
 
 
-def upsert_rows(d, fields):
-    """The table a changelog under d leaves, materialised by the key `fields`."""
-    table = {}
+def records(d):
+    """Every non-blank line of the output files under d (not `.crc` or hidden ones), parsed, numbers
+    as Decimal."""
     for root, _, files in os.walk(d):
         for f in sorted(files):
             if f.endswith(".crc") or f.startswith("."):
@@ -78,10 +78,17 @@ def upsert_rows(d, fields):
                 if not line.strip():
                     continue
                 v = json.loads(line, parse_float=Decimal, parse_int=Decimal)
-                if v.get("op") in ("d", "u") and v.get("before") is not None:
-                    table.pop(key([v["before"].get(k) for k in fields]), None)
-                if v.get("op") in ("c", "r", "u") and v.get("after") is not None:
-                    table[key([v["after"].get(k) for k in fields])] = key(v["after"])
+                yield v
+
+
+def upsert_rows(d, fields):
+    """The table a changelog under d leaves, materialised by the key `fields`."""
+    table = {}
+    for v in records(d):
+        if v.get("op") in ("d", "u") and v.get("before") is not None:
+            table.pop(key([v["before"].get(k) for k in fields]), None)
+        if v.get("op") in ("c", "r", "u") and v.get("after") is not None:
+            table[key([v["after"].get(k) for k in fields])] = key(v["after"])
     return collections.Counter(table.values())
 
 
@@ -89,21 +96,14 @@ def rows(d):
     """The rows of every output file under d as a multiset; a changelog (debezium-json: `c`/`r`
     insert `after`, `d` deletes `before`, `u` both) is materialised: the table it leaves."""
     c = collections.Counter()
-    for root, _, files in os.walk(d):
-        for f in sorted(files):
-            if f.endswith(".crc") or f.startswith("."):
-                continue
-            for line in open(os.path.join(root, f)):
-                if not line.strip():
-                    continue
-                v = json.loads(line, parse_float=Decimal, parse_int=Decimal)
-                if not is_change(v):
-                    c[key(v)] += 1
-                    continue
-                if v["op"] in ("d", "u") and v.get("before") is not None:
-                    c[key(v["before"])] -= 1
-                if v["op"] in ("c", "r", "u") and v.get("after") is not None:
-                    c[key(v["after"])] += 1
+    for v in records(d):
+        if not is_change(v):
+            c[key(v)] += 1
+            continue
+        if v["op"] in ("d", "u") and v.get("before") is not None:
+            c[key(v["before"])] -= 1
+        if v["op"] in ("c", "r", "u") and v.get("after") is not None:
+            c[key(v["after"])] += 1
     negative = {k: n for k, n in c.items() if n < 0}
     if negative:
         print(f"  {d}: {len(negative)} rows deleted more often than inserted, e.g. "
