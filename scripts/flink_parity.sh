@@ -28,6 +28,8 @@ if [ ! -f "$DATA/events" ] || [ "$(cat "$DATA/events")" != "$EVENTS" ]; then
     "$SLUICE" loadgen clicks --events "$EVENTS" --keys 50 --users 20000 --rate 2000 \
         --late-fraction 0.01 --late-by-ms 20000 --out "$DATA/clicks.ndjson" >/dev/null
     "$SLUICE" loadgen flow --events $((EVENTS / 4)) --late-fraction 0.01 --out "$DATA" >/dev/null
+    # The same prices as a Debezium changelog (creates, updates, deletes) for a versioned table.
+    python3 scripts/parity/price_changes.py "$DATA/flow_prices.ndjson" "$DATA/flow_price_changes.ndjson"
     # The interval join reads clicks without late ones: a click later than the bound may still
     # find its impression in Flink, which drops rows only at its next cleanup (every half bound),
     # and not in sluice, which drops them as soon as the watermark passes (README "Interval join").

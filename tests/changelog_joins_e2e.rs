@@ -11,7 +11,7 @@ mod common;
 
 use common::changelog::materialise_debezium;
 use common::read_lines;
-use common::sql::{run_job, sql_job};
+use common::sql::{debezium_file, run_job, sql_job};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,12 +98,7 @@ fn data(d: &Path) -> (Vec<Order>, Vec<Customer>) {
 
 fn sql(d: &Path) -> String {
     let p = |n: &str| d.join(n).to_string_lossy().into_owned();
-    let dbz = |n: &str| {
-        format!(
-            "WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json')",
-            p(n)
-        )
-    };
+    let dbz = |n: &str| debezium_file(&d.join(n));
     format!(
         "CREATE TABLE orders (order_id BIGINT, customer BIGINT, amount BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');

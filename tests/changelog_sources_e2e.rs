@@ -18,7 +18,7 @@ mod common;
 use common::changelog::materialise_debezium;
 use common::kafka::{broker, topic};
 use common::registry::{register, registry};
-use common::sql::{run_job, sql_job};
+use common::sql::{debezium_file, run_job, sql_job};
 use common::{read_lines, sluice};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -83,12 +83,7 @@ fn data(d: &Path) -> (BTreeMap<i64, &'static str>, Vec<(i64, i64)>) {
 
 fn sql(d: &Path) -> String {
     let p = |n: &str| d.join(n).to_string_lossy().into_owned();
-    let dbz = |n: &str| {
-        format!(
-            "WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json')",
-            p(n)
-        )
-    };
+    let dbz = |n: &str| debezium_file(&d.join(n));
     format!(
         "CREATE TABLE customers (id BIGINT, tier STRING, PRIMARY KEY (id) NOT ENFORCED) {};
 CREATE TABLE orders (order_id BIGINT, customer BIGINT, amount BIGINT)

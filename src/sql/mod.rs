@@ -18,6 +18,7 @@ pub mod export;
 mod expr;
 mod functions;
 mod group;
+mod group_window;
 mod hints;
 pub mod job;
 mod join;

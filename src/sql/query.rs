@@ -37,13 +37,16 @@ impl Compiler {
                 "UNION, VALUES and other set operations are",
             ));
         };
+        // A legacy group window (`GROUP BY TUMBLE(rt, ..)`) is compiled in its table function form.
+        let rewritten = super::group_window::rewrite(sel)?;
+        let sel: &Select = rewritten.as_ref().unwrap_or(sel);
         let named_ok = super::over::has_over(sel);
         if sel.distinct.is_some()
             || (!named_ok && !sel.named_window.is_empty())
             || sel.qualify.is_some()
         {
             return Err(unsupported(
-                sel.as_ref(),
+                sel,
                 "DISTINCT, WINDOW (other than for OVER aggregates) and QUALIFY are",
             ));
         }

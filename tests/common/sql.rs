@@ -59,3 +59,11 @@ pub fn run_job(dir: &std::path::Path, cfg: &str) -> super::Exit {
     assert!(exit.success, "{}", exit.stderr);
     exit
 }
+
+/// The WITH clause of a filesystem table in `debezium-json` at `path`.
+pub fn debezium_file(path: &std::path::Path) -> String {
+    format!(
+        "WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json')",
+        path.to_string_lossy()
+    )
+}

@@ -92,6 +92,7 @@ impl Builder<'_> {
             // The value aggregates read their tokens from the row.
             row: !values.is_empty(),
             inputs,
+            changes: false,
         };
         g.add_node(self, name, draft, vec![port]);
     }

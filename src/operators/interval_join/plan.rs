@@ -74,19 +74,15 @@ impl Builder<'_> {
                 "a regular join's ttl must be positive (how long, in event time, a row waits for its matches); leave it out to keep every row until it is retracted, as Flink does without a state TTL".into(),
             );
         }
-        if j.kind != IntervalJoinKind::Inner {
-            self.err(
-                KeyPath::new(["transforms", name, "kind"]),
-                "a regular join with a ttl is inner only: an outer one keeps its rows until they are retracted (leave ttl out, as Flink without table.exec.state.ttl), or use an interval_join, whose unmatched rows are final once its bound passes".into(),
-            );
-        }
+        // An outer kind pads a row once the ttl has passed without a match: final, so the
+        // result stays append-only, and it materialises as Flink's padded-then-retracted rows.
         let spec = TwoSided {
             what: "a regular join",
             left: &j.left,
             right: &j.right,
             on: &j.on,
             bounds_ms: (ttl.saturating_neg(), ttl),
-            kind: IntervalJoinKind::Inner,
+            kind: j.kind,
             late_events: &j.late_events,
             hot_keys: &j.hot_keys,
         };
@@ -153,6 +149,7 @@ impl Builder<'_> {
             values: Vec::new(),
             row: true,
             inputs,
+            changes: false,
         };
         let ports = vec![port("left", left), port("right", right)];
         g.add_node(self, name, draft, ports);

@@ -115,6 +115,7 @@ impl Builder<'_> {
             values,
             row: true,
             inputs,
+            changes: false,
         };
         g.add_node(self, name, draft, vec![port]);
     }

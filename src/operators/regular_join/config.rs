@@ -22,6 +22,11 @@ pub struct RegularJoinConfig {
     pub ttl: Option<Duration>,
     #[serde(default)]
     pub kind: IntervalJoinKind,
+    /// An expression over the joined record (`left.<field>`, `right.<field>`) that a pair must
+    /// make true to match, besides equal `on` fields: SQL's `ON .. AND a.t < b.t` in an outer
+    /// join, where it decides which rows are NULL-padded. Without `ttl` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
     /// Name of the side output that receives rows behind the watermark on arrival (with `ttl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub late_events: Option<String>,

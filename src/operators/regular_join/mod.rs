@@ -16,10 +16,15 @@
 //! One difference from Flink: a retraction of a row this join does not hold (its insert never
 //! arrived) is counted and ignored, where Flink would emit retractions of pairs it never made.
 //!
+//! With a `condition` (an outer join's ON condition reading both sides), rows match per row
+//! instead, with per-row match counts as Flink keeps them (`matched`).
+//!
 //! Output: the `on` fields, then both records, an absent side `null`, as the interval join's:
 //! `{"id":7,"left":{...},"right":null}`.
 
+mod condition;
 pub mod config;
+mod matched;
 pub mod plan;
 mod state;
 
@@ -28,6 +33,7 @@ use super::{BuildCtx, Counters, Emitter, Operator, Output};
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::record::event::{Event, Rec, RowKind, NULL_KEY, RETRACT};
+use condition::Condition;
 use plan::RegularJoinPlan;
 use state::{Bags, Slot, LEFT, RIGHT};
 
@@ -35,6 +41,8 @@ pub struct RegularJoin {
     on: Vec<String>,
     /// Emit unmatched rows of (left, right), NULL-padded.
     outer: [bool; 2],
+    /// A condition beyond the key equality: rows then match per row (`matched`).
+    condition: Option<Condition>,
     first_port: u16,
     bags: Bags,
     counters: Counters,
@@ -60,6 +68,7 @@ impl RegularJoin {
         RegularJoin {
             on: plan.on.iter().map(|p| p.as_str().to_string()).collect(),
             outer: plan.outer,
+            condition: plan.condition.as_deref().map(Condition::new),
             first_port: ctx.first_port,
             bags: Bags::default(),
             counters: Counters::default(),
@@ -104,6 +113,25 @@ impl RegularJoin {
         }
     }
 
+    /// The kind of a pair `c` makes: `+I`, or the input's own kind (`+U`) where neither side is
+    /// outer (Flink's `StreamingJoinOperator`).
+    fn made_kind(&self, c: &Change<'_>) -> RowKind {
+        if self.outer[LEFT] || self.outer[RIGHT] {
+            RowKind::Insert
+        } else {
+            c.kind
+        }
+    }
+
+    /// The kind of a pair `c` takes back: `-D` where `c`'s side is outer, else its own (`-U`).
+    fn taken_kind(&self, c: &Change<'_>) -> RowKind {
+        if self.outer[c.side] {
+            RowKind::Delete
+        } else {
+            c.kind
+        }
+    }
+
     /// An insert (`+I`/`+U`) of `c.row` on its side of key `k`.
     fn accumulate(&mut self, k: u32, c: &Change<'_>, out: &mut dyn Emitter) {
         let (side, other) = (c.side, 1 - c.side);
@@ -125,11 +153,7 @@ impl RegularJoin {
                 self.emit(c, None, Some(slot), RowKind::Delete, n, out);
             }
         }
-        let kind = if self.outer[side] || self.outer[other] {
-            RowKind::Insert
-        } else {
-            c.kind
-        };
+        let kind = self.made_kind(c);
         for &(slot, n) in &others {
             self.emit(c, Some(c.row), Some(slot), kind, n, out);
         }
@@ -154,11 +178,7 @@ impl RegularJoin {
         }
         self.bags.entries(k, other, &mut self.others);
         let others = std::mem::take(&mut self.others);
-        let kind = if self.outer[side] {
-            RowKind::Delete
-        } else {
-            c.kind
-        };
+        let kind = self.taken_kind(c);
         for &(slot, n) in &others {
             self.emit(c, Some(c.row), Some(slot), kind, n, out);
         }
@@ -195,14 +215,20 @@ impl Operator for RegularJoin {
             }
             return;
         }
+        let matched = self.condition.is_some();
         if retracts {
             match self.bags.find_key(e.hash, c.key) {
+                Some(k) if matched => self.retract_matched(k, &c, out),
                 Some(k) => self.retract(k, &c, out),
                 None => self.unknown += 1,
             }
         } else {
             let k = self.bags.intern(e.hash, c.key);
-            self.accumulate(k, &c, out);
+            if matched {
+                self.accumulate_matched(k, &c, out);
+            } else {
+                self.accumulate(k, &c, out);
+            }
         }
     }
 
@@ -251,9 +277,12 @@ impl Operator for RegularJoin {
         if !d.is_empty() {
             return Err("bytes after the join state".into());
         }
+        self.recount();
         Ok(())
     }
 }
 
+#[cfg(test)]
+mod condition_tests;
 #[cfg(test)]
 mod tests;

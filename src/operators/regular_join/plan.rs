@@ -23,6 +23,8 @@ pub struct RegularJoinPlan {
     pub on: Vec<FieldPath>,
     /// Emit unmatched rows of (left, right), NULL-padded.
     pub outer: [bool; 2],
+    /// A pair matches only where this expression over the joined record is true.
+    pub condition: Option<String>,
 }
 
 impl Builder<'_> {
@@ -51,10 +53,18 @@ impl Builder<'_> {
         let mut output = Schema::closed(j.on.iter().map(String::as_str));
         output.fields.push(("left".into(), side_schema(&left)));
         output.fields.push(("right".into(), side_schema(&right)));
+        if let Some(text) = &j.condition {
+            let known = [crate::plan::build::schema::Known {
+                from: format!("join `{name}`"),
+                schema: output.clone(),
+            }];
+            self.expression(text, at("condition"), &known);
+        }
         let draft = NodeDraft {
             kind: NodeKind::RegularJoin(RegularJoinPlan {
                 on: on.clone(),
                 outer,
+                condition: j.condition.clone(),
             }),
             late_events: None,
             hold_ms: 0,
@@ -70,6 +80,7 @@ impl Builder<'_> {
             values: Vec::new(),
             row: true,
             inputs,
+            changes: false,
         };
         g.add_node(
             self,
@@ -95,6 +106,10 @@ impl TransformTable for RegularJoinConfig {
     }
     fn validate(&self, name: &str, b: &mut Builder<'_>, g: &mut Graph<'_>) {
         match self.ttl {
+            Some(_) if self.condition.is_some() => b.err(
+                KeyPath::new(["transforms", name, "condition"]),
+                "a condition applies to a regular join without a ttl (with a ttl, filter the joined rows with a filter after the join)".into(),
+            ),
             Some(ttl) => b.ttl_join(name, self, ttl.as_millis(), g),
             None => b.unbounded_join(name, self, g),
         }
@@ -118,8 +133,12 @@ impl NodeSpec for RegularJoinPlan {
             [false, true] => "right outer",
             [true, true] => "full outer",
         };
+        let when = self
+            .condition
+            .as_ref()
+            .map_or(String::new(), |c| format!(" where {c}"));
         format!(
-            "regular join ({kind}) on {}, keeping every row until it is retracted",
+            "regular join ({kind}) on {}{when}, keeping every row until it is retracted",
             self.on
                 .iter()
                 .map(FieldPath::as_str)

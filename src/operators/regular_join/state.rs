@@ -3,7 +3,8 @@
 //! match. Rows are held by value in a [`RowStore`]; each key's rows of a side are a list through
 //! their slots (arrival order, which is the order pairs are emitted in), and a hash index by
 //! (key, side, row bytes) finds the row a retraction takes back without walking the list. A key
-//! with no rows left is forgotten.
+//! with no rows left is forgotten. With a join condition, each row also counts the other side's
+//! rows it matches (Flink's association counts), since matching is then per row, not per key.
 
 use hashbrown::HashTable;
 
@@ -55,6 +56,8 @@ pub struct Bags {
     slab: Slab<Entry>,
     store: RowStore,
     index: HashTable<Slot>,
+    /// Per slot, the other side's rows its row matches (with a join condition only).
+    matches: Vec<u64>,
 }
 
 fn row_hash(k: u32, side: usize, row: &[u8]) -> u64 {
@@ -79,6 +82,11 @@ impl Bags {
     /// Rows key `k` holds on each side, copies included.
     pub fn rows(&self, k: u32) -> [u64; 2] {
         self.keys.value(k).rows
+    }
+
+    /// Key `k`'s bytes.
+    pub fn key(&self, k: u32) -> &[u8] {
+        self.keys.get(k).map_or(&[][..], |(_, key)| key)
     }
 
     pub fn row(&self, slot: Slot) -> &[u8] {
@@ -108,17 +116,18 @@ impl Bags {
             .copied()
     }
 
-    /// Holds one more copy of `row` on `side` of key `k`.
-    pub fn add(&mut self, k: u32, side: usize, row: &[u8]) {
-        self.add_copies(k, side, row, 1);
+    /// Holds one more copy of `row` on `side` of key `k`; its slot, and whether the row is new
+    /// there (no copy of it was held).
+    pub fn add(&mut self, k: u32, side: usize, row: &[u8]) -> (Slot, bool) {
+        self.add_copies(k, side, row, 1)
     }
 
-    fn add_copies(&mut self, k: u32, side: usize, row: &[u8], copies: u64) {
+    fn add_copies(&mut self, k: u32, side: usize, row: &[u8], copies: u64) -> (Slot, bool) {
         self.keys.value_mut(k).rows[side] += copies;
         let hash = row_hash(k, side, row);
         if let Some(s) = self.find(k, side, row, hash) {
             self.slab.at(s).copies += copies;
-            return;
+            return (s, false);
         }
         let last = self.keys.value(k).lists[side][1];
         let slot = self.slab.insert(Entry {
@@ -138,6 +147,28 @@ impl Bags {
         let slab = &self.slab;
         self.index
             .insert_unique(hash, slot, |&s| slab.get(s).map_or(0, |e| e.hash));
+        (slot, true)
+    }
+
+    /// How many rows of the other side (copies included) the row in `slot` matches under a join
+    /// condition (kept only where there is one: without, matching is per key).
+    pub fn matches(&self, slot: Slot) -> u64 {
+        self.matches.get(slot as usize).copied().unwrap_or(0)
+    }
+
+    pub fn set_matches(&mut self, slot: Slot, n: u64) {
+        let i = slot as usize;
+        if self.matches.len() <= i {
+            self.matches.resize(i + 1, 0);
+        }
+        self.matches[i] = n;
+    }
+
+    /// Every key holding rows, for a pass over the whole state (after a restore).
+    pub fn held_keys(&self) -> Vec<u32> {
+        (0..self.keys.slots())
+            .filter(|&k| self.keys.get(k).is_some() && self.keys.value(k) != Held::default())
+            .collect()
     }
 
     /// Takes one copy of `row` back from `side` of key `k`; false if none is held.
@@ -183,6 +214,7 @@ impl Bags {
     /// Allocated bytes (rows, slots, key index and row index).
     pub fn bytes(&self) -> u64 {
         self.slab.bytes()
+            + (self.matches.capacity() * 8) as u64
             + self.keys.bytes()
             + self.store.bytes().1
             + (self.index.capacity() * std::mem::size_of::<Slot>()) as u64
@@ -190,9 +222,7 @@ impl Bags {
 
     /// Every key holding rows: its hash and bytes, then per side its distinct rows with copies.
     pub fn encode(&self, e: &mut Enc) {
-        let held: Vec<u32> = (0..self.keys.slots())
-            .filter(|&k| self.keys.get(k).is_some() && self.keys.value(k) != Held::default())
-            .collect();
+        let held = self.held_keys();
         e.u64(held.len() as u64);
         let mut rows = Vec::new();
         for k in held {

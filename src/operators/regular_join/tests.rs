@@ -20,26 +20,35 @@ use RowKind::{Delete as D, Insert as I, UpdateAfter as UA, UpdateBefore as UB};
 
 /// The join's first port: events on it are left rows, on the next one right rows.
 const FIRST: u16 = 3;
-const INNER: [bool; 2] = [false, false];
-const LEFT: [bool; 2] = [true, false];
-const RIGHT: [bool; 2] = [false, true];
-const FULL: [bool; 2] = [true, true];
-const KINDS: [[bool; 2]; 4] = [INNER, LEFT, RIGHT, FULL];
+pub(super) const INNER: [bool; 2] = [false, false];
+pub(super) const LEFT: [bool; 2] = [true, false];
+pub(super) const RIGHT: [bool; 2] = [false, true];
+pub(super) const FULL: [bool; 2] = [true, true];
+pub(super) const KINDS: [[bool; 2]; 4] = [INNER, LEFT, RIGHT, FULL];
 
-type Log = Vec<(RowKind, String)>;
-type Table = BTreeMap<String, usize>;
+pub(super) type Log = Vec<(RowKind, String)>;
+pub(super) type Table = BTreeMap<String, usize>;
 
 fn join(outer: [bool; 2]) -> RegularJoin {
+    join_where(outer, None)
+}
+
+/// A join on `k`, its pairs also meeting `condition` if any.
+pub(super) fn join_where(outer: [bool; 2], condition: Option<&str>) -> RegularJoin {
     let on = vec![FieldPath::parse("k").unwrap()];
     RegularJoin::new(
-        &RegularJoinPlan { on, outer },
+        &RegularJoinPlan {
+            on,
+            outer,
+            condition: condition.map(str::to_string),
+        },
         BuildCtx { first_port: FIRST },
     )
 }
 
 /// Row `row` of kind `kind` on `side` (0 left, 1 right) with key token `key`; key `null` is a
 /// NULL key (as the binding writes a null key field: flagged, its bytes `null`).
-fn ev(side: usize, key: &str, row: &str, kind: RowKind) -> Owned {
+pub(super) fn ev(side: usize, key: &str, row: &str, kind: RowKind) -> Owned {
     let port = FIRST + side as u16;
     let mut o = Owned::new(port, key.as_bytes(), 0, &[], Some(row.as_bytes()));
     if key == N {
@@ -49,7 +58,7 @@ fn ev(side: usize, key: &str, row: &str, kind: RowKind) -> Owned {
     o
 }
 
-fn feed(j: &mut RegularJoin, evs: &[Owned]) -> Log {
+pub(super) fn feed(j: &mut RegularJoin, evs: &[Owned]) -> Log {
     let mut out = Collect::default();
     for e in evs {
         j.on_event(&e.rec(), i64::MIN, &mut out);
@@ -58,15 +67,15 @@ fn feed(j: &mut RegularJoin, evs: &[Owned]) -> Log {
 }
 
 /// An absent row: the line writes a row's bytes as they are, and an absent one as `null`.
-const N: &str = "null";
+pub(super) const N: &str = "null";
 
 /// An output line: the key token, then both rows.
-fn line(key: &str, l: &str, r: &str) -> String {
+pub(super) fn line(key: &str, l: &str, r: &str) -> String {
     format!(r#"{{"k":{key},"left":{l},"right":{r}}}"#)
 }
 
 /// The outputs (kind, left row, right row) of key `key`.
-fn out(key: &str, v: &[(RowKind, &str, &str)]) -> Log {
+pub(super) fn out(key: &str, v: &[(RowKind, &str, &str)]) -> Log {
     v.iter()
         .map(|&(kind, l, r)| (kind, line(key, l, r)))
         .collect()
@@ -74,7 +83,7 @@ fn out(key: &str, v: &[(RowKind, &str, &str)]) -> Log {
 
 /// Applies a changelog to a table: `+I`/`+U` add a copy of the line, `-U`/`-D` take one back,
 /// which must be there (the join never retracts what it did not emit).
-fn materialise(t: &mut Table, log: &Log) {
+pub(super) fn materialise(t: &mut Table, log: &Log) {
     for (kind, l) in log {
         if !kind.is_retraction() {
             *t.entry(l.clone()).or_default() += 1;
@@ -91,16 +100,16 @@ fn materialise(t: &mut Table, log: &Log) {
 }
 
 /// (keys held, the join's row counts)
-fn stats(j: &RegularJoin) -> (u64, JoinStats) {
+pub(super) fn stats(j: &RegularJoin) -> (u64, JoinStats) {
     let mut r = OperatorReport::default();
     j.report(&mut r);
     (r.keys, r.rows.expect("a join reports its rows"))
 }
 
 /// A join and its output so far, materialised.
-struct Run {
-    j: RegularJoin,
-    t: Table,
+pub(super) struct Run {
+    pub(super) j: RegularJoin,
+    pub(super) t: Table,
 }
 
 impl Run {
@@ -112,7 +121,7 @@ impl Run {
     }
 
     /// Feeds each event, checks what it emits, in order, and materialises it.
-    fn steps(&mut self, steps: Vec<(Owned, Log)>) {
+    pub(super) fn steps(&mut self, steps: Vec<(Owned, Log)>) {
         for (i, (e, want)) in steps.into_iter().enumerate() {
             let got = feed(&mut self.j, &[e]);
             assert_eq!(got, want, "step {i}");
@@ -122,11 +131,11 @@ impl Run {
 }
 
 /// Rows: `A`, `B` mostly left, `X`, `Y`, `Z` mostly right (rows need not hold their key).
-const A: &str = r#"{"v":"a"}"#;
-const B: &str = r#"{"v":"b"}"#;
-const X: &str = r#"{"r":"x"}"#;
-const Y: &str = r#"{"r":"y"}"#;
-const Z: &str = r#"{"r":"z"}"#;
+pub(super) const A: &str = r#"{"v":"a"}"#;
+pub(super) const B: &str = r#"{"v":"b"}"#;
+pub(super) const X: &str = r#"{"r":"x"}"#;
+pub(super) const Y: &str = r#"{"r":"y"}"#;
+pub(super) const Z: &str = r#"{"r":"z"}"#;
 
 #[test]
 fn inner_join_pairs_carry_the_kinds_of_the_change_that_made_them() {
@@ -370,7 +379,7 @@ fn a_snapshot_whose_copies_overflow_is_refused_without_panicking() {
 /// Keys 0 and 1 (numbers), 2 (a 200-byte string) and [`NULL`].
 const NULL: u8 = 3;
 
-fn token(k: u8) -> String {
+pub(super) fn token(k: u8) -> String {
     match k {
         0 | 1 => k.to_string(),
         2 => long_token("k2", 200),
@@ -378,16 +387,16 @@ fn token(k: u8) -> String {
     }
 }
 
-fn row(k: u8, v: u8) -> String {
+pub(super) fn row(k: u8, v: u8) -> String {
     format!(r#"{{"k":{},"v":{v}}}"#, token(k))
 }
 
 /// An input change: side, key, value, kind, and whether its row is padded with whitespace.
 #[derive(Clone, Debug)]
-struct Change(usize, u8, u8, RowKind, bool);
+pub(super) struct Change(pub(super) usize, u8, u8, RowKind, bool);
 
 impl Change {
-    fn event(&self) -> Owned {
+    pub(super) fn event(&self) -> Owned {
         let Change(side, k, v, kind, pad) = *self;
         let pad = if pad { " \t" } else { "" };
         ev(side, &token(k), &format!("{pad}{}{pad}", row(k, v)), kind)
@@ -396,13 +405,13 @@ impl Change {
 
 /// The reference: each input's rows, (key, value) -> copies, NULL keys included.
 #[derive(Default)]
-struct Model {
+pub(super) struct Model {
     held: [BTreeMap<(u8, u8), usize>; 2],
 }
 
 impl Model {
     /// An input table takes a change: a retraction of a row it does not hold changes nothing.
-    fn apply(&mut self, c: &Change) {
+    pub(super) fn apply(&mut self, c: &Change) {
         let bag = &mut self.held[c.0];
         if !c.3.is_retraction() {
             *bag.entry((c.1, c.2)).or_default() += 1;
@@ -414,24 +423,31 @@ impl Model {
         }
     }
 
-    fn matched(&self, side: usize, k: u8) -> bool {
-        k != NULL && self.held[1 - side].keys().any(|&(o, _)| o == k)
+    /// Whether row (k, v) of `side` has a partner: a row of the other side with its key and
+    /// (left value, right value) meeting `cond`.
+    fn matched(&self, side: usize, (k, v): (u8, u8), cond: &dyn Fn(u8, u8) -> bool) -> bool {
+        let pair = |w: u8| if side == 0 { cond(v, w) } else { cond(w, v) };
+        k != NULL && self.held[1 - side].keys().any(|&(o, w)| o == k && pair(w))
     }
 
-    /// The join's result from scratch: the pairs of equal non-NULL keys, then, on an outer side,
-    /// each row without one NULL-padded.
     fn table(&self, outer: [bool; 2]) -> Table {
+        self.table_where(outer, &|_, _| true)
+    }
+
+    /// The join's result from scratch: the pairs of equal non-NULL keys whose (left value, right
+    /// value) meet `cond`, then, on an outer side, each row without one NULL-padded.
+    pub(super) fn table_where(&self, outer: [bool; 2], cond: &dyn Fn(u8, u8) -> bool) -> Table {
         let mut t = Table::new();
         let mut add = |k, l: &str, r: &str, n| *t.entry(line(&token(k), l, r)).or_default() += n;
         for (&(k, v), &n) in &self.held[0] {
             for (&(o, w), &m) in &self.held[1] {
-                if k != NULL && k == o {
+                if k != NULL && k == o && cond(v, w) {
                     add(k, &row(k, v), &row(o, w), n * m);
                 }
             }
         }
         for (side, bag) in self.held.iter().enumerate().filter(|&(s, _)| outer[s]) {
-            for (&(k, v), &n) in bag.iter().filter(|e| !self.matched(side, e.0 .0)) {
+            for (&(k, v), &n) in bag.iter().filter(|e| !self.matched(side, *e.0, cond)) {
                 let r = row(k, v);
                 let [a, b] = if side == 0 { [&*r, N] } else { [N, &*r] };
                 add(k, a, b, n);
@@ -441,7 +457,7 @@ impl Model {
     }
 
     /// (keys, rows per side) the join holds: the non-NULL ones.
-    fn held(&self) -> (u64, [u64; 2]) {
+    pub(super) fn held(&self) -> (u64, [u64; 2]) {
         let keyed = |s: usize| self.held[s].iter().filter(|e| e.0 .0 != NULL);
         let keys: BTreeSet<u8> = (0..2).flat_map(|s| keyed(s).map(|e| e.0 .0)).collect();
         let rows = [0, 1].map(|s| keyed(s).map(|e| *e.1 as u64).sum());
@@ -450,9 +466,9 @@ impl Model {
 }
 
 /// (right side, key, value, kind, padded, which held row a retraction takes back if any)
-type Raw = (bool, u8, u8, RowKind, bool, Option<prop::sample::Index>);
+pub(super) type Raw = (bool, u8, u8, RowKind, bool, Option<prop::sample::Index>);
 
-fn raws() -> impl Strategy<Value = Vec<Raw>> {
+pub(super) fn raws() -> impl Strategy<Value = Vec<Raw>> {
     let kind = prop_oneof![3 => Just(I), 3 => Just(UA), 2 => Just(UB), 2 => Just(D)];
     let pick = prop::option::weighted(0.8, any::<prop::sample::Index>());
     let pad = prop::bool::weighted(0.2);
@@ -463,7 +479,7 @@ fn raws() -> impl Strategy<Value = Vec<Raw>> {
 /// Input changes from raw draws: most retractions take back a row their side holds, the others
 /// name a random row, held or not. NULL-key rows are not held by the join, which cannot tell
 /// whether one was inserted: their retractions are kept only where the row is held.
-fn resolve(raws: &[Raw]) -> Vec<Change> {
+pub(super) fn resolve(raws: &[Raw]) -> Vec<Change> {
     let mut m = Model::default();
     let mut out = Vec::new();
     for &(right, mut k, mut v, kind, pad, pick) in raws {

@@ -81,7 +81,7 @@ impl Builder<'_> {
     }
 
     /// Compiles one expression; reports its error, or a field the records it reads cannot have.
-    fn expression(&mut self, text: &str, key: KeyPath, known: &[Known]) {
+    pub(crate) fn expression(&mut self, text: &str, key: KeyPath, known: &[Known]) {
         let program = match expr::compile(text) {
             Ok(p) => p,
             Err(e) => return self.err(key, format!("invalid expression: {e}")),

@@ -17,7 +17,11 @@
 //! never matches (SQL NULL): such an input row gets `"table":null` in a left join and is dropped in
 //! an inner one; such a version is dropped. A version that is a deletion (the tombstone of an
 //! upsert changelog, `record::TOMBSTONE`) ends its key's validity: rows after it
-//! find no version until the next one.
+//! find no version until the next one. So does a deletion (`-D`) of a changelog table (a
+//! Debezium source), at its own time, even behind the watermark (Flink's versioned table puts
+//! every row at its time): a `-D` whose before image carries the row's old time takes the row
+//! away for every input row not yet answered. An update's `-U` changes nothing (its `+U` is the
+//! new version), as Flink drops a versioned table's update-befores.
 //!
 //! Output: the input record with the table record added under `"table"`:
 //! `{"order_id":1,"currency":"EUR","amount":19.99,"ts":..,"table":{"currency":"EUR","rate":1.08,..}}`.
@@ -33,6 +37,9 @@ use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::{JoinStats, OperatorReport};
 use crate::plan::TemporalJoinPlan;
 use crate::record::event::{Event, Rec, RowKind, NULL_KEY};
+
+/// The version a retraction leaves: no row (a tombstone, as an upsert changelog's deletion).
+const RETRACTED: &[u8] = b"{\"_kafka\":{\"tombstone\":true}}";
 
 #[derive(Debug, Default)]
 struct KeyState {
@@ -197,7 +204,17 @@ impl TemporalJoin {
 
     fn add_version(&mut self, r: &Rec<'_>, out: &mut dyn Emitter) {
         let e = r.ev;
-        if e.ts <= self.wm {
+        // A changelog table's `-U` changes nothing: its `+U` is the new version, from its own
+        // time (Flink drops a versioned table's update-befores). A `-D` ends its key's validity
+        // at its time, as Flink's versioned table puts a retraction at its time; it applies
+        // behind the watermark too (a deletion's before image carries the row's old time), to
+        // every row not yet answered.
+        let kind = RowKind::of_flags(e.flags);
+        if kind == RowKind::UpdateBefore {
+            return;
+        }
+        let retraction = kind == RowKind::Delete;
+        if e.ts <= self.wm && !retraction {
             self.counters.late_dropped += 1;
             self.join.late[1] += 1;
             out.late(r);
@@ -214,7 +231,11 @@ impl TemporalJoin {
             self.join.superseded += 1;
             return;
         }
-        let row = self.table.put(r.row().unwrap_or(b"{}"));
+        let row = if retraction {
+            self.table.put(RETRACTED)
+        } else {
+            self.table.put(r.row().unwrap_or(b"{}"))
+        };
         let v = &mut self.keys[k as usize].versions;
         let at = v.partition_point(|(from, _)| *from <= e.ts);
         v.insert(at, (e.ts, row));
@@ -398,5 +419,7 @@ impl Operator for TemporalJoin {
     }
 }
 
+#[cfg(test)]
+mod changelog_tests;
 #[cfg(test)]
 mod tests;

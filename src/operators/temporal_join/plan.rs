@@ -79,6 +79,7 @@ impl Builder<'_> {
                 values: Vec::new(),
                 row: true,
                 inputs: input,
+                changes: false,
             },
             PortDraft {
                 name: "table",
@@ -86,6 +87,7 @@ impl Builder<'_> {
                 values: Vec::new(),
                 row: true,
                 inputs: table,
+                changes: true,
             },
         ];
         g.add_node(self, name, draft, ports);

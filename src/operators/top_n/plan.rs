@@ -71,6 +71,7 @@ impl Builder<'_> {
             values: Vec::new(),
             row: true,
             inputs,
+            changes: false,
         };
         g.add_node(self, name, draft, vec![port]);
     }

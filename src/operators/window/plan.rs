@@ -140,6 +140,7 @@ impl Builder<'_> {
             values,
             row,
             inputs,
+            changes: false,
         };
         g.add_node(self, name, draft, vec![port]);
     }

@@ -118,6 +118,9 @@ pub(crate) struct PortDraft {
     pub values: Vec<(FieldPath, SlotUse)>,
     pub row: bool,
     pub inputs: Vec<Input>,
+    /// It reads a changelog with event time as versions (a temporal join's versioned table):
+    /// a changelog source is not refused here as at other event-time ports.
+    pub changes: bool,
 }
 
 /// A node being added: everything but its id, ports and depth.
@@ -354,6 +357,7 @@ fn refuse_untimed(b: &mut Builder<'_>, name: &str, what: &str, ports: &[PortDraf
 fn refuse_changelog(b: &mut Builder<'_>, name: &str, what: &str, ports: &[PortDraft]) {
     let updating = ports
         .iter()
+        .filter(|p| !p.changes)
         .flat_map(|p| &p.inputs)
         .filter(|i| i.untimed.is_none())
         .filter_map(|i| i.changelog.as_deref());

@@ -83,3 +83,76 @@ JOIN ads AS a ON i.ad_id = a.ad_id AND a.owner = i.nope;"
     );
     assert_eq!((line, col), (13, 50), "{message}");
 }
+
+#[test]
+fn an_outer_joins_conditions_on_both_sides_are_the_joins_own() {
+    // A LEFT join's `c.click_id > i.imp_id` decides which clicks match each impression (the
+    // others leave it NULL-padded), so the join evaluates it, over its joined record; a
+    // condition on one side is a gate or a filter before it, as before; an inner join's stays a
+    // filter of its pairs.
+    let sql = format!(
+        "{TABLES}CREATE TABLE o (imp_id BIGINT, click_id BIGINT) WITH ('connector' = 'print');
+INSERT INTO o
+SELECT i.imp_id, c.click_id FROM imps AS i LEFT JOIN cl AS c
+  ON i.imp_id = c.imp_id AND c.click_id > i.imp_id AND c.ts < i.ts + 1000 AND c.click_id <> 7;"
+    );
+    let cfg = job(&sql);
+    let TransformConfig::Join(j) = &cfg.transforms["insert_1_o_join"] else {
+        panic!("{:?}", cfg.transforms.keys());
+    };
+    let cond = j.condition.as_deref().expect("the join's condition");
+    assert!(
+        cond.contains("right.click_id > left.imp_id")
+            && cond.contains("right.ts < (left.ts + 1000)"),
+        "{cond}"
+    );
+    assert!(
+        !cond.contains("<> 7"),
+        "a one-side condition is not the join's: {cond}"
+    );
+    let inner = job(&sql.replace("LEFT JOIN", "JOIN"));
+    let TransformConfig::Join(j) = &inner.transforms["insert_1_o_join"] else {
+        panic!("{:?}", inner.transforms.keys());
+    };
+    assert_eq!(
+        j.condition, None,
+        "an inner join filters its pairs after it"
+    );
+    // With a state TTL an outer join pads a row once it expires unmatched (an interval join
+    // of +-TTL): it has no condition of its own, so one reading both sides is refused there.
+    let ttl = format!("SET 'table.exec.state.ttl' = '1 h';\n{sql}");
+    let (_, _, m) = refusal(&ttl);
+    assert!(
+        m.contains("with table.exec.state.ttl set, in an outer join, a condition in ON that reads both sides"),
+        "{m}"
+    );
+}
+
+#[test]
+fn an_outer_join_with_a_state_ttl_expires_its_rows_and_stays_append_only() {
+    // Into an append-only file sink: a row is padded only once its TTL has passed unmatched,
+    // so nothing is ever taken back.
+    let sql = format!("SET 'table.exec.state.ttl' = '1 h';
+{TABLES}CREATE TABLE o (imp_id BIGINT, click_id BIGINT) WITH ('connector' = 'filesystem', 'path' = 'o', 'format' = 'json');
+INSERT INTO o
+SELECT i.imp_id, c.click_id FROM imps AS i FULL OUTER JOIN cl AS c ON i.imp_id = c.imp_id AND c.click_id <> 7;");
+    let cfg = job(&sql);
+    let TransformConfig::Join(j) = &cfg.transforms["insert_1_o_join"] else {
+        panic!("{:?}", cfg.transforms.keys());
+    };
+    assert_eq!(j.ttl.map(|t| t.as_millis()), Some(3_600_000));
+    assert_eq!(j.kind, crate::config::IntervalJoinKind::Full);
+    assert_eq!(j.condition, None);
+    // Over an updating input (a GROUP BY view) the TTL cannot be kept in event time.
+    let grouped = format!(
+        "SET 'table.exec.state.ttl' = '1 h';
+{TABLES}CREATE VIEW per_imp AS SELECT imp_id, COUNT(*) AS n FROM cl GROUP BY imp_id;
+CREATE TABLE u (imp_id BIGINT, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO u SELECT i.imp_id, p.n FROM imps AS i LEFT JOIN per_imp AS p ON i.imp_id = p.imp_id;"
+    );
+    let (_, _, m) = refusal(&grouped);
+    assert!(
+        m.contains("this join reads an updating result: remove the SET"),
+        "{m}"
+    );
+}

@@ -11,6 +11,7 @@ use crate::config::{
 mod chains;
 mod formats;
 mod group_values;
+mod group_windows;
 mod joins;
 mod nexmark;
 mod over;
@@ -428,7 +429,6 @@ fn refusals_point_at_line_and_column() {
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT nope FROM clicks"), (7, 22), "no column `nope`"),
         (format!("{CLICKS}CREATE TABLE o (a BIGINT) WITH ('connector' = 'filesystem', 'path' = 'o', 'format' = 'json');\nINSERT INTO o SELECT COUNT(*) FROM clicks"), (7, 1), "`o` takes appends only, but this query's result is updating"),
         (format!("{CLICKS}{CPM}INSERT INTO cpm SELECT ad_id, window_start, window_end, COUNT(*) FILTER (WHERE bid > 1), SUM(bid)\nFROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rt), INTERVAL '1' MINUTE)) GROUP BY ad_id, window_start, window_end"), (8, 57), "COUNT(...) FILTER (WHERE ...) in a window aggregation is not supported"),
-        (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nSET 'table.exec.state.ttl' = '1 h';\nINSERT INTO o SELECT a.ad_id FROM clicks a FULL JOIN clicks b ON a.ad_id = b.ad_id"), (8, 66), "expires a regular join's rows in event time"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o /*+ OPTIONS('x'='y') */ SELECT ad_id FROM clicks"), (7, 15), "dynamic table options other than sluice.*"),
         (format!("{CLICKS}CREATE TABLE o (a STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT ad_id, bid FROM clicks"), (7, 15), "gives 2 columns but the sink table has 1"),
         ("CREATE TABLE t (a STRING, ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'path' = 'p', 'format' = 'json');\nCREATE TABLE o (a STRING, n BIGINT) WITH ('connector' = 'print');\nINSERT INTO o SELECT a, COUNT(*) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY a, window_start, window_end".into(), (3, 72), "it has none: a window needs one, so declare a WATERMARK"),

@@ -132,3 +132,87 @@ changelog = "print"
     let source = "c: kafka cdc at 127.0.0.1:9092 (Debezium Avro changes: updating)";
     assert!(explained.contains(source), "{explained}");
 }
+
+/// A Debezium file source `prices` with event time and an append-only `orders`, and `rest`.
+fn cdc(rest: &str) -> String {
+    format!(
+        r#"[sources.prices]
+type = "file"
+path = "prices.ndjson"
+changelog = "debezium-json"
+event_time = {{ field = "ts", unit = "ms" }}
+
+[sources.orders]
+type = "file"
+path = "orders.ndjson"
+event_time = {{ field = "ts", unit = "ms" }}
+
+{rest}[sinks.out]
+type = "stdout"
+inputs = ["priced"]
+changelog = "print"
+"#
+    )
+}
+
+#[test]
+fn a_changelog_source_is_a_temporal_joins_versioned_table_but_not_its_input() {
+    let join = |input: &str, table: &str| {
+        cdc(&format!(
+            "[transforms.priced]\ntype = \"temporal_join\"\ninput = \"{input}\"\ntable = \"{table}\"\non = {{ input = \"ad\", table = \"ad\" }}\n\n"
+        ))
+    };
+    let plan = build_text(&join("orders", "prices")).unwrap_or_else(|e| panic!("{e}"));
+    let explained = crate::plan::explain::explain(&plan);
+    assert!(
+        explained.contains("table keyed on ad <- prices")
+            && explained.contains("emits: insert-only (+I)"),
+        "{explained}"
+    );
+    let errs = errors(&join("prices", "orders"));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains(
+            "transforms.priced: temporal join takes appends only, but `prices` is a changelog"
+        ),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn a_regular_joins_condition_is_checked_before_anything_runs() {
+    let join = |condition: &str, ttl: &str| {
+        cdc(&format!(
+            "[transforms.priced]\ntype = \"join\"\nleft = \"orders\"\nright = \"prices\"\non = [\"ad\"]\nkind = \"left\"\ncondition = \"{condition}\"\n{ttl}\n"
+        ))
+    };
+    let plan = build_text(&join("right.ts <= left.ts", "")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        crate::plan::explain::explain(&plan)
+            .contains("regular join (left outer) on ad where right.ts <= left.ts"),
+        "{}",
+        crate::plan::explain::explain(&plan)
+    );
+    let errs = errors(&join("middle.ts <= left.ts", ""));
+    assert!(
+        errs.len() == 1
+            && errs[0].contains(
+                "transforms.priced.condition: `middle.ts <= left.ts` reads field `middle.ts`"
+            ),
+        "{errs:?}"
+    );
+    // The message, then the expression with a caret under the column.
+    let errs = errors(&join("right.ts <= <= 1", ""));
+    assert!(
+        errs[0].contains("transforms.priced.condition: invalid expression")
+            && errs[2].trim() == "^",
+        "{errs:?}"
+    );
+    let errs = errors(&join("right.ts <= left.ts", "ttl = \"1h\"\n"));
+    assert!(
+        errs.iter().any(|e| e.contains(
+            "transforms.priced.condition: a condition applies to a regular join without a ttl"
+        )),
+        "{errs:?}"
+    );
+}

@@ -310,7 +310,7 @@ fn hot_keys_need_a_window_that_reads_sources() {
 }
 
 #[test]
-fn a_regular_join_is_the_interval_join_of_plus_minus_its_ttl_and_inner_only() {
+fn a_regular_join_with_a_ttl_is_the_interval_join_of_plus_minus_its_ttl() {
     let regular = JOINS
         .replace("type = \"interval_join\"", "type = \"join\"")
         .replace(
@@ -331,10 +331,14 @@ fn a_regular_join_is_the_interval_join_of_plus_minus_its_ttl_and_inner_only() {
         e.contains("transforms.m.ttl") && e.contains("ttl must be positive"),
         "{e}"
     );
-    let e = plan(&regular.replace("ttl = \"1m\"", "ttl = \"1m\"\nkind = \"left\"")).unwrap_err();
-    assert!(
-        e.contains("transforms.m.kind") && e.contains("inner only"),
-        "{e}"
+    // An outer kind pads a row once its ttl passes unmatched: the interval join's outer kinds.
+    let left = plan(&regular.replace("ttl = \"1m\"", "ttl = \"1m\"\nkind = \"left\"")).unwrap();
+    let NodeKind::IntervalJoin(j) = &left.nodes[node(&left, "m")].kind else {
+        panic!("not a join");
+    };
+    assert_eq!(
+        (j.lower_ms, j.upper_ms, j.outer),
+        (-60_000, 60_000, [true, false])
     );
     let e = plan(&regular.replace("ttl = \"1m\"", "between = [\"0s\", \"1s\"]")).unwrap_err();
     assert!(e.contains("between"), "{e}");
