@@ -215,6 +215,36 @@ fn literal(v: &Value, e: &Expr) -> Result<(String, SqlType), SqlError> {
     })
 }
 
+/// `ts + INTERVAL '10' SECOND`, `ts - INTERVAL ..`, `INTERVAL .. + ts`: a timestamp moved by a
+/// day-time interval, in the epoch milliseconds a timestamp is held as; `None` when neither side
+/// is an interval.
+fn shifted_time(
+    e: &Expr,
+    left: &Expr,
+    op: &BinaryOperator,
+    right: &Expr,
+    scope: &mut dyn Scope,
+) -> Result<Option<(String, SqlType)>, SqlError> {
+    let (time, interval, sign) = match (left, op, right) {
+        (_, BinaryOperator::Plus, Expr::Interval(_)) => (left, right, "+"),
+        (_, BinaryOperator::Minus, Expr::Interval(_)) => (left, right, "-"),
+        (Expr::Interval(_), BinaryOperator::Plus, _) => (right, left, "+"),
+        (Expr::Interval(_), _, _) | (_, _, Expr::Interval(_)) => {
+            return Err(unsupported(e, "this operation on an interval is"))
+        }
+        _ => return Ok(None),
+    };
+    let ms = super::time::interval_ms(interval)?;
+    let (t, ty) = translate(time, scope)?;
+    if !ty.is_time() {
+        return Err(SqlError::span(
+            time.span(),
+            "an interval is added to or taken from a TIMESTAMP or TIMESTAMP_LTZ only",
+        ));
+    }
+    Ok(Some((format!("({t} {sign} {ms})"), ty)))
+}
+
 fn binary(
     e: &Expr,
     left: &Expr,
@@ -222,6 +252,9 @@ fn binary(
     right: &Expr,
     scope: &mut dyn Scope,
 ) -> Result<(String, SqlType), SqlError> {
+    if let Some(shifted) = shifted_time(e, left, op, right, scope)? {
+        return Ok(shifted);
+    }
     let (l, lt) = translate(left, scope)?;
     let (r, rt) = translate(right, scope)?;
     let symbol = match op {

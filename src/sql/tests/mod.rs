@@ -16,6 +16,7 @@ mod joins;
 mod nexmark;
 mod over;
 mod sinks;
+mod time_arith;
 mod views;
 
 /// Compiles `sql`, which must compile.
