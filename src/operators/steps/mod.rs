@@ -11,6 +11,7 @@
 //! raw line. It knows expressions and JSON bytes, never sinks, shards or windows.
 
 pub mod config;
+mod nested;
 pub mod plan;
 
 use crate::expr::{self, FieldPath, Program, RawJson, Record, RecordError, Segment, Value};
@@ -46,6 +47,8 @@ struct Step {
     /// Nested paths the expressions read: (path, its top-level field's index in `names`, the rest
     /// of the path), walked inside that field's token rather than from the line's start.
     nested: Vec<(FieldPath, usize, FieldPath)>,
+    /// The objects those paths go one key into, each read in one pass (`nested`).
+    objects: nested::Objects,
 }
 
 impl Step {
@@ -97,6 +100,7 @@ impl Step {
             fields: FieldSet::new(&refs),
             shape: KeyShape::new(),
             names,
+            objects: nested::Objects::new(&nested),
             nested,
         }
     }
@@ -109,6 +113,20 @@ struct Extracted<'a, 't> {
     names: &'t [String],
     toks: &'t [Option<Token<'a>>],
     nested: &'t [(FieldPath, usize, FieldPath)],
+    /// Per nested path, its (object, token) in `inner`, where its object was read in one pass.
+    slots: &'t [Option<(usize, usize)>],
+    inner: &'t [Option<Token<'a>>],
+    /// Which objects `inner` holds the keys of.
+    read: u64,
+}
+
+impl<'a> Extracted<'a, '_> {
+    /// Nested path `k`'s token as its object's one-pass read found it (`Some(None)`: the object
+    /// has no such key); `None` where that read did not answer.
+    fn inner(&self, k: usize) -> Option<Option<Token<'a>>> {
+        let (o, i) = self.slots.get(k).copied().flatten()?;
+        (self.read & (1 << o) != 0).then(|| self.inner.get(i).copied().flatten())
+    }
 }
 
 impl Record for Extracted<'_, '_> {
@@ -121,7 +139,11 @@ impl Record for Extracted<'_, '_> {
                 };
             }
         }
-        if let Some((_, i, rest)) = self.nested.iter().find(|(p, _, _)| p == path) {
+        if let Some(k) = self.nested.iter().position(|(p, _, _)| p == path) {
+            if let Some(t) = self.inner(k) {
+                return t.map_or(Ok(Value::Null), |t| expr::scalar_token(t.raw));
+            }
+            let (_, i, rest) = &self.nested[k];
             // Inside the field's own token: the rest of the line is not scanned again.
             return match self.toks.get(*i).copied().flatten() {
                 None => Ok(Value::Null),
@@ -140,7 +162,11 @@ impl<'a> Extracted<'a, '_> {
                 return Ok(self.toks[i].map(|t| t.raw));
             }
         }
-        if let Some((_, i, rest)) = self.nested.iter().find(|(p, _, _)| p == path) {
+        if let Some(k) = self.nested.iter().position(|(p, _, _)| p == path) {
+            if let Some(t) = self.inner(k) {
+                return Ok(t.map(|t| t.raw));
+            }
+            let (_, i, rest) = &self.nested[k];
             return match self.toks.get(*i).copied().flatten() {
                 None => Ok(None),
                 Some(t) => RawJson(t.raw).token_at(rest),
@@ -323,11 +349,28 @@ impl StepChain {
                 json::extract_shaped(input, &step.fields, &mut step.shape, toks)
                     .map_err(|e| format!("`{name}`: the record is not valid JSON: {e}"))?;
             }
+            let m = step.objects.total;
+            let mut few_inner: [Option<Token<'_>>; FEW_FIELDS] = [None; FEW_FIELDS];
+            let mut many_inner: [Option<Token<'_>>; MAX_FIELDS];
+            let inner = if m <= FEW_FIELDS {
+                &mut few_inner[..m]
+            } else {
+                many_inner = [None; MAX_FIELDS];
+                &mut many_inner[..m]
+            };
+            let read = if m > 0 {
+                step.objects.extract(toks, inner)
+            } else {
+                0
+            };
             let rec = Extracted {
                 line: RawJson(input),
                 names: &step.names,
                 toks,
                 nested: &step.nested,
+                slots: &step.objects.slots,
+                inner,
+                read,
             };
             match &step.kind {
                 Kind::Filter(p) => {
@@ -392,5 +435,7 @@ fn reason(kind: &str, stage: &str, field: Option<&str>, e: &expr::EvalError) -> 
     )
 }
 
+#[cfg(test)]
+mod nested_tests;
 #[cfg(test)]
 mod tests;
