@@ -12,9 +12,8 @@ use crate::operators::Emitter;
 use crate::record::event::RowKind;
 
 impl RegularJoin {
-    /// Writes the pair of `c`'s row with the other side's row in `theirs` into `self.line`;
-    /// whether the condition holds for it.
-    fn pair_holds(&mut self, c: &Change<'_>, theirs: Slot) -> bool {
+    /// Writes the pair of `c`'s row with the other side's row in `theirs` into `self.line`.
+    fn write_with(&mut self, c: &Change<'_>, theirs: Slot) {
         let theirs = Some(self.bags.row(theirs));
         let (l, r) = if c.side == LEFT {
             (Some(c.row), theirs)
@@ -22,7 +21,17 @@ impl RegularJoin {
             (theirs, Some(c.row))
         };
         write_pair(&mut self.line, &self.on, c.key, l, r);
+    }
+
+    /// Whether the condition holds for the pair in `self.line`.
+    fn line_holds(&self) -> bool {
         self.condition.as_ref().is_some_and(|p| p.holds(&self.line))
+    }
+
+    /// Writes the pair of `c`'s row with `theirs` into `self.line`; whether the condition holds.
+    fn pair_holds(&mut self, c: &Change<'_>, theirs: Slot) -> bool {
+        self.write_with(c, theirs);
+        self.line_holds()
     }
 
     /// An insert (`+I`/`+U`) of `c.row` on its side of key `k`, under the condition.
@@ -44,7 +53,8 @@ impl RegularJoin {
             self.bags.set_matches(theirs, had + 1);
             if self.outer[other] && had == 0 {
                 self.emit(c, None, Some(theirs), RowKind::Delete, n, out);
-                self.pair_holds(c, theirs);
+                // The padded row took `self.line`: the pair again, to send it.
+                self.write_with(c, theirs);
             }
             self.send(c.ev, kind, n, out);
         }
@@ -103,7 +113,7 @@ impl RegularJoin {
                 for (j, &(r, rn)) in rows[RIGHT].iter().enumerate() {
                     let (lrow, rrow) = (self.bags.row(l), self.bags.row(r));
                     write_pair(&mut self.line, &self.on, &key, Some(lrow), Some(rrow));
-                    if self.condition.as_ref().is_some_and(|p| p.holds(&self.line)) {
+                    if self.line_holds() {
                         counts[LEFT][i] += rn;
                         counts[RIGHT][j] += ln;
                     }

@@ -65,25 +65,24 @@ impl Objects {
             };
         }
         let mut at = 0;
-        let mut starts = Vec::with_capacity(keys.len());
-        let objects = keys
+        let objects: Vec<Object> = keys
             .iter()
             .map(|(top, names)| {
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-                starts.push(at);
-                at += names.len();
-                Object {
+                let object = Object {
                     top: *top,
                     fields: FieldSet::new(&refs),
                     shape: KeyShape::new(),
-                    at: at - names.len(),
+                    at,
                     len: names.len(),
-                }
+                };
+                at += names.len();
+                object
             })
             .collect();
         let slots = slots
             .into_iter()
-            .map(|s| s.map(|(o, i)| (o, starts[o] + i)))
+            .map(|s| s.map(|(o, i)| (o, objects[o].at + i)))
             .collect();
         Objects {
             objects,
