@@ -111,9 +111,15 @@ pub trait Operator: Send {
     }
 
     /// Phase two of a two-phase operator (see `runtime::shard::hot`): merges a partial result
-    /// combined where its events were read (`rec.blob()`), at watermark `wm`. Only operators that
-    /// offer a combiner receive these.
-    fn on_partial(&mut self, _rec: &Rec<'_>, _wm: i64) -> Result<(), String> {
+    /// combined where its events were read (`rec.blob()`), at watermark `wm`; what the merge
+    /// changes (a group aggregate's row) goes to `out`. Only operators that offer a combiner
+    /// receive these.
+    fn on_partial(
+        &mut self,
+        _rec: &Rec<'_>,
+        _wm: i64,
+        _out: &mut dyn Emitter,
+    ) -> Result<(), String> {
         Err("this operator does not take partial aggregates".into())
     }
 

@@ -15,7 +15,7 @@ use super::expr::{translate, Scope, AGGREGATES};
 use super::query::{items, resolve, ColumnScope, Item};
 use super::window::{group_keys, WindowScope};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
-use crate::config::{OrderedTable, TransformConfig};
+use crate::config::{HotKeyMode, HotKeysConfig, OrderedTable, TransformConfig};
 use crate::operators::group_agg::config::GroupAggregateConfig;
 
 impl Compiler {
@@ -26,6 +26,7 @@ impl Compiler {
         input: Stream,
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
+        let hot_keys = self.group_hot_keys(&input)?;
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
         let (rewritten, input) = self.computed(sel, input, base)?;
         let sel = rewritten.as_ref().unwrap_or(sel);
@@ -57,6 +58,7 @@ impl Compiler {
             inputs: vec![input.name.clone()],
             group_by: keys.iter().map(|k| k.expr.clone()).collect(),
             aggregates: OrderedTable(aggregates),
+            hot_keys,
         };
         self.push_transform(&name, TransformConfig::GroupAggregate(table));
         let mut out = Stream {
@@ -76,6 +78,37 @@ impl Compiler {
 }
 
 impl Compiler {
+    /// The `hot_keys` of a group aggregate reading `input`: a `sluice.hot_keys` hint on the
+    /// source table it reads, else `auto` where Flink would aggregate in two phases
+    /// (`settings::TwoPhase`) and the input is a source (phase one runs where records are read;
+    /// an updating source's group aggregate stays one-phase, as its partials could not carry
+    /// retractions).
+    fn group_hot_keys(&mut self, input: &Stream) -> Result<HotKeysConfig, SqlError> {
+        let source = (self.sources.iter())
+            .find(|(_, (_, s))| s.name == input.name)
+            .map(|(table, (_, s))| (table.clone(), s.updating));
+        let Some((table, updating)) = source else {
+            return Ok(HotKeysConfig::default());
+        };
+        let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.hints)
+            .into_iter()
+            .partition(|h| h.table == table);
+        self.hints = others;
+        let hinted = super::hints::window_settings(&mine)?;
+        if let Some(h) = mine.first() {
+            if hinted.lateness_ms.is_some() || hinted.late_table.is_some() {
+                return Err(SqlError::span(h.span, "sluice.allowed_lateness and sluice.late_events set a window; a GROUP BY without one has no lateness (it takes every row)"));
+            }
+        }
+        Ok(hinted.hot_keys.unwrap_or_else(|| {
+            let mut h = HotKeysConfig::default();
+            if self.two_phase.on() && !updating {
+                h.mode = HotKeyMode::Auto;
+            }
+            h
+        }))
+    }
+
     /// GROUP BY expressions, aggregates over expressions and aggregates with `FILTER (WHERE c)`
     /// read values a select computes before the aggregate: `_g0`, `_g1`, ... for the GROUP BY
     /// expressions (each use of one in the select list or HAVING becomes that column), `_e0`,

@@ -128,7 +128,7 @@ pub fn compile(sql: &str) -> Result<Compiled, SqlError> {
             .map_or((1, 1), |t| (t.span.start.line, t.span.start.column));
         c.statement(&st.tokens)?;
         if let Some(h) = c.hints.first() {
-            return Err(SqlError::span(h.span, format!("this hint on `{}` applies to nothing: sluice's options set the window of a window table function, so write it on the table inside one, TUMBLE(TABLE {} /*+ OPTIONS(...) */, ...)", h.table, h.table)));
+            return Err(SqlError::span(h.span, format!("this hint on `{}` applies to nothing: sluice's options set the window of a window table function, so write it on the table inside one, TUMBLE(TABLE {} /*+ OPTIONS(...) */, ...), or the hot keys of a GROUP BY reading the table directly", h.table, h.table)));
         }
     }
     c.finish()
@@ -150,6 +150,10 @@ struct Compiler {
     state_ttl: Option<i64>,
     /// `SET 'table.exec.source.idle-timeout'`, in milliseconds.
     idle_timeout: Option<i64>,
+    /// `SET 'table.exec.mini-batch.enabled' = 'true'` and `table.optimizer.agg-phase-strategy`
+    /// not `ONE_PHASE`: group aggregates over sources combine hot groups (`hot_keys = auto`), as
+    /// Flink's local-global aggregation.
+    two_phase: settings::TwoPhase,
     /// Set while a view's top query compiles if it has the shape of a versioned view: its
     /// ROW_NUMBER may then keep the last row per key.
     keep_last_ok: bool,

@@ -1,6 +1,8 @@
 //! `SET 'key' = 'value'`: the Flink configuration options a SQL script may set. Only those whose
 //! meaning sluice has are accepted: `table.exec.state.ttl` bounds what a deduplication remembers,
 //! `table.exec.source.idle-timeout` is the idle timeout of the sources read after it;
+//! `table.exec.mini-batch.enabled` with `table.optimizer.agg-phase-strategy` turns on the
+//! two-phase (local-global) group aggregation of hot keys;
 //! a few that change nothing in sluice's results (parallelism, watermark emission interval, the
 //! job's name) are accepted and ignored; any other is refused, so no setting is silently lost.
 
@@ -11,6 +13,9 @@ use super::{Compiler, SqlError};
 /// Options that tune Flink's execution but not the result sluice computes.
 const IGNORED: &[&str] = &[
     "parallelism.default",
+    "table.exec.mini-batch.allow-latency",
+    "table.exec.mini-batch.size",
+    "table.optimizer.distinct-agg.split.enabled",
     "pipeline.name",
     "pipeline.auto-watermark-interval",
     "execution.runtime-mode",
@@ -62,12 +67,61 @@ impl Compiler {
                 self.idle_timeout = Some(ms);
                 Ok(())
             }
+            "table.exec.mini-batch.enabled" => {
+                self.two_phase.mini_batch = flag(&value)
+                    .ok_or_else(|| SqlError::span(val_tok.span, "expected 'true' or 'false'"))?;
+                Ok(())
+            }
+            "table.optimizer.agg-phase-strategy" => {
+                self.two_phase.strategy = match value.to_ascii_uppercase().as_str() {
+                    "AUTO" => AggPhase::Auto,
+                    "ONE_PHASE" => AggPhase::OnePhase,
+                    "TWO_PHASE" => AggPhase::TwoPhase,
+                    _ => return Err(SqlError::span(val_tok.span, "expected AUTO, ONE_PHASE or TWO_PHASE")),
+                };
+                Ok(())
+            }
             "execution.runtime-mode" if !value.eq_ignore_ascii_case("streaming") => Err(
                 SqlError::span(val_tok.span, "sluice runs in streaming mode only (bounded inputs end the job)"),
             ),
             k if IGNORED.contains(&k) => Ok(()),
-            _ => Err(SqlError::span(key_tok.span, format!("the option `{key}` is not supported (sluice takes table.exec.state.ttl, and ignores {}; set sluice's own options in the job's TOML)", IGNORED.join(", ")))),
+            _ => Err(SqlError::span(key_tok.span, format!("the option `{key}` is not supported (sluice takes table.exec.state.ttl, table.exec.source.idle-timeout, table.exec.mini-batch.enabled and table.optimizer.agg-phase-strategy, and ignores {}; set sluice's own options in the job's TOML)", IGNORED.join(", ")))),
         }
+    }
+}
+
+/// Flink's local-global aggregation settings: `table.exec.mini-batch.enabled` and
+/// `table.optimizer.agg-phase-strategy`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TwoPhase {
+    pub mini_batch: bool,
+    pub strategy: AggPhase,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum AggPhase {
+    #[default]
+    Auto,
+    OnePhase,
+    TwoPhase,
+}
+
+impl TwoPhase {
+    /// Whether Flink would split a group aggregate into a local and a global phase: only with
+    /// mini-batch on (its local phase folds one mini-batch), unless the strategy says one phase.
+    /// sluice then combines the groups it finds hot (`hot_keys = auto`): the same result, and
+    /// the rest of the keys pay nothing.
+    pub fn on(&self) -> bool {
+        self.mini_batch && self.strategy != AggPhase::OnePhase
+    }
+}
+
+/// A boolean option's text.
+fn flag(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::operators::window::config::Aggregates;
+use crate::operators::window::config::{Aggregates, HotKeysConfig};
 
 /// `type = "group_aggregate"`: one row per `group_by` key, updated by every record of its group.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -16,4 +16,8 @@ pub struct GroupAggregateConfig {
     /// approx_count_distinct; and values as written: first_value, last_value, min_string,
     /// max_string.
     pub aggregates: Aggregates,
+    /// Two-phase aggregation of heavy groups (`off` unless set), as a window's: Flink's
+    /// local-global aggregation. Append-only inputs read from sources only.
+    #[serde(default, skip_serializing_if = "HotKeysConfig::is_off")]
+    pub hot_keys: HotKeysConfig,
 }

@@ -16,6 +16,7 @@
 //! so taking back the extreme falls back to the next one. FIRST_VALUE, LAST_VALUE and MIN/MAX of
 //! strings keep input tokens beside the words (`values`), read from each record's row.
 
+mod combine;
 pub mod config;
 mod distinct_counts;
 pub(crate) mod extrema;
@@ -25,8 +26,8 @@ pub mod values;
 use crate::checkpoint::codec::{Dec, Enc};
 use crate::metrics::OperatorReport;
 use crate::operators::window::acc_table::AccTable;
-use crate::operators::window::aggregate::AggLayout;
 use crate::operators::window::aggregate::{distinct_hash, to_num};
+use crate::operators::window::aggregate::{AggLayout, Sketches};
 use crate::operators::window::format::LineFormat;
 use crate::operators::window::plan::{AggFunc, AggPlan};
 use crate::operators::{Counters, Emitter, Operator, Output};
@@ -57,18 +58,30 @@ pub struct GroupAggregate {
     values: ValueAggs,
     /// `fired`: rows emitted (`+I` and `+U`); `refired`: updates among them.
     counters: Counters,
+    /// A partial aggregate being merged (phase two of `hot_keys`), decoded here.
+    partial: (Vec<u64>, Sketches),
+}
+
+/// The layout of a group's row: the aggregates, then a hidden `count()` of its rows.
+fn layout_with_rows(plan: &GroupAggPlan) -> AggLayout {
+    let mut with_count = plan.aggregates.clone();
+    with_count.push(AggPlan {
+        name: String::new(),
+        func: AggFunc::Count,
+        field: None,
+        slot: None,
+    });
+    AggLayout::new(&with_count)
+}
+
+/// Phase one of `hot_keys` for `plan` (see [`combine`]).
+pub(crate) fn combiner(plan: &GroupAggPlan) -> Box<dyn crate::operators::Combine> {
+    Box::new(combine::GroupCombiner::new(plan))
 }
 
 impl GroupAggregate {
     pub fn new(plan: &GroupAggPlan) -> GroupAggregate {
-        let mut with_count = plan.aggregates.clone();
-        with_count.push(AggPlan {
-            name: String::new(),
-            func: AggFunc::Count,
-            field: None,
-            slot: None,
-        });
-        let layout = AggLayout::new(&with_count);
+        let layout = layout_with_rows(plan);
         let keys: Vec<String> = plan
             .group_by
             .iter()
@@ -103,6 +116,7 @@ impl GroupAggregate {
             old: Vec::new(),
             new: Vec::new(),
             counters: Counters::default(),
+            partial: (Vec::new(), Sketches::default()),
         }
     }
 
@@ -145,6 +159,31 @@ impl GroupAggregate {
             let group = (rec.ev.hash, rec.key());
             (self.distinct).apply((r, s), group, h, back, (counter, self.table.sketches_mut()));
         }
+    }
+
+    /// Emits what became of group row `r` (which held `before` rows and read `old` then) when
+    /// `rec` arrived: `+I` for a new row, `-U`/`+U` for a changed one, nothing otherwise.
+    fn emit_change(
+        &mut self,
+        r: usize,
+        before: u64,
+        old: Vec<u8>,
+        rec: &Rec<'_>,
+        out: &mut dyn Emitter,
+    ) {
+        let mut new = std::mem::take(&mut self.new);
+        self.render(r, rec.key(), &mut new);
+        if before == 0 {
+            self.counters.fired += 1;
+            self.emit(&new, RowKind::Insert, rec, out);
+        } else if new != old {
+            self.counters.fired += 1;
+            self.counters.refired += 1;
+            self.emit(&old, RowKind::UpdateBefore, rec, out);
+            self.emit(&new, RowKind::UpdateAfter, rec, out);
+        }
+        self.old = old;
+        self.new = new;
     }
 
     fn emit(&self, line: &[u8], kind: RowKind, rec: &Rec<'_>, out: &mut dyn Emitter) {
@@ -196,19 +235,35 @@ impl Operator for GroupAggregate {
             self.old = old;
             return;
         }
-        let mut new = std::mem::take(&mut self.new);
-        self.render(r, key, &mut new);
-        if before == 0 {
-            self.counters.fired += 1;
-            self.emit(&new, RowKind::Insert, rec, out);
-        } else if new != old {
-            self.counters.fired += 1;
-            self.counters.refired += 1;
-            self.emit(&old, RowKind::UpdateBefore, rec, out);
-            self.emit(&new, RowKind::UpdateAfter, rec, out);
+        self.emit_change(r, before, old, rec, out);
+    }
+
+    /// Phase two of `hot_keys`: merges the partial accumulators of a group's events, combined
+    /// where they were read, and emits the one change they make together.
+    fn on_partial(&mut self, rec: &Rec<'_>, _wm: i64, out: &mut dyn Emitter) -> Result<(), String> {
+        if !(self.extrema.is_empty() && self.distinct.is_empty() && self.values.is_empty()) {
+            return Err("a partial for a group aggregate over an updating input".into());
         }
-        self.old = old;
-        self.new = new;
+        let (accs, sketches) = &mut self.partial;
+        accs.clear();
+        accs.resize(self.layout.words(), 0);
+        sketches.clear();
+        let mut d = Dec::new(rec.blob());
+        self.layout.decode(&mut d, accs, sketches)?;
+        if !d.is_empty() {
+            return Err("bytes after the accumulators".into());
+        }
+        let key = rec.key();
+        let r = self.table.upsert_key(rec.ev.hash, key);
+        let before = self.rows(r);
+        let mut old = std::mem::take(&mut self.old);
+        if before > 0 {
+            self.render(r, key, &mut old);
+        }
+        let (accs, sketches) = &self.partial;
+        (self.table).merge_into(rec.ev.hash, key, accs, sketches, &self.layout);
+        self.emit_change(r, before, old, rec, out);
+        Ok(())
     }
 
     /// Nothing waits for the watermark: every row is emitted when its cause arrives.

@@ -17,12 +17,15 @@ use crate::expr::FieldPath;
 use crate::operators::window::agg_plan::{
     assign_slots, describe, signature, unretractable, AggFunc, AggPlan,
 };
-use crate::operators::{table_inputs, BuildCtx, NodeKind, NodeSpec, Operator, TransformTable};
+use crate::operators::{
+    table_inputs, BuildCtx, Combine, NodeKind, NodeSpec, Operator, TransformTable,
+};
 use crate::plan::build::graph::{
     check_fields, field_path, refuse_unretractable, Graph, Input, NodeDraft, PortDraft,
 };
 use crate::plan::build::schema::Schema;
 use crate::plan::build::Builder;
+use crate::plan::{HotKeyPlanMode, HotKeysPlan};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupAggPlan {
@@ -33,6 +36,8 @@ pub struct GroupAggPlan {
     pub values: Vec<ValueAggPlan>,
     /// Its input updates: MIN and MAX keep every value to take one back.
     pub retracts: bool,
+    /// Two-phase aggregation of hot groups (append-only inputs from sources only).
+    pub hot_keys: HotKeysPlan,
 }
 
 impl Builder<'_> {
@@ -63,6 +68,10 @@ impl Builder<'_> {
             self.refuse_unretractable_aggregates(name, t, &aggregates);
         }
         refuse_unretractable(self, at("inputs"), &inputs, "this group aggregate");
+        let hot_keys = self.hot_keys_plan(name, &t.hot_keys);
+        if hot_keys.mode != HotKeyPlanMode::Off {
+            self.refuse_hot_keys(name, &inputs, retracts, &values);
+        }
         let (aggregates, slots) = assign_slots(aggregates);
         let output = Schema::closed(
             t.group_by
@@ -79,6 +88,7 @@ impl Builder<'_> {
                 aggregates,
                 values: values.clone(),
                 retracts,
+                hot_keys,
             }),
             late_events: None,
             hold_ms: 0,
@@ -141,6 +151,27 @@ impl Builder<'_> {
             );
         }
         plans
+    }
+
+    /// `hot_keys` combines events where they are read, into partials the owner merges: only
+    /// for append-only rows read from sources, and aggregates kept in accumulator words.
+    fn refuse_hot_keys(
+        &mut self,
+        name: &str,
+        inputs: &[Input],
+        retracts: bool,
+        values: &[ValueAggPlan],
+    ) {
+        let at = KeyPath::new(["transforms", name, "hot_keys", "mode"]);
+        if inputs.iter().any(|i| i.depth.is_some()) {
+            self.err(at.clone(), "hot_keys applies to group aggregates that read sources (directly or through filters and selects): phase one runs where records are read, and this one reads another operator's output".into());
+        }
+        if retracts {
+            self.err(at.clone(), "hot_keys needs an append-only input: a partial that folded a retraction with inserts could not be ignored where its group has no row, as a retraction alone is".into());
+        }
+        if !values.is_empty() {
+            self.err(at, "hot_keys cannot combine first_value, last_value, min_string or max_string (they keep input tokens, not accumulators); drop hot_keys or those aggregates".into());
+        }
     }
 
     /// Over an updating input only aggregates that can take a value back.
@@ -206,5 +237,11 @@ impl NodeSpec for GroupAggPlan {
     }
     fn build(&self, _ctx: BuildCtx) -> Box<dyn Operator> {
         Box::new(super::GroupAggregate::new(self))
+    }
+    fn combiner(&self) -> Option<(Box<dyn Combine>, HotKeysPlan)> {
+        if self.hot_keys.mode == HotKeyPlanMode::Off {
+            return None;
+        }
+        Some((super::combiner(self), self.hot_keys))
     }
 }

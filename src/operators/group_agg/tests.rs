@@ -35,6 +35,7 @@ fn op(extra: Vec<AggPlan>) -> GroupAggregate {
         aggregates,
         values: Vec::new(),
         retracts: true,
+        hot_keys: crate::plan::HotKeysPlan::OFF,
     })
 }
 
@@ -109,6 +110,7 @@ fn an_unchanged_row_emits_nothing() {
         aggregates: vec![agg("hi", AggFunc::Max, Some(0))],
         values: Vec::new(),
         retracts: false,
+        hot_keys: crate::plan::HotKeysPlan::OFF,
     });
     let got = feed(
         &mut g,
@@ -186,6 +188,7 @@ fn null_and_long_keys_and_a_global_group() {
         aggregates: vec![agg("n", AggFunc::Count, None)],
         values: Vec::new(),
         retracts: false,
+        hot_keys: crate::plan::HotKeysPlan::OFF,
     });
     let got = feed(&mut global, &[rec("", None, I), rec("", None, I)]);
     assert_eq!(

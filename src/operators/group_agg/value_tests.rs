@@ -44,6 +44,7 @@ fn op(keyed: bool, count: bool, values: Vec<ValueAggPlan>, retracts: bool) -> Gr
         aggregates: count.then_some(n).into_iter().collect(),
         values,
         retracts,
+        hot_keys: crate::plan::HotKeysPlan::OFF,
     })
 }
 

@@ -42,6 +42,13 @@ pub struct HotKeysConfig {
     pub max_buffered: usize,
 }
 
+impl HotKeysConfig {
+    /// The default: every event goes to its key's owner.
+    pub fn is_off(&self) -> bool {
+        *self == HotKeysConfig::default()
+    }
+}
+
 impl Default for HotKeysConfig {
     fn default() -> Self {
         HotKeysConfig {

@@ -488,7 +488,7 @@ impl Operator for PaneWindows {
         self.next_action
     }
 
-    fn on_partial(&mut self, rec: &Rec<'_>, wm: i64) -> Result<(), String> {
+    fn on_partial(&mut self, rec: &Rec<'_>, wm: i64, _out: &mut dyn Emitter) -> Result<(), String> {
         let (head, payload) = (rec.ev, rec.blob());
         self.fired_upto = self.fired_upto.max(wm);
         let p = align(head.ts, self.geo.pane);

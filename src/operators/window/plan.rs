@@ -6,7 +6,9 @@
 //! and the kind's two registry entries (`TransformTable` for its table, [`NodeSpec`] for its
 //! node). The aggregates themselves are `agg_plan`'s, shared with the group aggregate.
 
-use crate::config::{self, HotKeyMode, KeyPath, WindowConfig, WindowTransformConfig};
+use crate::config::{
+    self, HotKeyMode, HotKeysConfig, KeyPath, WindowConfig, WindowTransformConfig,
+};
 use crate::expr::FieldPath;
 use crate::operators::{
     table_inputs, BuildCtx, Combine, NodeKind, NodeSpec, Operator, TransformTable,
@@ -176,6 +178,15 @@ impl Builder<'_> {
     ) -> HotKeysPlan {
         let key = |k: &str| KeyPath::new(["transforms", name, "hot_keys", k]);
         let h = &w.hot_keys;
+        if matches!(window, WindowKind::Session { .. }) && h.mode != HotKeyMode::Off {
+            self.err(key("mode"), "session windows cannot be salted: a key's sessions merge in event order (a gap in one shard's events may be filled by another's), so partial aggregates cannot be combined before the whole key is seen; use a tumbling, sliding or cumulative window, or mode = \"off\"".into());
+        }
+        self.hot_keys_plan(name, h)
+    }
+
+    /// Checks a `hot_keys` table (of a window or a group aggregate) into its plan.
+    pub(crate) fn hot_keys_plan(&mut self, name: &str, h: &HotKeysConfig) -> HotKeysPlan {
+        let key = |k: &str| KeyPath::new(["transforms", name, "hot_keys", k]);
         if h.mode != HotKeyMode::Salt && h.salt.is_some() {
             self.err(key("salt"), "`salt` applies to mode = \"salt\" only".into());
         }
@@ -205,9 +216,6 @@ impl Builder<'_> {
                     h.max_buffered
                 ),
             );
-        }
-        if matches!(window, WindowKind::Session { .. }) && h.mode != HotKeyMode::Off {
-            self.err(key("mode"), "session windows cannot be salted: a key's sessions merge in event order (a gap in one shard's events may be filled by another's), so partial aggregates cannot be combined before the whole key is seen; use a tumbling, sliding or cumulative window, or mode = \"off\"".into());
         }
         let mode = match h.mode {
             HotKeyMode::Off => HotKeyPlanMode::Off,

@@ -43,6 +43,9 @@ pub struct PhaseOne {
     /// `seen_max` of the last event routed in the current chunk: a hand-off applies at its
     /// watermark (the chunk's running maximum may already include the event that is due).
     pub stamp: i64,
+    /// That event's source position: the ordering tag of what a partial's merge emits (a group
+    /// aggregate's update), which must follow the output of the events before it.
+    pub last_pos: u64,
 }
 
 impl PhaseOne {
@@ -86,6 +89,7 @@ impl PhaseOne {
             flush_seen: WM_MAX,
             out: Vec::new(),
             stamp: crate::time::WM_MIN,
+            last_pos: 0,
         })
     }
 
@@ -182,7 +186,13 @@ impl Shard {
                 let time = self.tracker.chunk_time_of(cur.part, deps);
                 let wm = self.node_wm[node].max(time.before(h.stamp));
                 head.port = h.first_port[node];
-                let mut send = |m: &Event, p: &PayloadBuf| out.push((*m, p.bytes.clone()));
+                head.pos = h.last_pos;
+                let mut send = |m: &Event, p: &PayloadBuf| {
+                    // Each partial its own tie-break, apart from any source record's (sub 0).
+                    let mut m = *m;
+                    m.sub = (1 << 63) | out.len() as u64;
+                    out.push((m, p.bytes.clone()))
+                };
                 self.stats.events_combined +=
                     phase.combiner.hand_off(wm, &head, h.max_slots, &mut send);
             }

@@ -247,6 +247,7 @@ impl Shard {
     pub(super) fn route(&mut self, ev: &Event) {
         if let Some(h) = self.hot.as_mut() {
             h.stamp = ev.seen_max;
+            h.last_pos = ev.pos;
             let ooo = self.setup.tracker_init[ev.part as usize].0;
             if h.take(ev, ooo) {
                 return;

@@ -240,9 +240,12 @@ impl Shard {
             .before(head.seen_max)
             .max(self.node_wm[node]);
         self.node_wm[node] = wm;
+        self.emitter.node = node;
+        self.emitter.depth = 0;
+        let (ops, emitter) = (&mut self.ops, &mut self.emitter);
         let res = Rec::parse(head, payload)
             .map_err(|e| e.to_string())
-            .and_then(|rec| self.ops[node].on_partial(&rec, wm));
+            .and_then(|rec| ops[node].on_partial(&rec, wm, emitter));
         if let Err(e) = res {
             self.failure = Some(format!("partial aggregate: {e}"));
         }

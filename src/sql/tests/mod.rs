@@ -10,6 +10,7 @@ use crate::config::{
 
 mod chains;
 mod formats;
+mod group_hot_keys;
 mod group_values;
 mod group_windows;
 mod joins;

@@ -121,7 +121,7 @@ fn combined_partials_merge_to_the_same_lines_as_events_one_by_one() {
         let mut out_merged = Collect::default();
         for (head, payload) in &msgs {
             let rec = Rec::parse(head, payload).unwrap();
-            merged.on_partial(&rec, WM_MIN).unwrap();
+            merged.on_partial(&rec, WM_MIN, &mut out_merged).unwrap();
         }
         let mut raw = 0;
         for (e, pane, row) in &held {
@@ -264,7 +264,11 @@ fn a_partial_of_a_long_key_merges_like_its_events() {
     let mut merged = build(&p);
     let mut got = Collect::default();
     merged
-        .on_partial(&Rec::parse(&msgs[0].0, &msgs[0].1).unwrap(), WM_MIN)
+        .on_partial(
+            &Rec::parse(&msgs[0].0, &msgs[0].1).unwrap(),
+            WM_MIN,
+            &mut got,
+        )
         .unwrap();
     for e in &events[30..] {
         merged.on_event(&e.rec(), WM_MIN, &mut got);

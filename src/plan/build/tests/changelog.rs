@@ -216,3 +216,55 @@ fn a_regular_joins_condition_is_checked_before_anything_runs() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn hot_keys_combine_a_group_aggregate_of_append_only_source_rows_only() {
+    let hot = |input: &str, aggs: &str| {
+        format!(
+            r#"[transforms.total]
+type = "group_aggregate"
+inputs = ["{input}"]
+group_by = ["ad_id"]
+aggregates = {aggs}
+hot_keys = {{ mode = "auto", threshold = 0.1 }}
+
+[sinks.out]
+type = "stdout"
+inputs = ["total"]
+changelog = "print"
+"#
+        )
+    };
+    let p = build_text(&job(&hot(
+        "clicks",
+        "{ n = \"count()\", u = \"count_distinct(user_id)\" }",
+    )))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let total = p.nodes.iter().find(|n| n.name == "total").expect("total");
+    assert!(
+        crate::operators::combiner(total).is_some(),
+        "phase one offered"
+    );
+    // Over another aggregate's updating result: neither read where records are read nor
+    // append-only.
+    let errs = errors(&job(&hot("per_ad", "{ n = \"count()\" }")));
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].contains("transforms.total.hot_keys.mode: hot_keys applies to group aggregates that read sources"), "{errs:?}");
+    assert!(
+        errs[1].contains("hot_keys needs an append-only input"),
+        "{errs:?}"
+    );
+    let errs = errors(&job(&hot("clicks", "{ f = \"first_value(bid)\" }")));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("hot_keys cannot combine first_value"),
+        "{errs:?}"
+    );
+    let bad =
+        job(&hot("clicks", "{ n = \"count()\" }")).replace("threshold = 0.1", "threshold = 2.0");
+    assert!(
+        errors(&bad)[0].contains("2 is not a share of events"),
+        "{:?}",
+        errors(&bad)
+    );
+}

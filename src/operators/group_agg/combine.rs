@@ -1,0 +1,129 @@
+//! Phase one of a group aggregate with `hot_keys` (Flink's local-global aggregation): the shard
+//! that reads an event of a hot group folds it into that group's partial accumulators instead of
+//! sending it to the group's owner, and at each hand-off (`runtime::shard::hot`: a full buffer or
+//! a chunk end) sends one partial per group, which the owner merges
+//! (`GroupAggregate::on_partial`) and emits as one update. A celebrity key then costs its owner a
+//! few partials per chunk, not most of the stream.
+//!
+//! **What changes and what does not.** A group aggregate has no action point in event time, so a
+//! partial may be merged wherever it arrives; the owner's row after it is the row it would have
+//! after the partial's events one by one (counts, sums, MIN/MAX and the exact distinct set merge
+//! associatively, as the window's do; float sums are added in another grouping and may differ
+//! in the last bits). Only the intermediate updates differ: a hand-off's events become one
+//! `-U`/`+U` pair instead of one pair each, as Flink's mini-batch and local-global aggregation
+//! fold them, so the materialised result is the same and the changelog shorter. Only
+//! append-only inputs are combined (the plan refuses the rest): a retraction of a group the
+//! owner has no row for is ignored, which a partial that folded it with inserts could not do.
+//!
+//! Owns one partial table of one group aggregate on one shard between two hand-offs; never
+//! sees rings, sources or the watermark tracker.
+
+use super::plan::GroupAggPlan;
+use crate::checkpoint::codec::Enc;
+use crate::operators::window::acc_table::{AccTable, INITIAL_KEY_BYTES};
+use crate::operators::window::aggregate::AggLayout;
+use crate::record::event::{payload_slots, Event, PayloadBuf, Tag};
+use crate::time::WM_MAX;
+
+pub struct GroupCombiner {
+    /// The owner's layout: the aggregates, then the hidden row count (here: events folded).
+    layout: AggLayout,
+    table: AccTable,
+    /// Per row: the latest event time folded in, the time of its partial.
+    ts: Vec<i64>,
+    /// Per row: whether it went in a partial at the last hand-off.
+    sent: Vec<bool>,
+    enc: Enc,
+    payload: PayloadBuf,
+}
+
+impl GroupCombiner {
+    pub fn new(plan: &GroupAggPlan) -> GroupCombiner {
+        let layout = super::layout_with_rows(plan);
+        GroupCombiner {
+            table: AccTable::with_capacity(&layout, 64, INITIAL_KEY_BYTES),
+            layout,
+            ts: Vec::new(),
+            sent: Vec::new(),
+            enc: Enc::default(),
+            payload: PayloadBuf::default(),
+        }
+    }
+
+    /// The words of a row before its hidden count.
+    fn count_word(&self) -> usize {
+        self.layout.words() - 1
+    }
+}
+
+impl crate::operators::Combine for GroupCombiner {
+    /// Folds `ev` into its group's partial. A group aggregate has one "pane" and nothing that
+    /// waits for the watermark, so there is never a first pane to watch.
+    fn add(&mut self, ev: &Event) -> (u32, u32, Option<i64>) {
+        let r = self.table.add_row(ev, &self.layout);
+        match self.ts.get_mut(r) {
+            Some(t) => *t = (*t).max(ev.ts),
+            None => self.ts.push(ev.ts),
+        }
+        (0, r as u32, None)
+    }
+
+    fn next_change_above(&self, _p: i64, _floor: i64) -> i64 {
+        WM_MAX
+    }
+
+    /// Sends every group that folded more events than its partial takes ring slots (and whose
+    /// partial fits the ring whole); the others' events go on raw, which gives the same rows.
+    fn hand_off(
+        &mut self,
+        _wm: i64,
+        head: &Event,
+        max_slots: usize,
+        send: &mut dyn FnMut(&Event, &PayloadBuf),
+    ) -> u64 {
+        let n_word = self.count_word();
+        let mut h = *head;
+        h.tag = Tag::PARTIAL;
+        self.sent.clear();
+        self.sent.resize(self.table.len(), false);
+        let mut combined = 0;
+        for (r, row) in self.table.rows().enumerate() {
+            let n = row.accs[n_word];
+            if n < 2 {
+                continue;
+            }
+            self.enc.bytes.clear();
+            (self.layout).encode(row.accs, self.table.sketches(), &mut self.enc);
+            if n as usize <= 1 + payload_slots(self.enc.bytes.len() as u32 + 4) {
+                continue; // as many ring slots as its events: no gain
+            }
+            h.hash = row.hash;
+            h.ts = self.ts[r];
+            h.flags = 0;
+            self.payload.clear();
+            self.payload.set_key(&mut h, row.key());
+            self.payload.finish(&mut h, None, Some(&self.enc.bytes));
+            if 1 + payload_slots(self.payload.bytes.len() as u32) > max_slots {
+                continue; // would never fit the ring whole
+            }
+            send(&h, &self.payload);
+            self.sent[r] = true;
+            combined += n;
+        }
+        combined
+    }
+
+    fn combined(&self, _table: u32, row: u32) -> bool {
+        self.sent.get(row as usize).copied().unwrap_or(false)
+    }
+
+    fn clear(&mut self) {
+        self.table.clear();
+        self.ts.clear();
+        self.sent.clear();
+    }
+}
+
+#[cfg(test)]
+#[path = "combine_tests.rs"]
+mod tests;
