@@ -158,6 +158,11 @@ pub trait Combine: Send {
     /// Folds `ev` into its partial; returns where (a table and a row, for [`Combine::combined`])
     /// and the pane start when this is the first event of its pane since the last hand-off.
     fn add(&mut self, ev: &Event) -> (u32, u32, Option<i64>);
+    /// [`Combine::add`] for an event read with its payload (wide values, a long key); `None`
+    /// when this combiner folds only header-only events (the event then goes on raw).
+    fn add_rec(&mut self, _rec: &Rec<'_>) -> Option<(u32, u32, Option<i64>)> {
+        None
+    }
     /// The first watermark above `floor` at which anything changes for pane `p` (a window of it
     /// fires, stops taking late events, or is cleaned up).
     fn next_change_above(&self, p: i64, floor: i64) -> i64;

@@ -17,6 +17,7 @@ use super::window::{group_keys, WindowScope};
 use super::{Col, Compiler, SqlError, SqlType, Stream};
 use crate::config::{HotKeyMode, HotKeysConfig, OrderedTable, TransformConfig};
 use crate::operators::group_agg::config::GroupAggregateConfig;
+use crate::operators::group_agg::values;
 
 impl Compiler {
     /// `SELECT ... FROM stream [WHERE ...] GROUP BY keys [HAVING ...]`.
@@ -26,7 +27,7 @@ impl Compiler {
         input: Stream,
         base: &str,
     ) -> Result<(Stream, Vec<Item>), SqlError> {
-        let hot_keys = self.group_hot_keys(&input)?;
+        let (mut hot_keys, hinted) = self.group_hot_keys(&input)?;
         let input = self.filter(sel.selection.as_ref(), input, &format!("{base}_where"))?;
         let (rewritten, input) = self.computed(sel, input, base)?;
         let sel = rewritten.as_ref().unwrap_or(sel);
@@ -53,6 +54,7 @@ impl Compiler {
             // count no output column reads.
             aggregates.push(("_rows".into(), "count()".into()));
         }
+        one_phase_for_values(&mut hot_keys, hinted, &aggregates);
         let name = format!("{base}_group");
         let table = GroupAggregateConfig {
             inputs: vec![input.name.clone()],
@@ -83,12 +85,13 @@ impl Compiler {
     /// (`settings::TwoPhase`) and the input is a source (phase one runs where records are read;
     /// an updating source's group aggregate stays one-phase, as its partials could not carry
     /// retractions).
-    fn group_hot_keys(&mut self, input: &Stream) -> Result<HotKeysConfig, SqlError> {
+    /// Also says whether a hint set it.
+    fn group_hot_keys(&mut self, input: &Stream) -> Result<(HotKeysConfig, bool), SqlError> {
         let source = (self.sources.iter())
             .find(|(_, (_, s))| s.name == input.name)
             .map(|(table, (_, s))| (table.clone(), s.updating));
         let Some((table, updating)) = source else {
-            return Ok(HotKeysConfig::default());
+            return Ok((HotKeysConfig::default(), false));
         };
         let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.hints)
             .into_iter()
@@ -100,15 +103,32 @@ impl Compiler {
                 return Err(SqlError::span(h.span, "sluice.allowed_lateness and sluice.late_events set a window; a GROUP BY without one has no lateness (it takes every row)"));
             }
         }
-        Ok(hinted.hot_keys.unwrap_or_else(|| {
-            let mut h = HotKeysConfig::default();
-            if self.two_phase.on() && !updating {
-                h.mode = HotKeyMode::Auto;
-            }
-            h
-        }))
+        if let Some(h) = hinted.hot_keys {
+            return Ok((h, true));
+        }
+        let mut h = HotKeysConfig::default();
+        if self.two_phase.on() && !updating {
+            h.mode = HotKeyMode::Auto;
+        }
+        Ok((h, false))
     }
+}
 
+/// Under the session's two-phase settings (not a hint), aggregates that keep values as written
+/// (FIRST_VALUE, LAST_VALUE, MIN/MAX of strings) keep the aggregate one-phase, as Flink's
+/// planner does for aggregates that cannot merge.
+fn one_phase_for_values(
+    hot_keys: &mut HotKeysConfig,
+    hinted: bool,
+    aggregates: &[(String, String)],
+) {
+    let values = aggregates.iter().any(|(_, e)| values::parse(e).is_some());
+    if values && !hinted {
+        *hot_keys = HotKeysConfig::default();
+    }
+}
+
+impl Compiler {
     /// GROUP BY expressions, aggregates over expressions and aggregates with `FILTER (WHERE c)`
     /// read values a select computes before the aggregate: `_g0`, `_g1`, ... for the GROUP BY
     /// expressions (each use of one in the select list or HAVING becomes that column), `_e0`,

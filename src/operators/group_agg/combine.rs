@@ -22,7 +22,7 @@ use super::plan::GroupAggPlan;
 use crate::checkpoint::codec::Enc;
 use crate::operators::window::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::operators::window::aggregate::AggLayout;
-use crate::record::event::{payload_slots, Event, PayloadBuf, Tag};
+use crate::record::event::{payload_slots, Event, PayloadBuf, Rec, Tag};
 use crate::time::WM_MAX;
 
 pub struct GroupCombiner {
@@ -50,6 +50,14 @@ impl GroupCombiner {
         }
     }
 
+    /// Row `r` folded an event at `ts` (rows are numbered in order, so a new one is the next).
+    fn note_time(&mut self, r: usize, ts: i64) {
+        match self.ts.get_mut(r) {
+            Some(t) => *t = (*t).max(ts),
+            None => self.ts.push(ts),
+        }
+    }
+
     /// The words of a row before its hidden count.
     fn count_word(&self) -> usize {
         self.layout.words() - 1
@@ -61,11 +69,15 @@ impl crate::operators::Combine for GroupCombiner {
     /// waits for the watermark, so there is never a first pane to watch.
     fn add(&mut self, ev: &Event) -> (u32, u32, Option<i64>) {
         let r = self.table.add_row(ev, &self.layout);
-        match self.ts.get_mut(r) {
-            Some(t) => *t = (*t).max(ev.ts),
-            None => self.ts.push(ev.ts),
-        }
+        self.note_time(r, ev.ts);
         (0, r as u32, None)
+    }
+
+    /// Folds a record with wide values or a long key as [`Combine::add`] folds an event.
+    fn add_rec(&mut self, rec: &Rec<'_>) -> Option<(u32, u32, Option<i64>)> {
+        let r = self.table.add_rec(rec, &self.layout);
+        self.note_time(r, rec.ev.ts);
+        Some((0, r as u32, None))
     }
 
     fn next_change_above(&self, _p: i64, _floor: i64) -> i64 {

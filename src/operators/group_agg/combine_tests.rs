@@ -199,3 +199,63 @@ proptest! {
         prop_assert!(combined.emitted.len() <= direct.emitted.len());
     }
 }
+
+/// Records with wide values (more than an event header holds) and a long key are folded from
+/// their payload (`add_rec`): one partial, the same table as one by one.
+#[test]
+fn wide_records_and_long_keys_combine_from_their_payload() {
+    use crate::operators::testing::Owned;
+    let field = |f: &str, s: usize| AggPlan {
+        name: f.into(),
+        func: AggFunc::Sum,
+        field: Some(FieldPath::parse(f).unwrap()),
+        slot: Some(s),
+    };
+    let p = GroupAggPlan {
+        group_by: vec![FieldPath::parse("k").unwrap()],
+        aggregates: (0..6).map(|s| field(&format!("v{s}"), s)).collect(),
+        values: Vec::new(),
+        retracts: false,
+        hot_keys: HotKeysPlan::OFF,
+    };
+    let long = format!("\"{}\"", "x".repeat(60));
+    let records: Vec<Owned> = (0..50i64)
+        .map(|i| {
+            let key = if i % 5 == 0 {
+                "\"short\""
+            } else {
+                long.as_str()
+            };
+            let values: Vec<Value> = (0..6).map(|s| Value::Int(i * 10 + s)).collect();
+            Owned::new(0, key.as_bytes(), i, &values, None)
+        })
+        .collect();
+    assert!(records.iter().all(|r| r.ev.has_payload()));
+    let mut direct = GroupAggregate::new(&p);
+    let mut want = Collect::default();
+    for r in &records {
+        direct.on_event(&r.rec(), WM_MIN, &mut want);
+    }
+    let mut c = GroupCombiner::new(&p);
+    let rows: Vec<u32> = (records.iter())
+        .map(|r| c.add_rec(&r.rec()).expect("folds wide records").1)
+        .collect();
+    let mut msgs = Vec::new();
+    let combined = c.hand_off(WM_MIN, &Event::EMPTY, usize::MAX, &mut |h, pl| {
+        msgs.push(through_ring(h, pl))
+    });
+    let (mut owner, mut got) = (GroupAggregate::new(&p), Collect::default());
+    for (head, payload) in &msgs {
+        owner
+            .on_partial(&Rec::parse(head, payload).unwrap(), WM_MIN, &mut got)
+            .unwrap();
+    }
+    for (r, row) in records.iter().zip(rows) {
+        if !c.combined(0, row) {
+            owner.on_event(&r.rec(), WM_MIN, &mut got);
+        }
+    }
+    assert_eq!(combined, 50, "both keys fold into one partial each");
+    assert_eq!(got.emitted.len(), 2, "{:?}", got.lines);
+    assert_eq!(materialise(&got), materialise(&want));
+}

@@ -15,7 +15,7 @@ use super::Shard;
 use crate::operators::detect::Detector;
 use crate::operators::Combine;
 use crate::plan::{HotKeyPlanMode, Plan};
-use crate::record::event::{Event, PayloadBuf};
+use crate::record::event::{Event, PayloadBuf, Rec};
 use crate::time::WM_MAX;
 
 /// One operator's phase one on this shard.
@@ -25,6 +25,14 @@ struct OpPhase {
     detector: Option<Detector>,
 }
 
+/// One held event: where its key and pane were folded, and its payload's range in `payloads`.
+struct Held {
+    ev: Event,
+    pane: u32,
+    row: u32,
+    payload: (u32, u32),
+}
+
 pub struct PhaseOne {
     /// By node id; `None` for nodes without `hot_keys` (or not combined on this shard).
     ops: Vec<Option<OpPhase>>,
@@ -32,7 +40,9 @@ pub struct PhaseOne {
     port_node: Vec<usize>,
     first_port: Vec<u16>,
     /// Held events in the order read, with where their key and pane were folded.
-    held: Vec<(Event, u32, u32)>,
+    held: Vec<Held>,
+    /// The payloads of held events that have one (wide values, a long key), back to back.
+    payloads: Vec<u8>,
     max_buffered: usize,
     /// The most ring slots one message may take: a partial must fit the ring whole.
     max_slots: usize,
@@ -84,6 +94,7 @@ impl PhaseOne {
             port_node: plan.ports.iter().map(|p| p.node).collect(),
             first_port: plan.nodes.iter().map(|n| n.ports.start as u16).collect(),
             held: Vec::with_capacity(max_buffered),
+            payloads: Vec::new(),
             max_buffered,
             max_slots: plan.runtime.ring_capacity,
             flush_seen: WM_MAX,
@@ -116,14 +127,59 @@ impl PhaseOne {
             }
         }
         let (pane, row, first) = phase.combiner.add(ev);
+        self.folded(ev, pane, row, first, ooo, &[]);
+        true
+    }
+
+    /// [`PhaseOne::take`] for an event with a payload (wide values, a long key), which only a
+    /// combiner that reads payloads (`Combine::add_rec`) folds; the payload is kept with it.
+    pub fn take_with_payload(&mut self, ev: &Event, payload: &[u8], ooo: i64) -> bool {
+        let node = (self.port_node.get(ev.port as usize).copied()).unwrap_or(usize::MAX);
+        let Some(Some(phase)) = self.ops.get_mut(node) else {
+            return false;
+        };
+        if let Some(d) = &mut phase.detector {
+            d.observe(ev);
+            if !d.is_hot(ev.hash) {
+                return false;
+            }
+        }
+        let Ok(rec) = Rec::parse(ev, payload) else {
+            return false; // the receiver reports what it cannot read
+        };
+        let Some((pane, row, first)) = phase.combiner.add_rec(&rec) else {
+            return false;
+        };
+        self.folded(ev, pane, row, first, ooo, payload);
+        true
+    }
+
+    /// Keeps a folded event (and its payload) until the hand-off; the first event of a pane
+    /// moves the next hand-off before that pane's next action point.
+    fn folded(
+        &mut self,
+        ev: &Event,
+        pane: u32,
+        row: u32,
+        first: Option<i64>,
+        ooo: i64,
+        payload: &[u8],
+    ) {
         if let Some(p) = first {
-            let change = phase
-                .combiner
-                .next_change_above(p, ev.seen_max.saturating_sub(ooo));
+            let phase = self.ops[self.port_node[ev.port as usize]].as_ref();
+            let change = phase.map_or(WM_MAX, |ph| {
+                (ph.combiner).next_change_above(p, ev.seen_max.saturating_sub(ooo))
+            });
             self.flush_seen = self.flush_seen.min(change.saturating_add(ooo));
         }
-        self.held.push((*ev, pane, row));
-        true
+        let at = self.payloads.len() as u32;
+        self.payloads.extend_from_slice(payload);
+        self.held.push(Held {
+            ev: *ev,
+            pane,
+            row,
+            payload: (at, payload.len() as u32),
+        });
     }
 
     /// Whether the next event, stamped `seen_max`, must wait for a hand-off.
@@ -197,18 +253,15 @@ impl Shard {
                     phase.combiner.hand_off(wm, &head, h.max_slots, &mut send);
             }
         }
-        for (ev, pane, row) in &h.held {
-            let node = h
-                .port_node
-                .get(ev.port as usize)
-                .copied()
-                .unwrap_or(usize::MAX);
+        for held in &h.held {
+            let node = (h.port_node.get(held.ev.port as usize).copied()).unwrap_or(usize::MAX);
             let combined = match h.ops.get(node) {
-                Some(Some(p)) => p.combiner.combined(*pane, *row),
+                Some(Some(p)) => p.combiner.combined(held.pane, held.row),
                 _ => false,
             };
             if !combined {
-                out.push((*ev, Vec::new()));
+                let (at, len) = (held.payload.0 as usize, held.payload.1 as usize);
+                out.push((held.ev, h.payloads[at..at + len].to_vec()));
             }
         }
         for (m, payload) in &out {
@@ -221,6 +274,7 @@ impl Shard {
         out.clear();
         h.out = out;
         h.held.clear();
+        h.payloads.clear();
         h.flush_seen = WM_MAX;
         for p in h.ops.iter_mut().flatten() {
             p.combiner.clear();

@@ -243,6 +243,19 @@ impl Shard {
         self.emitter.owners.of(hash)
     }
 
+    /// Routes an event with a payload; phase one may hold it as [`Shard::route`] holds others.
+    pub(super) fn route_wide(&mut self, ev: &Event, payload: &[u8]) {
+        if let Some(h) = self.hot.as_mut() {
+            h.stamp = ev.seen_max;
+            h.last_pos = ev.pos;
+            let ooo = self.setup.tracker_init[ev.part as usize].0;
+            if h.take_with_payload(ev, payload, ooo) {
+                return;
+            }
+        }
+        self.route_with_payload(ev, payload);
+    }
+
     #[inline(always)]
     pub(super) fn route(&mut self, ev: &Event) {
         if let Some(h) = self.hot.as_mut() {

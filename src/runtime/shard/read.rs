@@ -176,7 +176,7 @@ impl Shard {
         if payload.is_empty() {
             self.route(&ev);
         } else {
-            self.route_with_payload(&ev, payload);
+            self.route_wide(&ev, payload);
         }
     }
 

@@ -60,6 +60,13 @@ INSERT INTO o SELECT ad_id, COUNT(*), SUM(c) FROM per_user GROUP BY ad_id;\n";
     let sql = with(on, nested);
     assert_eq!(modes(&compiled(&sql)), [HotKeyMode::Auto, HotKeyMode::Off]);
     job(&sql);
+    // FIRST_VALUE and MAX of a string keep values, which do not merge: one phase, as in Flink.
+    let out = "CREATE TABLE f (ad_id STRING, first_user BIGINT, n BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = 'out/f', 'format' = 'debezium-json');
+INSERT INTO f SELECT ad_id, FIRST_VALUE(user_id), COUNT(*) FROM clicks GROUP BY ad_id;\n";
+    let sql = with(on, out);
+    assert_eq!(modes(&compiled(&sql)), [HotKeyMode::Off]);
+    job(&sql);
 }
 
 #[test]
