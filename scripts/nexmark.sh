@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EVENTS=10000000
-QUERIES=q0,q1,q2,q3,q5,q7,q8,q11,q14,q20,q21,q22,q4,q9,q15,q16,q17,q18,q19,q23,q5_as_written,q7_as_written,q8_as_written,q11_as_written
+QUERIES=q0,q1,q2,q3,q5,q7,q8,q11,q14,q20,q21,q22,q4,q9,q15,q15_mini_batch,q16,q17,q18,q19,q23,q5_as_written,q7_as_written,q8_as_written,q11_as_written
 while [ $# -gt 0 ]; do
     case "$1" in
         --events) EVENTS="$2"; shift 2 ;;
