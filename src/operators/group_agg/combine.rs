@@ -19,10 +19,10 @@
 //! sees rings, sources or the watermark tracker.
 
 use super::plan::GroupAggPlan;
-use crate::checkpoint::codec::Enc;
 use crate::operators::window::acc_table::{AccTable, INITIAL_KEY_BYTES};
 use crate::operators::window::aggregate::AggLayout;
-use crate::record::event::{payload_slots, Event, PayloadBuf, Rec, Tag};
+use crate::operators::window::combine::PartialOut;
+use crate::record::event::{Event, PayloadBuf, Rec, Tag};
 use crate::time::WM_MAX;
 
 pub struct GroupCombiner {
@@ -33,8 +33,7 @@ pub struct GroupCombiner {
     ts: Vec<i64>,
     /// Per row: whether it went in a partial at the last hand-off.
     sent: Vec<bool>,
-    enc: Enc,
-    payload: PayloadBuf,
+    out: PartialOut,
 }
 
 impl GroupCombiner {
@@ -45,8 +44,7 @@ impl GroupCombiner {
             layout,
             ts: Vec::new(),
             sent: Vec::new(),
-            enc: Enc::default(),
-            payload: PayloadBuf::default(),
+            out: PartialOut::default(),
         }
     }
 
@@ -101,26 +99,15 @@ impl crate::operators::Combine for GroupCombiner {
         let mut combined = 0;
         for (r, row) in self.table.rows().enumerate() {
             let n = row.accs[n_word];
-            if n < 2 {
-                continue;
-            }
-            self.enc.bytes.clear();
-            (self.layout).encode(row.accs, self.table.sketches(), &mut self.enc);
-            if n as usize <= 1 + payload_slots(self.enc.bytes.len() as u32 + 4) {
-                continue; // as many ring slots as its events: no gain
-            }
-            h.hash = row.hash;
             h.ts = self.ts[r];
-            h.flags = 0;
-            self.payload.clear();
-            self.payload.set_key(&mut h, row.key());
-            self.payload.finish(&mut h, None, Some(&self.enc.bytes));
-            if 1 + payload_slots(self.payload.bytes.len() as u32) > max_slots {
-                continue; // would never fit the ring whole
+            let accs = (row.accs, self.table.sketches());
+            if self
+                .out
+                .send(&mut h, &row, accs, &self.layout, n, max_slots, send)
+            {
+                self.sent[r] = true;
+                combined += n;
             }
-            send(&h, &self.payload);
-            self.sent[r] = true;
-            combined += n;
         }
         combined
     }

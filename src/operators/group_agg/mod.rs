@@ -244,15 +244,7 @@ impl Operator for GroupAggregate {
         if !(self.extrema.is_empty() && self.distinct.is_empty() && self.values.is_empty()) {
             return Err("a partial for a group aggregate over an updating input".into());
         }
-        let (accs, sketches) = &mut self.partial;
-        accs.clear();
-        accs.resize(self.layout.words(), 0);
-        sketches.clear();
-        let mut d = Dec::new(rec.blob());
-        self.layout.decode(&mut d, accs, sketches)?;
-        if !d.is_empty() {
-            return Err("bytes after the accumulators".into());
-        }
+        self.layout.decode_partial(rec.blob(), &mut self.partial)?;
         let key = rec.key();
         let r = self.table.upsert_key(rec.ev.hash, key);
         let before = self.rows(r);

@@ -408,6 +408,25 @@ impl AggLayout {
         }
     }
 
+    /// Reads a partial's payload (one set written by `encode`, nothing after it) into `into`,
+    /// replacing what it held: phase two of `hot_keys`.
+    pub fn decode_partial(
+        &self,
+        blob: &[u8],
+        into: &mut (Vec<u64>, Sketches),
+    ) -> Result<(), String> {
+        let (accs, sketches) = into;
+        accs.clear();
+        accs.resize(self.words(), 0);
+        sketches.clear();
+        let mut d = Dec::new(blob);
+        self.decode(&mut d, accs, sketches)?;
+        if !d.is_empty() {
+            return Err("bytes after the accumulators".into());
+        }
+        Ok(())
+    }
+
     /// Reads a set written by `encode` into `accs` (exactly `words()` long), its sketches into
     /// `sketches`.
     pub fn decode(

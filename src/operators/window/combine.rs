@@ -24,10 +24,10 @@
 //! Owns the partial tables of one window operator on one shard between two hand-offs; never sees
 //! rings, sources or the watermark tracker.
 
-use super::aggregate::AggLayout;
+use super::aggregate::{AggLayout, Sketches};
 use super::panes::Geometry;
 use crate::checkpoint::codec::Enc;
-use crate::operators::window::acc_table::{AccTable, INITIAL_KEY_BYTES};
+use crate::operators::window::acc_table::{AccTable, Row, INITIAL_KEY_BYTES};
 use crate::plan::{AggFunc, AggPlan, WindowKind, WindowPlan};
 use crate::record::event::{payload_slots, Event, PayloadBuf, Tag};
 use crate::time::WM_MAX;
@@ -44,8 +44,51 @@ pub struct Combiner {
     panes: Vec<(i64, AccTable, Vec<bool>)>,
     spare: Vec<(i64, AccTable, Vec<bool>)>,
     last: usize,
+    out: PartialOut,
+}
+
+/// Writes partials: one row's accumulators as a `PARTIAL` message, sent only where it pays.
+#[derive(Default)]
+pub(crate) struct PartialOut {
     enc: Enc,
     payload: PayloadBuf,
+}
+
+impl PartialOut {
+    /// Sends the accumulators `accs` (with their sketches) of `row`, which folded `n` events, as
+    /// a partial built on `h` (its time and tag set by the caller), unless it would take as many
+    /// ring slots as those events (no gain: they go raw) or more than `max_slots` (a message
+    /// larger than the ring would wait for credit forever). True when sent.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn send(
+        &mut self,
+        h: &mut Event,
+        row: &Row<'_>,
+        (accs, sketches): (&[u64], &Sketches),
+        layout: &AggLayout,
+        n: u64,
+        max_slots: usize,
+        send: &mut dyn FnMut(&Event, &PayloadBuf),
+    ) -> bool {
+        if n < 2 {
+            return false;
+        }
+        self.enc.bytes.clear();
+        layout.encode(accs, sketches, &mut self.enc);
+        if n as usize <= 1 + payload_slots(self.enc.bytes.len() as u32 + 4) {
+            return false;
+        }
+        h.hash = row.hash;
+        h.flags = 0;
+        self.payload.clear();
+        self.payload.set_key(h, row.key());
+        self.payload.finish(h, None, Some(&self.enc.bytes));
+        if 1 + payload_slots(self.payload.bytes.len() as u32) > max_slots {
+            return false;
+        }
+        send(h, &self.payload);
+        true
+    }
 }
 
 impl Combiner {
@@ -69,8 +112,7 @@ impl Combiner {
             panes: Vec::new(),
             spare: Vec::new(),
             last: 0,
-            enc: Enc::default(),
-            payload: PayloadBuf::default(),
+            out: PartialOut::default(),
         })
     }
 
@@ -151,27 +193,14 @@ impl Combiner {
             h.ts = *p;
             for (r, row) in table.rows().enumerate() {
                 let n = row.accs[words];
-                if n < 2 {
-                    continue;
+                let accs = (&row.accs[..words], table.sketches());
+                if self
+                    .out
+                    .send(&mut h, &row, accs, &self.layout, n, max_slots, &mut send)
+                {
+                    sent[r] = true;
+                    combined += n;
                 }
-                self.enc.bytes.clear();
-                self.layout
-                    .encode(&row.accs[..words], table.sketches(), &mut self.enc);
-                let slots = 1 + payload_slots(self.enc.bytes.len() as u32 + 4);
-                if n as usize <= slots {
-                    continue; // as many ring slots as its events: no gain
-                }
-                h.hash = row.hash;
-                h.flags = 0;
-                self.payload.clear();
-                self.payload.set_key(&mut h, row.key());
-                self.payload.finish(&mut h, None, Some(&self.enc.bytes));
-                if 1 + payload_slots(self.payload.bytes.len() as u32) > max_slots {
-                    continue; // would never fit the ring whole
-                }
-                send(&h, &self.payload);
-                sent[r] = true;
-                combined += n;
             }
         }
         combined

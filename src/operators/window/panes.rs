@@ -498,15 +498,7 @@ impl Operator for PaneWindows {
                 "pane {p} arrived at watermark {wm}, after one of its windows fired"
             ));
         }
-        let (accs, sketches) = &mut self.partial;
-        accs.clear();
-        accs.resize(self.layout.words(), 0);
-        sketches.clear();
-        let mut d = Dec::new(payload);
-        self.layout.decode(&mut d, accs, sketches)?;
-        if !d.is_empty() {
-            return Err("bytes after the accumulators".into());
-        }
+        self.layout.decode_partial(payload, &mut self.partial)?;
         let idx = self.pane_index(p);
         let (accs, sketches) = &self.partial;
         self.panes[idx]

@@ -52,10 +52,10 @@ pub struct PhaseOne {
     out: Vec<(Event, Vec<u8>)>,
     /// `seen_max` of the last event routed in the current chunk: a hand-off applies at its
     /// watermark (the chunk's running maximum may already include the event that is due).
-    pub stamp: i64,
+    stamp: i64,
     /// That event's source position: the ordering tag of what a partial's merge emits (a group
     /// aggregate's update), which must follow the output of the events before it.
-    pub last_pos: u64,
+    last_pos: u64,
 }
 
 impl PhaseOne {
@@ -104,36 +104,38 @@ impl PhaseOne {
         })
     }
 
-    /// Holds `ev` if its window combines here and its key is hot; `ooo` is the bound of its
+    /// Holds `ev` if its operator combines here and its key is hot; `ooo` is the bound of its
     /// partition. False: send it on as usual.
     #[inline]
     pub fn take(&mut self, ev: &Event, ooo: i64) -> bool {
-        let node = self
-            .port_node
-            .get(ev.port as usize)
-            .copied()
-            .unwrap_or(usize::MAX);
-        let Some(Some(phase)) = self.ops.get_mut(node) else {
-            return false;
-        };
+        self.routing(ev);
         if ev.has_payload() {
-            // A long key or wide values: not combined (sent on as it is).
+            // A long key or wide values come with their payload (`take_with_payload`).
             return false;
         }
-        if let Some(d) = &mut phase.detector {
-            d.observe(ev);
-            if !d.is_hot(ev.hash) {
-                return false;
-            }
-        }
-        let (pane, row, first) = phase.combiner.add(ev);
-        self.folded(ev, pane, row, first, ooo, &[]);
-        true
+        self.hold(ev, &[], ooo)
     }
 
     /// [`PhaseOne::take`] for an event with a payload (wide values, a long key), which only a
     /// combiner that reads payloads (`Combine::add_rec`) folds; the payload is kept with it.
     pub fn take_with_payload(&mut self, ev: &Event, payload: &[u8], ooo: i64) -> bool {
+        self.routing(ev);
+        self.hold(ev, payload, ooo)
+    }
+
+    /// `ev` is the latest event routed in the current chunk, held or not: a hand-off now
+    /// applies at its watermark and position.
+    #[inline]
+    fn routing(&mut self, ev: &Event) {
+        self.stamp = ev.seen_max;
+        self.last_pos = ev.pos;
+    }
+
+    /// Folds `ev` (read with `payload`, empty for a header-only event) into its operator's
+    /// partial and keeps it until the hand-off; the first event of a pane moves the next
+    /// hand-off before that pane's next action point.
+    #[inline]
+    fn hold(&mut self, ev: &Event, payload: &[u8], ooo: i64) -> bool {
         let node = (self.port_node.get(ev.port as usize).copied()).unwrap_or(usize::MAX);
         let Some(Some(phase)) = self.ops.get_mut(node) else {
             return false;
@@ -144,32 +146,16 @@ impl PhaseOne {
                 return false;
             }
         }
-        let Ok(rec) = Rec::parse(ev, payload) else {
-            return false; // the receiver reports what it cannot read
+        let folded = match payload.is_empty() {
+            true => Some(phase.combiner.add(ev)),
+            // One the receiver cannot read goes on raw: the receiver reports it.
+            false => (Rec::parse(ev, payload).ok()).and_then(|rec| phase.combiner.add_rec(&rec)),
         };
-        let Some((pane, row, first)) = phase.combiner.add_rec(&rec) else {
+        let Some((pane, row, first)) = folded else {
             return false;
         };
-        self.folded(ev, pane, row, first, ooo, payload);
-        true
-    }
-
-    /// Keeps a folded event (and its payload) until the hand-off; the first event of a pane
-    /// moves the next hand-off before that pane's next action point.
-    fn folded(
-        &mut self,
-        ev: &Event,
-        pane: u32,
-        row: u32,
-        first: Option<i64>,
-        ooo: i64,
-        payload: &[u8],
-    ) {
         if let Some(p) = first {
-            let phase = self.ops[self.port_node[ev.port as usize]].as_ref();
-            let change = phase.map_or(WM_MAX, |ph| {
-                (ph.combiner).next_change_above(p, ev.seen_max.saturating_sub(ooo))
-            });
+            let change = (phase.combiner).next_change_above(p, ev.seen_max.saturating_sub(ooo));
             self.flush_seen = self.flush_seen.min(change.saturating_add(ooo));
         }
         let at = self.payloads.len() as u32;
@@ -180,6 +166,7 @@ impl PhaseOne {
             row,
             payload: (at, payload.len() as u32),
         });
+        true
     }
 
     /// Whether the next event, stamped `seen_max`, must wait for a hand-off.

@@ -246,8 +246,6 @@ impl Shard {
     /// Routes an event with a payload; phase one may hold it as [`Shard::route`] holds others.
     pub(super) fn route_wide(&mut self, ev: &Event, payload: &[u8]) {
         if let Some(h) = self.hot.as_mut() {
-            h.stamp = ev.seen_max;
-            h.last_pos = ev.pos;
             let ooo = self.setup.tracker_init[ev.part as usize].0;
             if h.take_with_payload(ev, payload, ooo) {
                 return;
@@ -259,8 +257,6 @@ impl Shard {
     #[inline(always)]
     pub(super) fn route(&mut self, ev: &Event) {
         if let Some(h) = self.hot.as_mut() {
-            h.stamp = ev.seen_max;
-            h.last_pos = ev.pos;
             let ooo = self.setup.tracker_init[ev.part as usize].0;
             if h.take(ev, ooo) {
                 return;
