@@ -37,6 +37,9 @@ if [ ! -f "$DATA/events" ] || [ "$(cat "$DATA/events")" != "$EVENTS" ]; then
     echo "$EVENTS" > "$DATA/events"
 fi
 
+# Edge-case rows for the built-in function queries (builtins_*.sql).
+python3 scripts/parity/builtins_data.py "$DATA/builtins.ndjson"
+
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     for f in scripts/parity/*.sql; do names+=("$(basename "$f" .sql)"); done

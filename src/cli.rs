@@ -102,6 +102,16 @@ pub enum Command {
         #[arg(long)]
         iterations: Option<u64>,
     },
+    /// Print every Flink built-in function (Flink 2.3's documentation) with sluice's status:
+    /// supported, supported with a difference, refused with the reason, or not supported yet.
+    Functions {
+        /// Only this family (string, temporal, arithmetic, hash, aggregate, ...).
+        #[arg(long)]
+        family: Option<String>,
+        /// As README's Markdown table.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// List the checkpoints in a `[checkpoint] dir`: id, time, position, sizes, per-shard key groups.
     Inspect {
         /// The checkpoint directory.
@@ -166,6 +176,14 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             let every = std::time::Duration::from_secs_f64(every.max(0.05));
             crate::top::run(&address, every, iterations)
                 .map_err(|e| anyhow::anyhow!("sluice top: {address}: {e}"))
+        }
+        Command::Functions { family, markdown } => {
+            if markdown {
+                print!("{}", crate::sql::catalog::markdown());
+            } else {
+                print!("{}", crate::sql::catalog::text(family.as_deref()));
+            }
+            Ok(())
         }
         Command::Inspect { dir } => {
             print!("{}", crate::checkpoint::inspect(&dir)?);

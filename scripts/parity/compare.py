@@ -20,6 +20,7 @@ Prints one table row; exits 1 when the multisets differ.
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,16 @@ def is_change(v):
     return isinstance(v, dict) and "op" in v and ("before" in v or "after" in v)
 
 
+def number(text):
+    """A JSON number as a Decimal. A DOUBLE in Java's exponent form (`1.0E7`, `-1.5E-7`: an `E`
+    without `+`, which BigDecimal writes for a DECIMAL) goes through its double first: Java 17's
+    Double.toString sometimes writes more digits than the shortest that read back as the same
+    double (`-1.60978210179491616E17` for `-1.6097821017949162E17`)."""
+    if re.search(r"[eE]-?[0-9]", text):
+        return Decimal(repr(float(text)))
+    return Decimal(text)
+
+
 def records(d):
     """Every non-blank line of the output files under d (not `.crc` or hidden ones), parsed, numbers
     as Decimal."""
@@ -77,7 +88,7 @@ def records(d):
             for line in open(os.path.join(root, f)):
                 if not line.strip():
                     continue
-                v = json.loads(line, parse_float=Decimal, parse_int=Decimal)
+                v = json.loads(line, parse_float=number, parse_int=Decimal)
                 yield v
 
 

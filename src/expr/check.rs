@@ -5,6 +5,7 @@
 //! could succeed on some record; the run-time checks in `ops`/`functions` stay authoritative.
 
 use super::ast::{BinOp, Expr, ExprKind, UnOp};
+use super::builtins::{self, Ret, Want};
 use super::error::{ExprError, ExprErrorKind};
 use super::functions::{lookup, suggest, Func};
 use super::time;
@@ -273,8 +274,12 @@ impl Checker<'_> {
         let want = |i: usize, class: Class, expected: &str| {
             self.expect(name, &args[i], types[i], &[class], expected)
         };
+        if let Some(spec) = builtins::spec_of(signature.func) {
+            return self.builtin(name, args, &types, &spec);
+        }
         Ok(match signature.func {
             Func::Coalesce => types.iter().fold(Type::Null, |acc, t| acc.join(*t)),
+            Func::Try => types[0],
             Func::Concat => null_or(Type::String),
             Func::Lower | Func::Upper | Func::Len => {
                 want(0, Str, "a string")?;
@@ -347,7 +352,12 @@ impl Checker<'_> {
                 }
                 null_or(Type::String)
             }
-            Func::Regexp | Func::RegexpExtract | Func::RegexpReplace => {
+            Func::Regexp
+            | Func::RegexpExtract
+            | Func::RegexpReplace
+            | Func::RegexpCount
+            | Func::RegexpInstr
+            | Func::RegexpSubstr => {
                 want(0, Str, "a string")?;
                 // The pattern itself is compiled (and refused) once, when the call is lowered.
                 if !matches!(args[1].kind, ExprKind::Str(_)) {
@@ -356,6 +366,9 @@ impl Checker<'_> {
                 }
                 match signature.func {
                     Func::Regexp => null_or(Type::Bool),
+                    Func::RegexpCount | Func::RegexpInstr => null_or(Type::Int),
+                    // Null also where nothing matches.
+                    Func::RegexpSubstr => Type::String,
                     Func::RegexpExtract => {
                         if count == 3 {
                             want(2, Num, "an int")?;
@@ -387,6 +400,51 @@ impl Checker<'_> {
                 self.not_decimal(name, &args[0], types[0])?;
                 null_or(Type::String)
             }
+            // The built-ins with a spec returned above.
+            _ => Type::Any,
+        })
+    }
+
+    /// One of Flink's further built-ins: each argument of the class its spec wants.
+    fn builtin(
+        &self,
+        name: &str,
+        args: &[Expr],
+        types: &[Type],
+        spec: &builtins::Spec,
+    ) -> Result<Type, ExprError> {
+        for (i, (arg, t)) in args.iter().zip(types).enumerate() {
+            let (classes, expected): (&[Class], _) = match builtins::want_at(spec.args, i) {
+                Want::Str => (&[Class::Str], "a string"),
+                Want::Int | Want::Num => (&[Class::Num], "a number"),
+                Want::Time => (&[Class::Num], "an int (epoch milliseconds)"),
+                Want::Any => (
+                    &[Class::Null, Class::Bool, Class::Num, Class::Str],
+                    "a value",
+                ),
+            };
+            self.expect(name, arg, *t, classes, expected)?;
+            match builtins::want_at(spec.args, i) {
+                Want::Time => self.not_decimal(name, arg, *t)?,
+                Want::Int if *t == Type::Decimal => {
+                    let message = format!("`{name}` needs an int, got decimal");
+                    return Err(self.error(ExprErrorKind::Type, start(arg), message));
+                }
+                _ => {}
+            }
+        }
+        let ty = match spec.ret {
+            Ret::Str => Type::String,
+            Ret::Int => Type::Int,
+            Ret::AsFirst => numeric(types[0], types[0]),
+            Ret::AsRest => types[1..].iter().fold(Type::Null, |acc, t| acc.join(*t)),
+            Ret::Double => Type::Number,
+            Ret::Bool => Type::Bool,
+        };
+        Ok(if spec.strict && types.contains(&Type::Null) {
+            Type::Null
+        } else {
+            ty
         })
     }
 

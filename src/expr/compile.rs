@@ -30,6 +30,7 @@ impl Program {
         let mut lower = Lower {
             text,
             fields: Vec::new(),
+            trying: 0,
         };
         let root = lower.node(&expr)?;
         Ok(Self {
@@ -112,6 +113,8 @@ pub(super) enum Op {
     Cond(Box<[Node; 3]>),
     In(Box<Node>, Box<[Node]>),
     Coalesce(Box<[Node]>),
+    /// `try(x)`: `x`, or null where it fails (SQL's TRY_CAST).
+    Try(Box<Node>),
     Concat(Box<[Node]>),
     /// `max` when true, `min` when false.
     Extreme(bool, Box<[Node]>),
@@ -120,13 +123,15 @@ pub(super) enum Op {
     Call3(Func, Box<[Node; 3]>),
     /// A regular-expression function: its pattern, compiled, and its other arguments.
     Regex(Func, Box<regex::Regex>, Box<[Node]>),
+    /// One of Flink's further built-ins (`builtins`) and its arguments.
+    Call(Func, Box<[Node]>),
 }
 
 impl Node {
     fn children(&self) -> Vec<&Node> {
         match &self.op {
             Op::Const(_) | Op::Field(_) => Vec::new(),
-            Op::Neg(x) | Op::Not(x) | Op::Call1(_, x) => vec![x],
+            Op::Neg(x) | Op::Not(x) | Op::Call1(_, x) | Op::Try(x) => vec![x],
             Op::Arith(_, pair)
             | Op::Compare(_, pair)
             | Op::And(pair)
@@ -137,7 +142,8 @@ impl Node {
             Op::Coalesce(items)
             | Op::Concat(items)
             | Op::Extreme(_, items)
-            | Op::Regex(_, _, items) => items.iter().collect(),
+            | Op::Regex(_, _, items)
+            | Op::Call(_, items) => items.iter().collect(),
         }
     }
 }
@@ -145,6 +151,8 @@ impl Node {
 struct Lower<'t> {
     text: &'t str,
     fields: Vec<FieldPath>,
+    /// Inside `try(..)`: a constant that fails is left to fail (into null) at run time.
+    trying: usize,
 }
 
 impl Lower<'_> {
@@ -216,7 +224,19 @@ impl Lower<'_> {
         if super::regex::is_regex(signature.func) {
             return self.regex_call(signature.func, pos, args);
         }
+        if signature.func == Func::Try {
+            self.trying += 1;
+            let node = args.first().map(|a| self.node(a)).transpose();
+            self.trying -= 1;
+            return Ok(match node? {
+                Some(node) => Op::Try(Box::new(node)),
+                None => Op::Const(Value::Null),
+            });
+        }
         let mut nodes = self.nodes(args)?;
+        if super::builtins::spec_of(signature.func).is_some() {
+            return Ok(Op::Call(signature.func, nodes.into()));
+        }
         Ok(match (signature.func, nodes.len()) {
             (Func::Coalesce, _) => Op::Coalesce(nodes.into()),
             (Func::Concat, _) => Op::Concat(nodes.into()),
@@ -281,6 +301,7 @@ impl Lower<'_> {
                 op: Op::Const(value),
                 ..node
             }),
+            Err(_) if self.trying > 0 => Ok(node),
             Err(fail) => {
                 let message = format!("this constant expression always fails: {}", fail.reason);
                 Err(ExprError::new(

@@ -89,6 +89,8 @@ pub enum EvalReason {
     RoundDigits(i64),
     #[error("cannot read the field: {0}")]
     Record(RecordError),
+    #[error("`{op}`: {why}")]
+    Invalid { op: &'static str, why: String },
     #[error("`{op}`: {text:?} is not {expected}")]
     Cast {
         op: &'static str,

@@ -9,9 +9,10 @@
 use std::borrow::Cow;
 
 use super::ast::FieldPath;
+use super::builtins;
 use super::compile::{Node, Op, Program};
 use super::error::{EvalError, EvalReason};
-use super::functions::{call1, call2, call3, concat_piece, extreme_step};
+use super::functions::{call1, call2, call3, concat_piece, extreme_step, Func};
 use super::ops::{self, Blame, OpError};
 use super::record::Record;
 use super::value::Value;
@@ -146,6 +147,7 @@ impl<'a, R: Record + ?Sized> Ctx<'a, R> {
                 }
             }
             Op::In(x, items) => self.in_list(n, x, items),
+            Op::Try(x) => Ok(self.eval(x).unwrap_or(Value::Null)),
             Op::Coalesce(items) => {
                 for item in items.iter() {
                     let v = self.eval(item)?;
@@ -208,12 +210,31 @@ impl<'a, R: Record + ?Sized> Ctx<'a, R> {
                     fail(n, &written, e)
                 })
             }
+            Op::Call(func, items) => self.builtin(n, *func, items),
             Op::Call3(func, three) => {
                 let [a, b, c] = &**three;
                 let (x, y, z) = (self.eval(a)?, self.eval(b)?, self.eval(c)?);
                 call3(*func, [x, y, z]).map_err(|e| fail(n, &[a, b, c], e))
             }
         }
+    }
+
+    /// One of Flink's further built-ins: up to four arguments evaluated into an array on the
+    /// stack, more (`concat_ws`, `elt`) into a vector.
+    fn builtin(&self, n: &'a Node, func: Func, items: &'a [Node]) -> Eval<'a> {
+        let blame = |e| fail(n, &items.iter().collect::<Vec<_>>(), e);
+        if items.len() <= 4 {
+            let mut vals = [Value::Null, Value::Null, Value::Null, Value::Null];
+            for (v, item) in vals.iter_mut().zip(items) {
+                *v = self.eval(item)?;
+            }
+            return builtins::call(func, &mut vals[..items.len()]).map_err(blame);
+        }
+        let mut vals = Vec::with_capacity(items.len());
+        for item in items {
+            vals.push(self.eval(item)?);
+        }
+        builtins::call(func, &mut vals).map_err(blame)
     }
 
     /// `x in [items]` with SQL's null rules: null when `x` is null (items are then not

@@ -1,4 +1,4 @@
-//! The built-in functions: their names and arities, and their run-time semantics.
+//! The core built-in functions' run-time semantics (their names and arities are in `signatures`).
 //!
 //! Strings: `lower upper len starts_with ends_with contains concat trim substr(s, start[, len])
 //! replace(s, from, to) split_index(s, separator, i)` (Flink's SUBSTRING, TRIM, REPLACE and
@@ -21,144 +21,7 @@ use super::ops::{order, type_error, Blame, OpError, OpResult};
 use super::time;
 use super::value::{canonical, Value};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Func {
-    Coalesce,
-    Lower,
-    Upper,
-    StartsWith,
-    EndsWith,
-    Contains,
-    Concat,
-    Len,
-    Abs,
-    Round,
-    Floor,
-    Ceil,
-    Min,
-    Max,
-    TruncateTime,
-    FormatTime,
-    SqlTimestamp,
-    ToInt,
-    ToDecimal,
-    ToString,
-    DateFormat,
-    Substr,
-    Trim,
-    Replace,
-    SplitIndex,
-    Regexp,
-    RegexpExtract,
-    RegexpReplace,
-}
-
-/// A function's name and how many arguments it takes (`max: None` for any number).
-pub(super) struct Signature {
-    pub func: Func,
-    pub name: &'static str,
-    pub min: usize,
-    pub max: Option<usize>,
-}
-
-const fn sig(func: Func, name: &'static str, min: usize, max: Option<usize>) -> Signature {
-    Signature {
-        func,
-        name,
-        min,
-        max,
-    }
-}
-
-pub(super) const FUNCTIONS: &[Signature] = &[
-    sig(Func::Coalesce, "coalesce", 1, None),
-    sig(Func::Lower, "lower", 1, Some(1)),
-    sig(Func::Upper, "upper", 1, Some(1)),
-    sig(Func::StartsWith, "starts_with", 2, Some(2)),
-    sig(Func::EndsWith, "ends_with", 2, Some(2)),
-    sig(Func::Contains, "contains", 2, Some(2)),
-    sig(Func::Concat, "concat", 1, None),
-    sig(Func::Len, "len", 1, Some(1)),
-    sig(Func::Abs, "abs", 1, Some(1)),
-    sig(Func::Round, "round", 1, Some(2)),
-    sig(Func::Floor, "floor", 1, Some(1)),
-    sig(Func::Ceil, "ceil", 1, Some(1)),
-    sig(Func::Min, "min", 1, None),
-    sig(Func::Max, "max", 1, None),
-    sig(Func::TruncateTime, "truncate_time", 2, Some(2)),
-    sig(Func::FormatTime, "format_time", 1, Some(1)),
-    sig(Func::SqlTimestamp, "sql_timestamp", 1, Some(1)),
-    sig(Func::ToInt, "to_int", 1, Some(1)),
-    sig(Func::ToDecimal, "to_decimal", 2, Some(2)),
-    sig(Func::ToString, "to_string", 1, Some(1)),
-    sig(Func::DateFormat, "date_format", 2, Some(2)),
-    sig(Func::Substr, "substr", 2, Some(3)),
-    sig(Func::Trim, "trim", 1, Some(1)),
-    sig(Func::Replace, "replace", 3, Some(3)),
-    sig(Func::SplitIndex, "split_index", 3, Some(3)),
-    sig(Func::Regexp, "regexp", 2, Some(2)),
-    sig(Func::RegexpExtract, "regexp_extract", 2, Some(3)),
-    sig(Func::RegexpReplace, "regexp_replace", 3, Some(3)),
-];
-
-/// Names people reach for from other languages, and ours.
-const ALIASES: &[(&str, &str)] = &[
-    ("size", "len"),
-    ("length", "len"),
-    ("ifnull", "coalesce"),
-    ("nvl", "coalesce"),
-    ("least", "min"),
-    ("greatest", "max"),
-    ("startsWith", "starts_with"),
-    ("endsWith", "ends_with"),
-    ("date_trunc", "truncate_time"),
-];
-
-pub(super) fn lookup(name: &str) -> Option<&'static Signature> {
-    FUNCTIONS.iter().find(|s| s.name == name)
-}
-
-impl Func {
-    pub(super) fn name(self) -> &'static str {
-        FUNCTIONS
-            .iter()
-            .find(|s| s.func == self)
-            .map_or("?", |s| s.name)
-    }
-}
-
-/// The known function closest to a misspelt `name`, if any is close.
-pub(super) fn suggest(name: &str) -> Option<&'static str> {
-    if let Some((_, ours)) = ALIASES
-        .iter()
-        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
-    {
-        return Some(ours);
-    }
-    let lowered = name.to_ascii_lowercase();
-    FUNCTIONS
-        .iter()
-        .map(|s| (edit_distance(&lowered, s.name), s.name))
-        .filter(|(distance, candidate)| *distance <= 2.min(candidate.len() / 3 + 1))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
-}
+pub(super) use super::signatures::{lookup, suggest, Func};
 
 fn overflow(op: &'static str) -> OpError {
     OpError {
@@ -184,6 +47,10 @@ pub(super) fn call1(func: Func, x: Value<'_>) -> OpResult<'_> {
         (Func::Floor, Value::Decimal(d)) => Ok(Value::Decimal(canonical(d.floor()))),
         (Func::Ceil, Value::Decimal(d)) => Ok(Value::Decimal(canonical(d.ceil()))),
         (Func::Round, Value::Decimal(d)) => Ok(Value::Decimal(round(d, 0))),
+        (Func::Abs, Value::Float(f)) => Ok(Value::Float(f.abs())),
+        (Func::Floor, Value::Float(f)) => Ok(Value::Float(f.floor())),
+        (Func::Ceil, Value::Float(f)) => Ok(Value::Float(f.ceil())),
+        (Func::Round, Value::Float(f)) => Ok(Value::Float(round_double(f, 0))),
         (Func::FormatTime, Value::Int(ts)) => time::format(ts)
             .map(|text| Value::Str(Cow::Owned(text)))
             .map_err(|reason| OpError {
@@ -226,6 +93,8 @@ fn cast_error(op: &'static str, text: &str, expected: &'static str) -> OpError {
 fn to_int(x: Value<'_>) -> OpResult<'_> {
     match x {
         Value::Int(i) => Ok(Value::Int(i)),
+        // Java's `(long) d`: toward zero, NaN as 0, saturating.
+        Value::Float(f) => Ok(Value::Int(f as i64)),
         Value::Bool(b) => Ok(Value::Int(i64::from(b))),
         Value::Decimal(d) => i64::try_from(d.trunc())
             .map(Value::Int)
@@ -245,6 +114,10 @@ fn to_decimal(x: Value<'_>, scale: u32) -> OpResult<'_> {
         Value::Int(i) => Decimal::from(i),
         Value::Decimal(d) => d,
         Value::Bool(b) => Decimal::from(i64::from(b)),
+        Value::Float(f) => super::float::to_decimal(f).ok_or(OpError {
+            blame: Blame::Here,
+            reason: EvalReason::DecimalOverflow { op: "to_decimal" },
+        })?,
         Value::Str(s) => s
             .trim()
             .parse::<Decimal>()
@@ -260,6 +133,15 @@ fn to_decimal(x: Value<'_>, scale: u32) -> OpResult<'_> {
         });
     }
     Ok(Value::Decimal(canonical(d)))
+}
+
+/// Flink's ROUND of a DOUBLE: `BigDecimal.valueOf(d).setScale(digits, HALF_UP).doubleValue()`.
+fn round_double(f: f64, digits: u32) -> f64 {
+    use rust_decimal::prelude::ToPrimitive;
+    match super::float::to_decimal(f) {
+        Some(d) => round(d, digits).to_f64().unwrap_or(f),
+        None => f,
+    }
 }
 
 fn round(d: Decimal, digits: u32) -> Decimal {
@@ -302,7 +184,10 @@ pub(super) fn call2<'a>(func: Func, x: Value<'a>, y: Value<'a>) -> OpResult<'a> 
             }))
         }
         Func::Round => {
-            if !matches!(x, Value::Int(_) | Value::Decimal(_) | Value::Null) {
+            if !matches!(
+                x,
+                Value::Int(_) | Value::Decimal(_) | Value::Float(_) | Value::Null
+            ) {
                 return Err(type_error(name, 0, "a number", &x));
             }
             let digits = match y {
@@ -325,6 +210,7 @@ pub(super) fn call2<'a>(func: Func, x: Value<'a>, y: Value<'a>) -> OpResult<'a> 
             };
             match x {
                 Value::Decimal(d) => Ok(Value::Decimal(round(d, digits))),
+                Value::Float(f) => Ok(Value::Float(round_double(f, digits))),
                 other => Ok(other),
             }
         }

@@ -66,10 +66,12 @@
 //! used by `proptests` to cross-check them.
 
 mod ast;
+mod builtins;
 mod check;
 mod compile;
 mod error;
 mod eval;
+pub mod float;
 mod functions;
 mod lex;
 mod ops;
@@ -77,6 +79,7 @@ mod parse;
 mod raw_json;
 mod record;
 mod regex;
+mod signatures;
 mod time;
 mod value;
 

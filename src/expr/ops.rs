@@ -58,13 +58,27 @@ fn here(reason: EvalReason) -> OpError {
 pub(super) enum Num {
     Int(i64),
     Dec(Decimal),
+    /// A DOUBLE: with any other number, the arithmetic is a double's, as SQL widens to it.
+    Float(f64),
 }
 
 impl Num {
+    /// The decimal of an int or decimal (a double never reaches here: `numbers` takes it apart).
     fn dec(self) -> Decimal {
         match self {
             Num::Int(i) => Decimal::from(i),
             Num::Dec(d) => d,
+            Num::Float(f) => super::float::to_decimal(f).unwrap_or_default(),
+        }
+    }
+
+    /// The number as a double (Java's widening: an int or decimal to its nearest double).
+    pub(super) fn float(self) -> f64 {
+        use rust_decimal::prelude::ToPrimitive;
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Dec(d) => d.to_f64().unwrap_or(f64::NAN),
+            Num::Float(f) => f,
         }
     }
 }
@@ -78,6 +92,7 @@ pub(super) fn neg(v: Value<'_>) -> OpResult<'_> {
             .map(Value::Int)
             .ok_or(here(EvalReason::IntOverflow { op: "-" })),
         Value::Decimal(d) => Ok(Value::Decimal(canonical(-d))),
+        Value::Float(f) => Ok(Value::Float(-f)),
         other => Err(type_error("-", 0, "a number", &other)),
     }
 }
@@ -101,7 +116,7 @@ pub(super) fn arith<'a>(op: BinOp, a: Value<'a>, b: Value<'a>) -> OpResult<'a> {
     };
     for (arg, v) in [(0, &a), (1, &b)] {
         match v {
-            Value::Null | Value::Int(_) | Value::Decimal(_) => {}
+            Value::Null | Value::Int(_) | Value::Decimal(_) | Value::Float(_) => {}
             Value::Str(_) if op == BinOp::Add => {}
             other => return Err(type_error(symbol, arg, expected, other)),
         }
@@ -115,6 +130,8 @@ pub(super) fn arith<'a>(op: BinOp, a: Value<'a>, b: Value<'a>) -> OpResult<'a> {
         (Value::Int(x), Value::Decimal(y)) => (Num::Int(x), Num::Dec(y)),
         (Value::Decimal(x), Value::Int(y)) => (Num::Dec(x), Num::Int(y)),
         (Value::Decimal(x), Value::Decimal(y)) => (Num::Dec(x), Num::Dec(y)),
+        (Value::Float(x), y) => (Num::Float(x), as_num(&y).unwrap_or(Num::Float(f64::NAN))),
+        (x, Value::Float(y)) => (as_num(&x).unwrap_or(Num::Float(f64::NAN)), Num::Float(y)),
         // Bools were rejected above.
         (x, _) => return Err(type_error(symbol, 0, expected, &x)),
     };
@@ -123,9 +140,13 @@ pub(super) fn arith<'a>(op: BinOp, a: Value<'a>, b: Value<'a>) -> OpResult<'a> {
 
 fn numbers(op: BinOp, x: Num, y: Num) -> OpResult<'static> {
     let symbol = op.symbol();
+    if matches!(x, Num::Float(_)) || matches!(y, Num::Float(_)) {
+        return Ok(Value::Float(doubles(op, x.float(), y.float())));
+    }
     let zero_divisor = match y {
         Num::Int(y) => y == 0,
         Num::Dec(y) => y.is_zero(),
+        Num::Float(_) => false,
     };
     if matches!(op, BinOp::Div | BinOp::Rem) && zero_divisor {
         return Err(OpError {
@@ -150,6 +171,18 @@ fn numbers(op: BinOp, x: Num, y: Num) -> OpResult<'static> {
             .ok_or(here(EvalReason::IntOverflow { op: symbol }));
     }
     decimals(op, x.dec(), y.dec())
+}
+
+/// IEEE arithmetic, as Java's on doubles: dividing by zero gives an infinity or NaN, not an
+/// error.
+fn doubles(op: BinOp, x: f64, y: f64) -> f64 {
+    match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => x / y,
+        _ => x % y,
+    }
 }
 
 fn decimals(op: BinOp, x: Decimal, y: Decimal) -> OpResult<'static> {
@@ -183,6 +216,11 @@ fn decimals(op: BinOp, x: Decimal, y: Decimal) -> OpResult<'static> {
 pub(super) fn cmp_numbers(x: Num, y: Num) -> Ordering {
     match (x, y) {
         (Num::Int(x), Num::Int(y)) => x.cmp(&y),
+        // With a double, as doubles (Java's `Double.compare`: NaN above everything).
+        (Num::Float(_), _) | (_, Num::Float(_)) => {
+            let (x, y) = (x.float(), y.float());
+            x.partial_cmp(&y).unwrap_or_else(|| x.total_cmp(&y))
+        }
         (x, y) => x.dec().cmp(&y.dec()),
     }
 }
@@ -191,6 +229,7 @@ fn as_num(v: &Value<'_>) -> Option<Num> {
     match v {
         Value::Int(i) => Some(Num::Int(*i)),
         Value::Decimal(d) => Some(Num::Dec(*d)),
+        Value::Float(f) => Some(Num::Float(*f)),
         _ => None,
     }
 }

@@ -20,7 +20,12 @@ const SIZE_LIMIT: usize = 1 << 20;
 pub(super) fn is_regex(func: Func) -> bool {
     matches!(
         func,
-        Func::Regexp | Func::RegexpExtract | Func::RegexpReplace
+        Func::Regexp
+            | Func::RegexpExtract
+            | Func::RegexpReplace
+            | Func::RegexpCount
+            | Func::RegexpInstr
+            | Func::RegexpSubstr
     )
 }
 
@@ -86,6 +91,20 @@ pub(super) fn call<'a>(
                 re.replace_all(text, regex::NoExpand(&with)).into_owned(),
             )))
         }
+        // Flink's REGEXP_COUNT, REGEXP_INSTR (the 1-based character position of the first
+        // match, 0 for none) and REGEXP_SUBSTR (the first match, NULL for none).
+        Func::RegexpCount => {
+            Ok(text.map_or(Value::Null, |t| Value::Int(re.find_iter(t).count() as i64)))
+        }
+        Func::RegexpInstr => Ok(text.map_or(Value::Null, |t| {
+            Value::Int(
+                re.find(t)
+                    .map_or(0, |m| t[..m.start()].chars().count() as i64 + 1),
+            )
+        })),
+        Func::RegexpSubstr => Ok(text.and_then(|t| re.find(t)).map_or(Value::Null, |m| {
+            Value::Str(Cow::Owned(m.as_str().to_string()))
+        })),
         _ => Ok(text.map_or(Value::Null, |t| Value::Bool(re.is_match(t)))),
     }
 }

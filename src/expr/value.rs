@@ -1,6 +1,7 @@
 //! Run-time values and their JSON text.
 //!
-//! A [`Value`] is a scalar: null, boolean, `i64`, exact decimal or string. Strings are
+//! A [`Value`] is a scalar: null, boolean, `i64`, exact decimal, double (SQL's DOUBLE, only
+//! where a query asks for one) or string. Strings are
 //! `Cow`s so values read from a record or from the program's constants borrow instead of copying.
 
 use std::borrow::Cow;
@@ -19,6 +20,8 @@ pub enum Value<'a> {
     Bool(bool),
     Int(i64),
     Decimal(Decimal),
+    /// SQL's DOUBLE: IEEE arithmetic, written as Java writes it (`100.0`, `1.0E10`).
+    Float(f64),
     Str(Cow<'a, str>),
 }
 
@@ -39,6 +42,7 @@ impl<'a> Value<'a> {
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
             Value::Decimal(_) => "decimal",
+            Value::Float(_) => "double",
             Value::Str(_) => "string",
         }
     }
@@ -50,6 +54,7 @@ impl<'a> Value<'a> {
             Value::Bool(b) => Value::Bool(*b),
             Value::Int(i) => Value::Int(*i),
             Value::Decimal(d) => Value::Decimal(*d),
+            Value::Float(f) => Value::Float(*f),
             Value::Str(s) => Value::Str(Cow::Borrowed(s)),
         }
     }
@@ -61,6 +66,7 @@ impl<'a> Value<'a> {
             Value::Bool(b) => Value::Bool(b),
             Value::Int(i) => Value::Int(i),
             Value::Decimal(d) => Value::Decimal(d),
+            Value::Float(f) => Value::Float(f),
             Value::Str(s) => Value::Str(Cow::Owned(s.into_owned())),
         }
     }
@@ -79,6 +85,11 @@ impl<'a> Value<'a> {
             Value::Decimal(d) => {
                 let _ = write!(out, "{d}");
             }
+            // NaN and the infinities have no JSON number: written as strings, as Jackson does.
+            Value::Float(f) if !f.is_finite() => {
+                write_json_string(&super::float::java_string(*f), out)
+            }
+            Value::Float(f) => out.extend_from_slice(super::float::java_string(*f).as_bytes()),
             Value::Str(s) => write_json_string(s, out),
         }
     }
@@ -92,6 +103,7 @@ impl fmt::Display for Value<'_> {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Decimal(d) => write!(f, "{d}"),
+            Value::Float(d) => f.write_str(&super::float::java_string(*d)),
             Value::Str(s) => f.write_str(s),
         }
     }
@@ -112,6 +124,12 @@ impl From<i64> for Value<'_> {
 impl From<Decimal> for Value<'_> {
     fn from(d: Decimal) -> Self {
         Value::Decimal(d)
+    }
+}
+
+impl From<f64> for Value<'_> {
+    fn from(f: f64) -> Self {
+        Value::Float(f)
     }
 }
 

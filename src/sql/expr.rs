@@ -64,8 +64,8 @@ pub fn is_plain_name(name: &str) -> bool {
 pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), SqlError> {
     let other = || SqlType::Other(String::new());
     Ok(match e {
-        Expr::Identifier(id) => scope.column(std::slice::from_ref(id), e)?,
-        Expr::CompoundIdentifier(parts) => scope.column(parts, e)?,
+        Expr::Identifier(id) => double_read(scope.column(std::slice::from_ref(id), e)?),
+        Expr::CompoundIdentifier(parts) => double_read(scope.column(parts, e)?),
         Expr::Value(v) => literal(&v.value, e)?,
         Expr::Nested(inner) => {
             let (text, ty) = translate(inner, scope)?;
@@ -86,6 +86,15 @@ pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), S
             format!("coalesce(({0}) == ({0}), false)", translate(x, scope)?.0),
             SqlType::Boolean,
         ),
+        Expr::IsUnknown(x) | Expr::IsNotUnknown(x) => {
+            let test = format!("coalesce(({0}) == ({0}), false)", translate(x, scope)?.0);
+            let text = if matches!(e, Expr::IsUnknown(_)) {
+                format!("!{test}")
+            } else {
+                test
+            };
+            (text, SqlType::Boolean)
+        }
         Expr::IsNull(x) => (
             format!("!coalesce(({0}) == ({0}), false)", translate(x, scope)?.0),
             SqlType::Boolean,
@@ -170,17 +179,68 @@ pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), S
             trim_where,
             trim_what,
             trim_characters: None,
-        } if matches!(
-            trim_where,
-            None | Some(sqlparser::ast::TrimWhereField::Both)
-        ) && trim_what.as_deref().is_none_or(
-            |w| matches!(w, Expr::Value(v) if v.value == Value::SingleQuotedString(" ".into())),
-        ) =>
-        {
-            (
-                format!("trim({})", translate(expr, scope)?.0),
-                SqlType::String,
-            )
+        } => {
+            use sqlparser::ast::TrimWhereField;
+            let func = match trim_where {
+                Some(TrimWhereField::Leading) => "ltrim",
+                Some(TrimWhereField::Trailing) => "rtrim",
+                _ => "btrim",
+            };
+            let (s, _) = translate(expr, scope)?;
+            let text = match trim_what {
+                Some(what) => format!("{func}({s}, {})", translate(what, scope)?.0),
+                None => format!("{func}({s})"),
+            };
+            (text, SqlType::String)
+        }
+        Expr::Position { expr, r#in } => (
+            format!(
+                "locate({}, {})",
+                translate(expr, scope)?.0,
+                translate(r#in, scope)?.0
+            ),
+            SqlType::Integer,
+        ),
+        Expr::Overlay {
+            expr,
+            overlay_what,
+            overlay_from,
+            overlay_for,
+        } => {
+            let mut args = vec![
+                translate(expr, scope)?.0,
+                translate(overlay_what, scope)?.0,
+                translate(overlay_from, scope)?.0,
+            ];
+            if let Some(n) = overlay_for {
+                args.push(translate(n, scope)?.0);
+            }
+            (format!("overlay({})", args.join(", ")), SqlType::String)
+        }
+        Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
+            let (a, _) = translate(a, scope)?;
+            let (b, _) = translate(b, scope)?;
+            // Not distinct: equal, or both NULL (where `=` itself is NULL).
+            let same = format!("coalesce(({a}) == ({b}), !coalesce(({a}) == ({a}), false) && !coalesce(({b}) == ({b}), false))");
+            let text = if matches!(e, Expr::IsDistinctFrom(..)) {
+                format!("!({same})")
+            } else {
+                same
+            };
+            (text, SqlType::Boolean)
+        }
+        Expr::IsTrue(x) | Expr::IsNotTrue(x) | Expr::IsFalse(x) | Expr::IsNotFalse(x) => {
+            let (x, _) = translate(x, scope)?;
+            let text = match e {
+                Expr::IsTrue(_) => format!("coalesce({x}, false)"),
+                Expr::IsNotTrue(_) => format!("!coalesce({x}, false)"),
+                Expr::IsFalse(_) => format!("!coalesce({x}, true)"),
+                _ => format!("coalesce({x}, true)"),
+            };
+            (text, SqlType::Boolean)
+        }
+        Expr::Floor { expr, field } | Expr::Ceil { expr, field } => {
+            super::functions::floor_ceil(e, expr, field, scope)?
         }
         Expr::Cast {
             kind: sqlparser::ast::CastKind::Cast,
@@ -188,8 +248,27 @@ pub fn translate(e: &Expr, scope: &mut dyn Scope) -> Result<(String, SqlType), S
             data_type,
             format: None,
         } => cast(e, expr, data_type, scope)?,
+        // TRY_CAST: the CAST, or NULL where it fails.
+        Expr::Cast {
+            kind: sqlparser::ast::CastKind::TryCast,
+            expr,
+            data_type,
+            format: None,
+        } => {
+            let (text, ty) = cast(e, expr, data_type, scope)?;
+            (format!("try({text})"), ty)
+        }
         _ => return Err(unsupported(e, "this expression is")),
     })
+}
+
+/// A DOUBLE column's value as a double: its JSON number is read exactly, and DOUBLE arithmetic
+/// and printing (`100.0`) follow from the type, as in Flink.
+fn double_read((text, ty): (String, SqlType)) -> (String, SqlType) {
+    if ty == SqlType::Float && !text.starts_with("to_double(") {
+        return (format!("to_double({text})"), ty);
+    }
+    (text, ty)
 }
 
 fn literal(v: &Value, e: &Expr) -> Result<(String, SqlType), SqlError> {
@@ -276,7 +355,20 @@ fn binary(
         }
         _ => return Err(unsupported(e, &format!("the operator `{op}` is"))),
     };
+    // Flink divides integers as integers, toward zero.
+    if matches!(op, BinaryOperator::Divide) && lt == SqlType::Integer && rt == SqlType::Integer {
+        return Ok((format!("div({l}, {r})"), SqlType::Integer));
+    }
     let ty = match op {
+        BinaryOperator::Plus
+        | BinaryOperator::Minus
+        | BinaryOperator::Multiply
+        | BinaryOperator::Divide
+        | BinaryOperator::Modulo
+            if lt == SqlType::Float || rt == SqlType::Float =>
+        {
+            SqlType::Float
+        }
         BinaryOperator::Plus
         | BinaryOperator::Minus
         | BinaryOperator::Multiply
@@ -337,6 +429,7 @@ fn cast(
             return Err(unsupported(e, "CAST of a timestamp to a number is"))
         }
         (SqlType::Integer, _) => (format!("to_int({text})"), to),
+        (SqlType::Float, t) if !t.is_time() => (format!("to_double({text})"), to),
         (SqlType::Decimal { precision, scale }, t) if !t.is_time() => {
             (within_precision(&format!("to_decimal({text}, {scale})"), *precision, *scale), to.clone())
         }
@@ -344,7 +437,7 @@ fn cast(
         _ => {
             return Err(unsupported(
                 e,
-                &format!("CAST to {dt} from this type is (supported: to STRING, the integer types and DECIMAL(p, s), and between TIMESTAMP(3) and TIMESTAMP_LTZ(3); DOUBLE is not offered: sluice computes exactly)"),
+                &format!("CAST to {dt} from this type is (supported: to STRING, the integer types, DOUBLE/FLOAT and DECIMAL(p, s), and between TIMESTAMP(3) and TIMESTAMP_LTZ(3))"),
             ))
         }
     })

@@ -30,6 +30,9 @@ const SCALARS: &[(&str, &str)] = &[
     ("REGEXP", "regexp"),
     ("REGEXP_EXTRACT", "regexp_extract"),
     ("REGEXP_REPLACE", "regexp_replace"),
+    ("REGEXP_COUNT", "regexp_count"),
+    ("REGEXP_INSTR", "regexp_instr"),
+    ("REGEXP_SUBSTR", "regexp_substr"),
 ];
 
 pub(super) fn function(
@@ -50,6 +53,9 @@ pub(super) fn function(
     if let Some(found) = time_function(&name, f, e, scope)? {
         return Ok(found);
     }
+    if let Some(found) = super::builtins::function(&name, f, e, scope)? {
+        return Ok(found);
+    }
     let Some((_, ours)) = SCALARS.iter().find(|(flink, _)| *flink == name) else {
         return Err(SqlError::span(
             e.span(),
@@ -58,6 +64,7 @@ pub(super) fn function(
                 SCALARS
                     .iter()
                     .map(|(n, _)| *n)
+                    .chain(super::builtins::names())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -77,6 +84,8 @@ pub(super) fn function(
         "lower" | "upper" | "concat" | "replace" | "split_index" | "substr" | "regexp_extract"
         | "regexp_replace" => SqlType::String,
         "regexp" => SqlType::Boolean,
+        "regexp_count" | "regexp_instr" => SqlType::Integer,
+        "regexp_substr" => SqlType::String,
         "len" => SqlType::Integer,
         _ => first_ty,
     };
@@ -100,11 +109,23 @@ fn time_function(
                 ));
             };
             let (t, ty) = translate(ts, scope)?;
-            if !ty.is_time() {
-                return Err(SqlError::span(ts.span(), "DATE_FORMAT of a string is not supported yet: pass a TIMESTAMP(3) or TIMESTAMP_LTZ(3)"));
-            }
             let (p, _) = translate(pattern, scope)?;
-            (format!("date_format({t}, {p})"), SqlType::String)
+            match ty {
+                ty if ty.is_time() => (format!("date_format({t}, {p})"), SqlType::String),
+                // Flink reads the string as `yyyy-MM-dd HH:mm:ss` (leniently, as UNIX_TIMESTAMP
+                // does) and gives NULL where it cannot: `unix_timestamp` is then Long.MIN_VALUE,
+                // whose milliseconds overflow into the `try`'s NULL.
+                SqlType::String => (
+                    format!("date_format(try(unix_timestamp({t}) * 1000), {p})"),
+                    SqlType::String,
+                ),
+                _ => {
+                    return Err(SqlError::span(
+                        ts.span(),
+                        "DATE_FORMAT takes a TIMESTAMP, a TIMESTAMP_LTZ or a string",
+                    ))
+                }
+            }
         }
         "MOD" => {
             let [a, b] = plain_args(f, e)?[..] else {
@@ -168,11 +189,14 @@ pub(super) fn time_part(
         "HOUR" => "HH",
         "MINUTE" => "mm",
         "SECOND" => "ss",
+        field @ ("DOW" | "ISODOW" | "DOY" | "QUARTER" | "WEEK" | "MILLISECOND") => {
+            return super::builtins::time_field(field, ts, scope)
+        }
         other => {
             return Err(unsupported(
                 e,
                 &format!(
-                    "the time unit {other} is (supported: YEAR, MONTH, DAY, HOUR, MINUTE, SECOND)"
+                    "the time unit {other} is (supported: YEAR, QUARTER, MONTH, WEEK, DAY, DOW, ISODOW, DOY, HOUR, MINUTE, SECOND, MILLISECOND)"
                 ),
             ))
         }
@@ -185,4 +209,41 @@ pub(super) fn time_part(
         format!("to_int(date_format({t}, \"{pattern}\"))"),
         SqlType::Integer,
     ))
+}
+
+/// `FLOOR(x)`, `CEIL(x)` of a number, and `FLOOR(ts TO unit)`, `CEIL(ts TO unit)` of a timestamp
+/// (SECOND up to YEAR; a timestamp keeps its type).
+pub(super) fn floor_ceil(
+    e: &Expr,
+    x: &Expr,
+    field: &sqlparser::ast::CeilFloorKind,
+    scope: &mut dyn Scope,
+) -> Result<(String, SqlType), SqlError> {
+    use sqlparser::ast::{CeilFloorKind, DateTimeField};
+    let up = matches!(e, Expr::Ceil { .. });
+    let (t, ty) = translate(x, scope)?;
+    let unit = match field {
+        CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) => {
+            let f = if up { "ceil" } else { "floor" };
+            return Ok((format!("{f}({t})"), ty));
+        }
+        CeilFloorKind::DateTimeField(unit) => unit.to_string().to_ascii_uppercase(),
+        CeilFloorKind::Scale(_) => {
+            return Err(unsupported(e, "FLOOR and CEIL with a scale are"));
+        }
+    };
+    if !ty.is_time() {
+        return Err(SqlError::span(
+            x.span(),
+            format!("FLOOR/CEIL .. TO {unit} needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3)"),
+        ));
+    }
+    if !matches!(
+        unit.as_str(),
+        "SECOND" | "MINUTE" | "HOUR" | "DAY" | "MONTH" | "QUARTER" | "YEAR"
+    ) {
+        return Err(unsupported(e, &format!("FLOOR/CEIL to {unit} is (supported: SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER, YEAR)")));
+    }
+    let f = if up { "ceil_time" } else { "floor_time" };
+    Ok((format!("{f}({t}, \"{unit}\")"), ty))
 }

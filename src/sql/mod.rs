@@ -11,6 +11,8 @@
 //! `_where` (a filter), `_window` (a window table function's GROUP BY), `_having`, and the final
 //! select, which names the output columns as the view or the sink table declares them.
 
+mod builtins;
+pub mod catalog;
 pub mod ddl;
 mod dedupe;
 mod error;

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use super::*;
 
 mod bench;
+mod builtins;
 mod errors;
 mod functions;
 mod logic;

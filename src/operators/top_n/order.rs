@@ -26,6 +26,10 @@ fn sort_val(v: Value<'_>) -> SortVal {
         Value::Bool(b) => SortVal::Bool(b),
         Value::Int(i) => SortVal::Num(Decimal::from(i)),
         Value::Decimal(d) => SortVal::Num(d),
+        // A double orders by its decimal (NaN and the infinities, which have none, last).
+        Value::Float(f) => {
+            crate::expr::float::to_decimal(f).map_or(SortVal::Str(String::new()), SortVal::Num)
+        }
         Value::Str(s) => SortVal::Str(s.into_owned()),
     }
 }

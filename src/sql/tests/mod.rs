@@ -8,6 +8,7 @@ use crate::config::{
     TransformConfig, WindowConfig, WindowTransformConfig,
 };
 
+mod builtins;
 mod chains;
 mod formats;
 mod group_hot_keys;
