@@ -25,12 +25,23 @@ const FAMILIES: &[(&str, &[&str])] = &[
     ),
     (
         "digests",
-        &["md5(s)", "sha256(s)", "to_base64(s)", "url_encode(url)", "hex(n)"],
+        &[
+            "md5(s)",
+            "sha256(s)",
+            "to_base64(s)",
+            "url_encode(url)",
+            "hex(n)",
+        ],
     ),
     ("numbers", &["div(n, 3)", "sign(d)", "truncate(d, 1)"]),
     (
         "double",
-        &["to_double(d) * 2", "sqrt(to_double(n) * -1)", "power(d, 2)", "ln(1 + 5)"],
+        &[
+            "to_double(d) * 2",
+            "sqrt(to_double(n) * -1)",
+            "power(d, 2)",
+            "ln(1 + 5)",
+        ],
     ),
     (
         "calendar",
@@ -46,7 +57,11 @@ const FAMILIES: &[(&str, &[&str])] = &[
     ),
     (
         "conditions",
-        &["coalesce(n > 0, false) ? s : u", "try(to_int(s))", "is_decimal(s)"],
+        &[
+            "coalesce(n > 0, false) ? s : u",
+            "try(to_int(s))",
+            "is_decimal(s)",
+        ],
     ),
 ];
 

@@ -244,6 +244,8 @@ pub(super) fn equal(
         (Value::Null, _) | (_, Value::Null) => Ok(None),
         (Value::Bool(x), Value::Bool(y)) => Ok(Some(x == y)),
         (Value::Str(x), Value::Str(y)) => Ok(Some(x == y)),
+        // Java's `==` on doubles: NaN equals nothing, itself included.
+        (Value::Float(x), _) | (_, Value::Float(x)) if x.is_nan() => Ok(Some(false)),
         _ => match (as_num(a), as_num(b)) {
             (Some(x), Some(y)) => Ok(Some(cmp_numbers(x, y) == Ordering::Equal)),
             _ => Err(incomparable(op, a, b)),
@@ -294,6 +296,13 @@ pub(super) fn compare(op: BinOp, a: &Value<'_>, b: &Value<'_>) -> OpResult<'stat
     let result = match op {
         BinOp::Eq => equal(symbol, a, b)?,
         BinOp::Ne => equal(symbol, a, b)?.map(|eq| !eq),
+        // Java's `<`, `>` on doubles: false with NaN on either side.
+        _ if [a, b]
+            .iter()
+            .any(|v| matches!(v, Value::Float(f) if f.is_nan())) =>
+        {
+            order(symbol, a, b, (0, 1))?.map(|_| false)
+        }
         _ => order(symbol, a, b, (0, 1))?.map(|ordering| match op {
             BinOp::Lt => ordering.is_lt(),
             BinOp::Le => ordering.is_le(),

@@ -165,27 +165,22 @@ fn diff(unit: &str, a: i64, b: i64) -> Result<i64, OpError> {
 }
 
 /// Calcite's `subtractMonths(t0, t1)`: the whole months from `t1` to `t0`, a month counting once
-/// its day and time of day are reached.
+/// its day (the last of a shorter month) and time of day are reached. In closed form: the months
+/// between the two calendar months, less one where `t1`'s day and time fall after `t0`'s.
 fn months_between(t0: i64, t1: i64) -> i64 {
     if t0 < t1 {
         return -months_between(t1, t0);
     }
     let (d0, ms0) = (t0.div_euclid(MS_PER_DAY), t0.rem_euclid(MS_PER_DAY));
     let (d1, ms1) = (t1.div_euclid(MS_PER_DAY), t1.rem_euclid(MS_PER_DAY));
-    let day_ts = |d: i64| d * MS_PER_DAY;
-    let mut m = (d0 - d1) / 31;
-    loop {
-        let next = add_months(day_ts(d1), m + 1).map_or(i64::MAX, |t| t / MS_PER_DAY);
-        if next > d0 {
-            break;
-        }
-        m += 1;
+    let ((y0, m0, day0), (y1, m1, day1)) = (civil_from_days(d0), civil_from_days(d1));
+    let months = (y0 * 12 + i64::from(m0)) - (y1 * 12 + i64::from(m1));
+    let landed = day1.min(days_in_month(y0, m0));
+    if (landed, ms1) > (day0, ms0) {
+        months - 1
+    } else {
+        months
     }
-    let reached = add_months(day_ts(d1), m).map_or(i64::MAX, |t| t / MS_PER_DAY);
-    if reached == d0 && ms0 < ms1 {
-        m -= 1;
-    }
-    m
 }
 
 /// A field of `ts`'s calendar date: `DOW` (1 = Sunday), `ISODOW` (1 = Monday), `DOY`,
@@ -225,7 +220,7 @@ fn iso_week(days: i64) -> i64 {
 /// `FLOOR(ts TO unit)` (down) or `CEIL(ts TO unit)` (up, unless already on a boundary).
 fn round(ts: i64, unit: &str, up: bool) -> Result<i64, Option<OpError>> {
     if let Some(ms) = fixed_ms(unit).filter(|_| !unit.eq_ignore_ascii_case("WEEK")) {
-        let down = ts.div_euclid(ms) * ms;
+        let down = ts.div_euclid(ms).checked_mul(ms).ok_or(None)?;
         return if up && down != ts {
             down.checked_add(ms).ok_or(None)
         } else {
@@ -242,7 +237,9 @@ fn round(ts: i64, unit: &str, up: bool) -> Result<i64, Option<OpError>> {
     })?;
     let (y, m, _) = civil_from_days(ts.div_euclid(MS_PER_DAY));
     let first = (i64::from(m) - 1) / months * months;
-    let down = days_from_civil(y, first as u32 + 1, 1) * MS_PER_DAY;
+    let down = days_from_civil(y, first as u32 + 1, 1)
+        .checked_mul(MS_PER_DAY)
+        .ok_or(None)?;
     if up && down != ts {
         add_months(down, months).ok_or(None)
     } else {

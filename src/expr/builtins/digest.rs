@@ -44,11 +44,16 @@ pub(super) fn call<'a>(func: Func, args: &mut [Value<'a>]) -> OpResult<'a> {
         },
         Func::ToBase64 => text(base64::engine::general_purpose::STANDARD.encode(s)),
         // Text that is not Base64, or whose bytes are not UTF-8, gives null.
-        Func::FromBase64 => Ok(base64::engine::general_purpose::STANDARD
-            .decode(s)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .map_or(Value::Null, |t| Value::Str(Cow::Owned(t)))),
+        // Java's decoder takes text without its `=` padding too.
+        Func::FromBase64 => Ok(base64::engine::GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            base64::engine::GeneralPurposeConfig::new()
+                .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+        )
+        .decode(s)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .map_or(Value::Null, |t| Value::Str(Cow::Owned(t)))),
         Func::UrlEncode => text(url_encode(s)),
         Func::UrlDecode => Ok(url_decode(s).map_or(Value::Null, |t| Value::Str(Cow::Owned(t)))),
         Func::Hex => text(match &args[0] {
@@ -84,8 +89,8 @@ fn url_encode(s: &[u8]) -> String {
     out
 }
 
-/// Java's `URLDecoder.decode(s, UTF_8)`: `+` is a space, `%XX` a byte; a bad escape or bytes
-/// that are not UTF-8 give `None` (Flink's null).
+/// Java's `URLDecoder.decode(s, UTF_8)`: `+` is a space, `%XX` a byte; a bad escape gives
+/// `None` (Flink's null).
 fn url_decode(s: &[u8]) -> Option<String> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
@@ -102,7 +107,8 @@ fn url_decode(s: &[u8]) -> Option<String> {
         }
         i += 1;
     }
-    String::from_utf8(out).ok()
+    // Java's `new String(bytes, UTF_8)`: bytes that are not UTF-8 become U+FFFD.
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `PARSE_URL(url, part [, key])` as Java's `java.net.URL` splits a URL: HOST, PATH, QUERY (or

@@ -114,7 +114,11 @@ pub(super) fn spec_of(func: Func) -> Option<Spec> {
         Func::TimeField | Func::FloorTime | Func::CeilTime => {
             spec(Calendar, &[Time, Str], Ret::Int)
         }
-        Func::Translate => spec(Text, &[Str, Str, Str], Ret::Str),
+        // NULL only for a NULL string: a NULL `from` changes nothing, a NULL `to` removes.
+        Func::Translate => Spec {
+            strict: false,
+            ..spec(Text, &[Str, Str, Str], Ret::Str)
+        },
         // NULL is not alphabetic, digits or a number: false, as Flink.
         Func::IsAlpha | Func::IsDigit | Func::IsDecimal => Spec {
             strict: false,

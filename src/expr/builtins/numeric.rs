@@ -27,9 +27,14 @@ pub(super) fn call<'a>(func: Func, args: &mut [Value<'a>]) -> OpResult<'a> {
         } else {
             f.signum()
         })),
+        // Flink truncates the double's decimal (`BigDecimal.valueOf`): TRUNCATE(0.29, 2) is 0.29.
         (Func::Truncate, Value::Float(f)) => {
-            let unit = 10_f64.powi(int_at(args, 1, 0).clamp(-308, 308) as i32);
-            Ok(Value::Float((f * unit).trunc() / unit))
+            use rust_decimal::prelude::ToPrimitive;
+            let digits = int_at(args, 1, 0);
+            Ok(Value::Float(match super::super::float::to_decimal(*f) {
+                Some(d) => truncate(d, digits).to_f64().unwrap_or(*f),
+                None => *f,
+            }))
         }
         (Func::Sign, Value::Decimal(d)) => {
             // The input's type (its scale) is kept: SIGN(-7.25) is -1.00.
@@ -47,7 +52,7 @@ pub(super) fn call<'a>(func: Func, args: &mut [Value<'a>]) -> OpResult<'a> {
             if digits >= 0 {
                 return Ok(Value::Int(*a));
             }
-            let unit = 10_i64.checked_pow((-digits).min(19) as u32);
+            let unit = 10_i64.checked_pow(digits.unsigned_abs().min(19) as u32);
             Ok(Value::Int(unit.map_or(0, |u| a / u * u)))
         }
         (Func::Truncate, Value::Decimal(d)) => Ok(Value::Decimal(truncate(*d, int_at(args, 1, 0)))),
@@ -64,7 +69,7 @@ fn truncate(d: Decimal, digits: i64) -> Decimal {
         t.rescale(digits);
         return canonical(t);
     }
-    let unit = Decimal::from_i128_with_scale(10_i128.pow((-digits).min(28) as u32), 0);
+    let unit = Decimal::from_i128_with_scale(10_i128.pow(digits.unsigned_abs().min(28) as u32), 0);
     canonical(match d.checked_div(unit) {
         Some(q) => q.trunc() * unit,
         None => Decimal::ZERO,

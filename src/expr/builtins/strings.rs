@@ -164,16 +164,19 @@ fn initcap(s: &str) -> String {
 }
 
 /// `LOCATE(needle, s, from)`: the 1-based character position of the first `needle` in `s` at or
-/// after `from`, 0 when there is none or `from` is outside `s` (Calcite's `position`).
+/// after `from` (a start before 1 is 1), 0 when there is none; an empty needle is at 1. Flink's
+/// `SqlFunctionUtils.position` over `BinaryStringData.indexOf`.
 fn locate(needle: &str, s: &str, from: i64) -> i64 {
-    let count = s.chars().count() as i64;
-    if from < 1 || from - 1 > count {
-        return 0;
+    if needle.is_empty() {
+        return 1;
     }
-    let skip = s
+    let from = from.max(1);
+    let Some((skip, _)) = s
         .char_indices()
-        .nth((from - 1) as usize)
-        .map_or(s.len(), |(b, _)| b);
+        .nth((from - 1).min(i64::from(u32::MAX)) as usize)
+    else {
+        return 0;
+    };
     match s[skip..].find(needle) {
         Some(b) => from + s[skip..skip + b].chars().count() as i64,
         None => 0,
@@ -181,25 +184,23 @@ fn locate(needle: &str, s: &str, from: i64) -> i64 {
 }
 
 /// `OVERLAY(s PLACING r FROM start [FOR len])`: `s` with `len` characters (by default `r`'s
-/// length) from `start` replaced by `r`.
+/// length) from `start` replaced by `r`; as Flink's `SqlFunctionUtils.overlay`, `s` unchanged for
+/// a start outside it, and the tail after the replaced part kept only where it exists and `len`
+/// is positive.
 fn overlay<'a>(s: &str, r: &str, start: i64, len: Option<&Value<'_>>) -> OpResult<'a> {
-    if start < 1 {
-        return Err(OpError {
-            blame: Blame::Arg(2),
-            reason: EvalReason::Invalid {
-                op: "overlay",
-                why: format!("the start position must be 1 or more, got {start}"),
-            },
-        });
+    let count = s.chars().count() as i64;
+    if start < 1 || start > count {
+        return owned(s.to_string());
     }
     let len = match len {
-        Some(Value::Int(n)) => (*n).max(0),
+        Some(Value::Int(n)) => *n,
         _ => r.chars().count() as i64,
     };
     let head = (start - 1) as usize;
-    let tail = head.saturating_add(len.min(i64::from(u32::MAX)) as usize);
     let mut out: String = s.chars().take(head).collect();
     out.push_str(r);
-    out.extend(s.chars().skip(tail));
+    if len > 0 && start - 1 + len <= count {
+        out.extend(s.chars().skip(head + len as usize));
+    }
     owned(out)
 }

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 pub(super) fn call<'a>(func: Func, args: &mut [Value<'a>]) -> OpResult<'a> {
     let s = str_at(args, 0);
     Ok(match func {
+        Func::Translate if args[0].is_null() => Value::Null,
         Func::Translate => Value::Str(Cow::Owned(translate(s, str_at(args, 1), str_at(args, 2)))),
         // commons-lang's isAlpha/isNumeric: non-empty, every character a letter (a digit).
         Func::IsAlpha => Value::Bool(
@@ -37,6 +38,9 @@ pub(super) fn call<'a>(func: Func, args: &mut [Value<'a>]) -> OpResult<'a> {
         }
         Func::JsonQuote => Value::Str(Cow::Owned(json_quote(s))),
         // A JSON string literal unquoted; anything else unchanged.
+        Func::JsonUnquote if !(s.len() >= 2 && s.starts_with('"') && s.ends_with('"')) => {
+            std::mem::replace(&mut args[0], Value::Null)
+        }
         Func::JsonUnquote => match serde_json::from_str::<String>(s) {
             Ok(t) => Value::Str(Cow::Owned(t)),
             Err(_) => std::mem::replace(&mut args[0], Value::Null),
@@ -45,8 +49,9 @@ pub(super) fn call<'a>(func: Func, args: &mut [Value<'a>]) -> OpResult<'a> {
     })
 }
 
-/// Flink's JSON_QUOTE: a JSON string literal with `/` escaped too and every character outside
-/// printable ASCII as `\\uXXXX` (UTF-16 units, lower-case hex).
+/// Flink's JSON_QUOTE: a JSON string literal with `/` escaped too and every character past
+/// ASCII as `\\uXXXX` (UTF-16 units, lower-case hex); control characters without a short
+/// escape are left raw, as Flink leaves them.
 fn json_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -60,7 +65,8 @@ fn json_quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            ' '..='~' => out.push(c),
+            // Other control characters stay as they are, as Flink writes them.
+            '\0'..='~' => out.push(c),
             _ => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {

@@ -34,7 +34,11 @@ fn string_functions() {
             r#""This is a new string""#,
         ),
         ("overlay('abcdef', 'XY', 3)", r#""abXYef""#),
-        ("overlay('abc', 'XY', 5)", r#""abcXY""#),
+        // Flink's overlay: a start outside the string leaves it; FOR 0 drops the tail.
+        ("overlay('abc', 'XY', 5)", r#""abc""#),
+        ("overlay('abc', 'XY', 0)", r#""abc""#),
+        ("overlay('abcdef', 'X', 2, 0)", r#""aX""#),
+        ("overlay('abcdef', 'X', 5, 9)", r#""abcdX""#),
         (
             "concat_ws('~', 'AA', null, 'BB', '', 'CC')",
             r#""AA~BB~~CC""#,
@@ -47,7 +51,10 @@ fn string_functions() {
         ("locate('b', 'abcb', 3)", "4"),
         ("locate('x', 'abc')", "0"),
         ("locate('', 'abc')", "1"),
-        ("locate('b', 'abc', 0)", "0"),
+        ("locate('', 'abc', 3)", "1"),
+        ("locate('b', 'abc', 0)", "2"),
+        ("locate('b', 'abc', -5)", "2"),
+        ("locate('b', 'abc', 9)", "0"),
         ("locate('é', 'héé', 3)", "3"),
         ("locate(none, 'abc')", "null"),
         ("ascii('abc')", "97"),
@@ -134,6 +141,7 @@ fn digests_and_encodings() {
         ("to_base64('hello world')", r#""aGVsbG8gd29ybGQ=""#),
         ("from_base64('aGVsbG8gd29ybGQ=')", r#""hello world""#),
         ("from_base64('not base64!')", "null"),
+        ("from_base64('YQ')", r#""a""#),
         (
             "url_encode('http://a.b/c?d=e f&g=ü')",
             r#""http%3A%2F%2Fa.b%2Fc%3Fd%3De+f%26g%3D%C3%BC""#,
@@ -144,6 +152,7 @@ fn digests_and_encodings() {
         ),
         ("url_decode('bad%2')", "null"),
         ("url_decode('bad%zz')", "null"),
+        ("url_decode('%FF')", "\"\u{fffd}\""),
         ("hex(20)", r#""14""#),
         ("hex(100)", r#""64""#),
         ("hex('hello,world')", r#""68656C6C6F2C776F726C64""#),
@@ -395,6 +404,8 @@ fn translate_tests_and_conversions() {
         ("translate('hello', 'el', 'ip')", r#""hippo""#),
         ("translate('abcabc', 'abc', 'x')", r#""xx""#),
         ("translate(none, 'a', 'b')", "null"),
+        ("translate('abc', none, 'x')", r#""abc""#),
+        ("translate('abc', 'b', none)", r#""ac""#),
         ("is_alpha('abcÉ')", "true"),
         ("is_alpha('ab1')", "false"),
         ("is_alpha('')", "false"),
@@ -417,7 +428,53 @@ fn translate_tests_and_conversions() {
         ("json_quote('say \"hi\"')", r#""\"say \\\"hi\\\"\"""#),
         ("json_unquote('\"a\\\\nb\"')", r#""a\nb""#),
         ("json_unquote('plain')", r#""plain""#),
+        ("json_unquote(' \"a\" ')", r#"" \"a\" ""#),
         // Flink escapes `/` and every character outside printable ASCII.
         ("json_quote('a/é')", r#""\"a\\/\\u00e9\"""#),
     ]);
+}
+
+#[test]
+fn nan_compares_as_java_does() {
+    table(&[
+        ("sqrt(-1) == sqrt(-1)", "false"),
+        ("sqrt(-1) != sqrt(-1)", "true"),
+        ("sqrt(-1) > 1", "false"),
+        ("sqrt(-1) < 1", "false"),
+        ("truncate(to_double(0.29), 2)", "0.29"),
+    ]);
+}
+
+/// Extreme inputs give a value, null or an error, never a panic (overflow checks are on in
+/// tests, so a wrapped intermediate fails here).
+#[test]
+fn extreme_inputs_never_panic() {
+    let digits = format!("{}1", "0".repeat(67));
+    let pattern = format!("{}H", "S".repeat(67));
+    table(&[
+        // 67 fraction digits (cut to the milliseconds: 0), then hour 10.
+        (&format!("parse_time('{digits}0', '{pattern}')"), "36000000"),
+        (
+            "unix_timestamp('999999999999999999', 'HHHHHHHHHHHHHHHHHH')",
+            "-9223372036854775808",
+        ),
+        (
+            "parse_time('999999999999999999', 'mmmmmmmmmmmmmmmmmm')",
+            "null",
+        ),
+        ("truncate(123, -9223372036854775808)", "0"),
+        ("truncate(1.5, -9223372036854775808)", "0"),
+        ("time_diff('MONTH', -9223372036854775808, 0)", "3507324295"),
+        ("time_diff('MONTH', 0, 9223372036854775807)", "3507324295"),
+    ]);
+    for e in [
+        "floor_time(-9223372036854775808, 'SECOND')",
+        "floor_time(-9223372036854775808, 'MONTH')",
+        "time_add('YEAR', 9223372036854775807, 0)",
+        "ceil_time(9223372036854775807, 'SECOND')",
+    ] {
+        // Constants: refused when compiled, as any constant that always fails.
+        let err = compile_err(e).to_string();
+        assert!(err.contains("overflow"), "{e}: {err}");
+    }
 }

@@ -89,10 +89,11 @@ fn adjacent_number(pattern: &[char], i: usize) -> bool {
 
 /// The fraction digits `v` (`n` of them) as milliseconds, cut after the third digit.
 fn millis(v: i64, n: usize) -> i64 {
-    if n >= 3 {
-        v / 10_i64.pow(n as u32 - 3)
-    } else {
-        v * 10_i64.pow(3 - n as u32)
+    match n {
+        // Past 21 digits an i64 has no digit left at the milliseconds (and 10^n overflows).
+        n if n > 21 => 0,
+        n if n >= 3 => v / 10_i64.pow(n as u32 - 3),
+        n => v * 10_i64.pow(3 - n as u32),
     }
 }
 
@@ -183,7 +184,14 @@ fn resolve(f: &Fields, lenient: bool) -> Option<i64> {
         f.day.unwrap_or(1),
     );
     let hour = hour_of_day(f);
-    let time = ((hour * 60 + f.minute) * 60 + f.second) * 1000 + f.milli;
+    // Fields of up to 18 digits each (a long pattern letter run): checked, never wrapped.
+    let time = hour
+        .checked_mul(60)?
+        .checked_add(f.minute)?
+        .checked_mul(60)?
+        .checked_add(f.second)?
+        .checked_mul(1000)?
+        .checked_add(f.milli)?;
     if !lenient {
         let ok = (1..=12).contains(&month)
             && (1..=31).contains(&day)
@@ -196,7 +204,7 @@ fn resolve(f: &Fields, lenient: bool) -> Option<i64> {
         }
         let day = day.min(i64::from(days_in_month(year, month as u32)));
         let days = days_from_civil(year, month as u32, day as u32);
-        return Some(days * MS_PER_DAY + time);
+        return days.checked_mul(MS_PER_DAY)?.checked_add(time);
     }
     if !(-999_999..=999_999).contains(&year) || month.abs() > 1_000_000 || day.abs() > 100_000_000 {
         return None;
